@@ -1,0 +1,41 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { envSchema, type Env } from './schema.js';
+import { resolveSecretKey } from './secret.js';
+
+/** The parsed, frozen configuration passed down to every module. Nothing else reads process.env. */
+export interface Config extends Env {
+  /** Signing secret: SECRET_KEY, or the one generated and kept under DATA_DIR. */
+  readonly secretKey: string;
+  readonly instanceId: string;
+  readonly secretKeySource: 'env' | 'generated' | 'file';
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment once. Every problem is reported together, so one restart fixes them all. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.') || '(environment)';
+      const value = source[String(issue.path[0])];
+      const shown = value === undefined || /SECRET|TOKEN|KEY|PASSWORD/.test(name) ? '' : ` (got "${value}")`;
+      return `${name}: ${issue.message}${issue.message.includes('got') ? '' : shown}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const env = parsed.data;
+  const secret = resolveSecretKey(env.SECRET_KEY, env.DATA_DIR);
+  const instanceId = env.INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  return Object.freeze({ ...env, secretKey: secret.key, secretKeySource: secret.source, instanceId });
+}
+
+export type { Env } from './schema.js';

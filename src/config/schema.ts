@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+/** Environment booleans: "true"/"1"/"yes" and "false"/"0"/"no"; anything else is an error, never a silent false. */
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      if (!/^-?\d+$/.test(v.trim())) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      const n = Number(v);
+      if (n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be between ${min} and ${max}, got ${n}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const url = (protocols: string[]) =>
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true;
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL (${protocols.join(' or ')})` },
+  );
+
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  );
+
+/**
+ * Every environment variable Parley reads, with the spec's defaults. The README's configuration table
+ * mirrors this schema; keep them together.
+ */
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(3000, 0, 65535),
+  PUBLIC_URL: url(['http:', 'https:']),
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  DATABASE_POOL_SIZE: int(10, 1, 200),
+  REDIS_URL: url(['redis:', 'rediss:']),
+  REDIS_KEY_PREFIX: z.string().default('parley:'),
+  DATA_DIR: z.string().default('.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SECRET_KEY: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, {
+    message: 'must be at least 32 bytes',
+  }),
+  INSTANCE_ID: optionalString,
+  BODY_LIMIT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  UPLOAD_LIMIT_BYTES: int(20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
+  TRUST_PROXY: bool(false),
+
+  // Identity
+  SIGNUP_ENABLED: bool(false),
+  SESSION_TTL_HOURS: int(24 * 14, 1, 24 * 365),
+  ADMIN_USER_IDS: list,
+  API_RATE_LIMIT_PER_MINUTE: int(60, 1, 1_000_000),
+
+  // Widget
+  WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE: int(20, 1, 1_000_000),
+  WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE: int(120, 1, 1_000_000),
+  WIDGET_SIGNING_MAX_SKEW_SECONDS: int(300, 1, 86_400),
+
+  // Chat provider
+  CHAT_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  OPENAI_BASE_URL: url(['http:', 'https:']),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_MODEL: z.string().default('gpt-4o-mini'),
+  OPENAI_TIMEOUT_MS: int(60_000, 100, 600_000),
+
+  // Voice provider
+  VOICE_PROVIDER: z.enum(['simulator', 'gpt-live']).default('simulator'),
+  VOICE_PROVIDER_URL: url(['ws:', 'wss:']),
+  VOICE_PROVIDER_API_KEY: optionalString,
+  VOICE_MODEL: z.string().default('gpt-live-1'),
+  VOICE_MAX_CONCURRENT_SESSIONS: int(0, 0, 1_000_000),
+
+  // Usage metering (spec: Limits)
+  HOSTED_USAGE_ENFORCEMENT: z.enum(['shadow', 'enforce', 'off']).default('shadow'),
+  HOSTED_USAGE_DEFAULT_LIMIT_MICROS: int(1_000_000, 0),
+  HOSTED_USAGE_MAX_OUTPUT_TOKENS: int(4096, 1, 1_000_000),
+  HOSTED_USAGE_RECONCILE_STALE_MINUTES: int(15, 1, 10_080),
+  HOSTED_USAGE_EXEMPT_PLAYGROUND: bool(false),
+  VOICE_QUOTA_EXEMPT_PLAYGROUND: bool(true),
+
+  // Billing (Polar)
+  BILLING_ACCESS_TOKEN: optionalString,
+  BILLING_WEBHOOK_SECRET: optionalString,
+  BILLING_SERVER: z.enum(['production', 'sandbox']).default('sandbox'),
+  BILLING_API_BASE_URL: url(['http:', 'https:']),
+  BILLING_PRODUCT_ID_STARTER: optionalString,
+  BILLING_PRODUCT_ID_PRO: optionalString,
+  BILLING_PRODUCT_ID_BUSINESS: optionalString,
+});
+
+export type Env = z.output<typeof envSchema>;

@@ -1,0 +1,1 @@
+export { openApiRoutes as docsRoutesFor } from './routes.js';

@@ -1,0 +1,25 @@
+import { AppError } from './app-error.js';
+
+/** Codes produced by the HTTP shell itself; capabilities keep their own tables in their errors.ts. */
+export const HttpErrorCodes = {
+  NOT_FOUND: 'HTTP_NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'HTTP_METHOD_NOT_ALLOWED',
+  BODY_TOO_LARGE: 'HTTP_BODY_TOO_LARGE',
+  MALFORMED_JSON: 'HTTP_MALFORMED_JSON',
+  UNSUPPORTED_MEDIA_TYPE: 'HTTP_UNSUPPORTED_MEDIA_TYPE',
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  INTERNAL: 'INTERNAL_ERROR',
+  NOT_READY: 'HTTP_NOT_READY',
+  RATE_LIMITED: 'RATE_LIMITED',
+} as const;
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export function validationError(issues: ValidationIssue[], where = 'request'): AppError {
+  return new AppError(HttpErrorCodes.VALIDATION_FAILED, 400, `The ${where} is not valid.`, {
+    details: { issues },
+  });
+}

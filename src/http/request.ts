@@ -1,0 +1,102 @@
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { AppError, HttpErrorCodes } from '../errors/index.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Everything we need from a uWS HttpRequest, copied before the handler returns (uWS rule 1). */
+export interface CopiedRequest {
+  method: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  params: string[];
+  ip: string;
+}
+
+export function copyRequest(res: HttpResponse, req: HttpRequest, paramCount: number, trustProxy: boolean): CopiedRequest {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    // Repeated headers are folded as RFC 9110 allows (cookie uses "; ").
+    const existing = headers[key];
+    headers[key] = existing === undefined ? value : `${existing}${key === 'cookie' ? '; ' : ', '}${value}`;
+  });
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+  let ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+  if (trustProxy) {
+    const forwarded = headers['x-forwarded-for']?.split(',')[0]?.trim();
+    if (forwarded) ip = forwarded;
+  }
+  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), rawQuery: req.getQuery() ?? '', headers, params, ip };
+}
+
+export function pickRequestId(incoming: string | undefined, generate: () => string): string {
+  return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : generate();
+}
+
+/** Query string -> object; a repeated key becomes an array. */
+export function parseQuery(raw: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (raw.length === 0) return out;
+  for (const [key, value] of new URLSearchParams(raw)) {
+    const existing = out[key];
+    if (existing === undefined) out[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[key] = [existing, value];
+  }
+  return out;
+}
+
+export function decodeParams(names: string[], values: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  names.forEach((name, i) => {
+    try {
+      out[name] = decodeURIComponent(values[i] ?? '');
+    } catch {
+      throw new AppError(HttpErrorCodes.VALIDATION_FAILED, 400, 'A path parameter is not valid percent-encoding.', {
+        details: { issues: [{ path: `params.${name}`, message: 'invalid percent-encoding' }] },
+      });
+    }
+  });
+  return out;
+}
+
+export class BodyAborted extends Error {}
+
+/**
+ * Reads the body with a byte limit. onData must be attached synchronously in the uWS handler, so this is
+ * called before any await; chunks are copied because uWS neuters them on return (uWS rule 1).
+ */
+export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => void) => void): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    onAbort(() => {
+      if (!settled) {
+        settled = true;
+        reject(new BodyAborted('client went away while sending the body'));
+      }
+    });
+    res.onData((chunk, isLast) => {
+      if (settled) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        settled = true;
+        reject(bodyTooLarge(limit));
+        return;
+      }
+      if (chunk.byteLength > 0) chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        settled = true;
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
+    });
+  });
+}
+
+export function bodyTooLarge(limit: number): AppError {
+  return new AppError(HttpErrorCodes.BODY_TOO_LARGE, 413, `The request body is larger than ${limit} bytes.`, {
+    details: { limitBytes: limit },
+  });
+}

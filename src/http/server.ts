@@ -1,0 +1,309 @@
+import { randomBytes } from 'node:crypto';
+import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import { AppError, HttpErrorCodes, isAppError, validationError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { errorBody, internalError, zodIssues } from './errors.js';
+import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
+import { attachSocketRoute } from './socket.js';
+import type { AnySocketRoute } from './socket-types.js';
+import type { AnyRoute, Authenticator, HttpMethod, Reply, RequestContext, RouteMeta } from './types.js';
+import { ResponseState, writeReply, writeStream } from './writer.js';
+
+export interface HttpServerOptions {
+  log: Logger;
+  routes: AnyRoute[];
+  sockets?: AnySocketRoute[];
+  authenticators: Record<string, Authenticator>;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  /** Check every 2xx body against its response schema (tests); a mismatch is a 500. */
+  validateResponses?: boolean;
+}
+
+export interface HttpServer {
+  readonly routes: readonly AnyRoute[];
+  /** Resolves with the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number>;
+  readonly port: number;
+  readonly draining: boolean;
+  readonly inFlight: number;
+  /** Aborted when draining starts: long streams end themselves. */
+  readonly shutdownSignal: AbortSignal;
+  /** Graceful stop: readiness 503, listen socket closed, in-flight work finishes until the deadline, then every socket closes. */
+  close(graceMs: number): Promise<void>;
+}
+
+const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
+const CORS_ALLOW_HEADERS = 'content-type, authorization, x-parley-signature, x-request-id';
+const CORS_EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit, ratelimit-policy';
+
+interface PathEntry {
+  pattern: string;
+  paramNames: string[];
+  byMethod: Map<string, AnyRoute>;
+  cors: boolean;
+}
+
+function paramNamesOf(pattern: string): string[] {
+  return pattern
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
+}
+
+export function createHttpServer(options: HttpServerOptions): HttpServer {
+  const { log } = options;
+  const app: TemplatedApp = App();
+  const shutdown = new AbortController();
+  const idPrefix = randomBytes(4).toString('hex');
+  let idCounter = 0;
+  const newRequestId = () => `${idPrefix}-${(++idCounter).toString(36)}`;
+  let inFlight = 0;
+  let draining = false;
+  let listenSocket: us_listen_socket | false = false;
+  let boundPort = -1;
+  const idleWaiters: Array<() => void> = [];
+
+  const entries = new Map<string, PathEntry>();
+  for (const route of options.routes) {
+    if (!(route.auth in options.authenticators) && route.auth !== 'none') {
+      throw new Error(`route ${route.method} ${route.path} names unknown authenticator "${route.auth}"`);
+    }
+    let entry = entries.get(route.path);
+    if (!entry) {
+      entry = { pattern: route.path, paramNames: paramNamesOf(route.path), byMethod: new Map(), cors: false };
+      entries.set(route.path, entry);
+    }
+    if (entry.byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    entry.byMethod.set(route.method, route);
+    entry.cors ||= route.cors === true;
+  }
+
+  const finishOne = () => {
+    inFlight--;
+    if (inFlight === 0) for (const w of idleWaiters.splice(0)) w();
+  };
+
+  function commonHeaders(requestId: string, copied: CopiedRequest, cors: boolean): Record<string, string> {
+    const headers: Record<string, string> = { 'x-request-id': requestId };
+    const origin = copied.headers['origin'];
+    if (cors && origin !== undefined) {
+      headers['access-control-allow-origin'] = origin;
+      headers['access-control-expose-headers'] = CORS_EXPOSE_HEADERS;
+      headers['vary'] = 'Origin';
+    }
+    return headers;
+  }
+
+  function errorReply(err: unknown, requestId: string, reqLog: () => Logger): Exclude<Reply, { kind: 'stream' }> {
+    if (isAppError(err)) {
+      return { kind: 'json', status: err.status, body: errorBody(err, requestId), ...(err.headers ? { headers: err.headers } : {}) };
+    }
+    reqLog().error({ err }, 'unhandled error in request');
+    return { kind: 'json', status: 500, body: errorBody(internalError(), requestId) };
+  }
+
+  /** 404 / 405 / preflight: answered synchronously, nothing to await. */
+  function answerNow(res: HttpResponse, copied: CopiedRequest, reply: Exclude<Reply, { kind: 'stream' }>, cors: boolean): void {
+    const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
+    writeReply(new ResponseState(res), reply, commonHeaders(requestId, copied, cors), []);
+  }
+
+  function handle(res: HttpResponse, req: HttpRequest, entry: PathEntry): void {
+    const copied = copyRequest(res, req, entry.paramNames.length, options.trustProxy);
+    const method = copied.method as HttpMethod;
+    const route = entry.byMethod.get(method);
+    if (route === undefined) {
+      if (copied.method === 'OPTIONS' && entry.cors) {
+        const allow = [...entry.byMethod.keys(), 'OPTIONS'].join(', ');
+        answerNow(res, copied, { kind: 'empty', status: 204, headers: {
+          'access-control-allow-methods': allow,
+          'access-control-allow-headers': CORS_ALLOW_HEADERS,
+          'access-control-max-age': '600',
+        } }, true);
+        return;
+      }
+      const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
+      const allow = [...entry.byMethod.keys()].join(', ');
+      const err = new AppError(HttpErrorCodes.METHOD_NOT_ALLOWED, 405, `${copied.method} is not allowed here; use ${allow}.`, { details: { allow: [...entry.byMethod.keys()] } });
+      const state = new ResponseState(res);
+      writeReply(state, { kind: 'json', status: 405, body: errorBody(err, requestId), headers: { allow } }, commonHeaders(requestId, copied, entry.cors), []);
+      return;
+    }
+
+    const state = new ResponseState(res);
+    res.onAborted(() => state.markAborted()); // uWS rule 2: before any await
+    inFlight++;
+    const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
+    let child: Logger | undefined;
+    const reqLog = () => (child ??= log.child({ requestId, method, route: route.path }));
+
+    const limit = route.bodyLimit ?? options.bodyLimitBytes;
+    let bodyPromise: Promise<Buffer> | undefined;
+    let early: AppError | undefined;
+    if (BODY_METHODS.has(method)) {
+      const declared = Number(copied.headers['content-length'] ?? '0');
+      if (Number.isFinite(declared) && declared > limit) early = bodyTooLarge(limit);
+      else {
+        bodyPromise = readBody(res, limit, (cb) => state.onAbort(cb));
+        bodyPromise.catch(() => undefined); // handled where awaited
+      }
+    }
+    void run(route, entry, copied, state, requestId, reqLog, bodyPromise, early).finally(finishOne);
+  }
+
+  async function run(
+    route: AnyRoute,
+    entry: PathEntry,
+    copied: CopiedRequest,
+    state: ResponseState,
+    requestId: string,
+    reqLog: () => Logger,
+    bodyPromise: Promise<Buffer> | undefined,
+    early: AppError | undefined,
+  ): Promise<void> {
+    const common = commonHeaders(requestId, copied, entry.cors);
+    const meta: RouteMeta = { method: route.method, path: route.path, auth: route.auth, scope: route.scope };
+    const ctx: RequestContext = {
+      requestId,
+      method: route.method,
+      path: copied.path,
+      rawQuery: copied.rawQuery,
+      params: undefined,
+      query: undefined,
+      body: undefined,
+      rawBody: undefined,
+      headers: copied.headers,
+      ip: copied.ip,
+      signal: state.controller.signal,
+      shutdownSignal: shutdown.signal,
+      get log() {
+        return reqLog();
+      },
+      principal: undefined,
+      responseHeaders: {},
+      setCookies: [],
+      route: meta,
+    };
+    let reply: Reply;
+    try {
+      if (early) throw early;
+      const mutable = ctx as { -readonly [K in keyof RequestContext]: RequestContext[K] };
+      mutable.params = parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
+      mutable.query = parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
+      if (route.auth !== 'none') ctx.principal = await options.authenticators[route.auth]!(ctx, meta);
+      if (bodyPromise) {
+        const raw = await bodyPromise;
+        if (route.rawBody) mutable.rawBody = raw;
+        mutable.body = parseBody(route, raw, copied.headers['content-type']);
+      }
+      reply = await route.handler(ctx);
+      if (options.validateResponses) checkResponse(route, reply);
+    } catch (err) {
+      if (err instanceof BodyAborted || !state.open) return;
+      const closeConnection = isAppError(err) && err.code === HttpErrorCodes.BODY_TOO_LARGE;
+      writeReply(state, withHeaders(errorReply(err, requestId, reqLog), ctx.responseHeaders), common, ctx.setCookies, closeConnection);
+      return;
+    }
+    if (!state.open) return; // the client went away while we worked: nothing to write
+    if (reply.kind === 'stream') await writeStream(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies, reqLog());
+    else writeReply(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies);
+  }
+
+  function parsePart(schema: AnyRoute['schemas']['params'], value: unknown, where: 'params' | 'query' | 'body'): unknown {
+    if (!schema) return value;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw validationError(zodIssues(parsed.error, where), where === 'params' ? 'path' : where);
+    return parsed.data;
+  }
+
+  function parseBody(route: AnyRoute, raw: Buffer, contentType: string | undefined): unknown {
+    if (!route.schemas.body) return undefined;
+    const isJson = contentType === undefined || /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
+    if (raw.length > 0 && !isJson) {
+      if (route.rawBody) return parsePart(route.schemas.body, undefined, 'body');
+      throw new AppError(HttpErrorCodes.UNSUPPORTED_MEDIA_TYPE, 415, 'Send the body as application/json.');
+    }
+    let value: unknown = {};
+    if (raw.length > 0) {
+      try {
+        value = JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new AppError(HttpErrorCodes.MALFORMED_JSON, 400, 'The request body is not valid JSON.');
+      }
+    }
+    return parsePart(route.schemas.body, value, 'body');
+  }
+
+  function checkResponse(route: AnyRoute, reply: Reply): void {
+    if (reply.status >= 400) return;
+    const schema = route.schemas.response[reply.status];
+    if (!schema) throw new Error(`${route.method} ${route.path} answered ${reply.status}, which its response schemas do not declare`);
+    if (reply.kind !== 'json') return;
+    const parsed = schema.safeParse(reply.body);
+    if (!parsed.success) throw new Error(`${route.method} ${route.path} answered a body that does not match its schema: ${parsed.error.message}`);
+  }
+
+  for (const entry of entries.values()) {
+    app.any(entry.pattern, (res, req) => handle(res, req, entry));
+  }
+  for (const socketRoute of options.sockets ?? []) {
+    attachSocketRoute(app, socketRoute, { log, trustProxy: options.trustProxy, newRequestId, shutdownSignal: shutdown.signal });
+  }
+  app.any('/*', (res, req) => {
+    const copied = copyRequest(res, req, 0, options.trustProxy);
+    const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
+    const err = new AppError(HttpErrorCodes.NOT_FOUND, 404, `No route for ${copied.method} ${copied.path}.`);
+    writeReply(new ResponseState(res), { kind: 'json', status: 404, body: errorBody(err, requestId) }, commonHeaders(requestId, copied, false), []);
+  });
+
+  return {
+    routes: options.routes,
+    get port() {
+      return boundPort;
+    },
+    get draining() {
+      return draining;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    shutdownSignal: shutdown.signal,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) {
+            reject(new Error(`could not listen on ${host}:${port}`));
+            return;
+          }
+          listenSocket = socket;
+          boundPort = us_socket_local_port(socket as never);
+          resolve(boundPort);
+        });
+      });
+    },
+    async close(graceMs) {
+      if (draining) return;
+      draining = true;
+      shutdown.abort();
+      if (listenSocket) us_listen_socket_close(listenSocket);
+      listenSocket = false;
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, graceMs);
+          idleWaiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      if (inFlight > 0) log.warn({ inFlight }, 'shutdown deadline passed with requests still running');
+      app.close();
+    },
+  };
+}
+
+function withHeaders<R extends Reply>(reply: R, extra: Record<string, string>): R {
+  if (Object.keys(extra).length === 0) return reply;
+  return { ...reply, headers: { ...extra, ...reply.headers } };
+}

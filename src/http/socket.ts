@@ -1,0 +1,120 @@
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { isAppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { errorBody, internalError } from './errors.js';
+import { copyRequest, parseQuery, pickRequestId } from './request.js';
+import type { AnySocketRoute, RealtimeSocket } from './socket-types.js';
+import { ResponseState, writeReply } from './writer.js';
+
+interface SocketEnv {
+  log: Logger;
+  trustProxy: boolean;
+  newRequestId: () => string;
+  shutdownSignal: AbortSignal;
+}
+
+/** Per-connection holder: uWS user data carries it, and the capability sees only the RealtimeSocket. */
+class UwsRealtimeSocket<U> implements RealtimeSocket<U> {
+  closed = false;
+  ws: WebSocket<{ holder: UwsRealtimeSocket<U> }> | undefined;
+  constructor(readonly data: U) {}
+
+  send(message: string | Uint8Array, binary: boolean): 'sent' | 'backpressure' | 'dropped' {
+    if (this.closed || !this.ws) return 'dropped';
+    const status = this.ws.send(message, binary, false);
+    return status === 1 ? 'sent' : status === 0 ? 'backpressure' : 'dropped';
+  }
+  bufferedAmount(): number {
+    return this.closed || !this.ws ? 0 : this.ws.getBufferedAmount();
+  }
+  cork(fn: () => void): void {
+    if (this.closed || !this.ws) return;
+    this.ws.cork(fn);
+  }
+  end(code = 1000, reason = ''): void {
+    if (this.closed || !this.ws) return;
+    this.ws.end(code, reason);
+  }
+  terminate(): void {
+    if (this.closed || !this.ws) return;
+    this.ws.close();
+  }
+}
+
+/**
+ * Registers a WebSocket route. The upgrade is asynchronous (authentication), so the request is copied
+ * and onAborted armed first, and the upgrade itself is corked (uWS rules 1-3).
+ */
+export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env: SocketEnv): void {
+  const paramNames = route.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const open = new Set<UwsRealtimeSocket<unknown>>();
+  env.shutdownSignal.addEventListener('abort', () => {
+    for (const socket of open) socket.end(1001, 'server shutting down');
+  }, { once: true });
+
+  app.ws<{ holder: UwsRealtimeSocket<unknown> }>(route.path, {
+    maxPayloadLength: route.maxPayloadLength,
+    maxBackpressure: route.maxBackpressure,
+    idleTimeout: route.idleTimeoutSeconds,
+    closeOnBackpressureLimit: false,
+    sendPingsAutomatically: true,
+    upgrade: (res, req, context) => {
+      const copied = copyRequest(res, req, paramNames.length, env.trustProxy);
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const state = new ResponseState(res);
+      res.onAborted(() => state.markAborted());
+      const requestId = pickRequestId(copied.headers['x-request-id'], env.newRequestId);
+      const params: Record<string, string> = {};
+      paramNames.forEach((name, i) => {
+        try {
+          params[name] = decodeURIComponent(copied.params[i] ?? '');
+        } catch {
+          params[name] = '';
+        }
+      });
+      const log = env.log.child({ requestId, route: route.path });
+      const common = { 'x-request-id': requestId };
+      route
+        .upgrade({ requestId, path: copied.path, rawQuery: copied.rawQuery, query: parseQuery(copied.rawQuery), params, headers: copied.headers, ip: copied.ip, signal: state.controller.signal, log })
+        .then(
+          (decision) => {
+            if (!state.open) return;
+            if ('refuse' in decision) {
+              if (decision.refuse.kind === 'stream') throw new Error('a refused upgrade cannot stream');
+              writeReply(state, decision.refuse, common, []);
+              return;
+            }
+            state.finished = true;
+            const holder = new UwsRealtimeSocket(decision.accept);
+            res.cork(() => res.upgrade({ holder }, key, protocol, extensions, context));
+          },
+        )
+        .catch((err: unknown) => {
+          if (!state.open) return;
+          if (!isAppError(err)) log.error({ err }, 'websocket upgrade failed');
+          const appErr = isAppError(err) ? err : internalError();
+          writeReply(state, { kind: 'json', status: appErr.status, body: errorBody(appErr, requestId), ...(appErr.headers ? { headers: appErr.headers } : {}) }, common, []);
+        });
+    },
+    open: (ws) => {
+      const holder = ws.getUserData().holder;
+      holder.ws = ws;
+      open.add(holder);
+      route.open(holder);
+    },
+    message: (ws, message, isBinary) => {
+      route.message(ws.getUserData().holder, message, isBinary);
+    },
+    drain: (ws) => {
+      route.drain?.(ws.getUserData().holder);
+    },
+    close: (ws, code, message) => {
+      const holder = ws.getUserData().holder;
+      holder.closed = true;
+      open.delete(holder);
+      route.close(holder, code, Buffer.from(message).toString('utf8'));
+    },
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The shared-state seam: what instances of one deployment share (ownership records, rate-limit buckets,
+ * tombstones, idempotency keys). Two real implementations (Redis, memory) pass one contract suite
+ * (test/store/contract.ts). Keys given here are relative; implementations add their own prefix.
+ */
+export interface RateLimitResult {
+  /** Whether this request may pass (and was counted). */
+  allowed: boolean;
+  /** The configured limit (requests per period). */
+  limit: number;
+  /** Requests that could still pass right now. */
+  remaining: number;
+  /** When refused: milliseconds until one request would pass. 0 when allowed. */
+  retryAfterMs: number;
+  /** Milliseconds until the bucket is completely full again. */
+  resetMs: number;
+}
+
+export interface SetOptions {
+  /** Expire the key after this many milliseconds. */
+  ttlMs?: number;
+  /** Only set when the key does not exist (SET NX). */
+  onlyIfAbsent?: boolean;
+}
+
+export interface SharedStore {
+  readonly kind: 'redis' | 'memory';
+  get(key: string): Promise<string | null>;
+  /** Returns false only when onlyIfAbsent was given and the key existed. */
+  set(key: string, value: string, options?: SetOptions): Promise<boolean>;
+  /** Returns whether a key was removed. */
+  delete(key: string): Promise<boolean>;
+  /**
+   * Atomically replace the value when it currently equals `expected` (null: the key is absent).
+   * The fencing primitive for ownership records.
+   */
+  compareAndSet(key: string, expected: string | null, next: string, ttlMs?: number): Promise<boolean>;
+  /** Atomically delete the key when its value equals `expected`. */
+  deleteIfEquals(key: string, expected: string): Promise<boolean>;
+  /** Atomically add `by` (creating at 0); the TTL is set when the key is created. Returns the new value. */
+  increment(key: string, by: number, ttlMs: number): Promise<number>;
+  /** Remaining TTL in ms, or null when the key is absent or has none. */
+  ttlMs(key: string): Promise<number | null>;
+  /**
+   * GCRA rate limit in one atomic step: `limit` requests per `periodMs` with a burst of `limit`.
+   * Never lets more than `limit` through in any window of `periodMs`.
+   */
+  rateLimit(key: string, limit: number, periodMs: number, cost?: number): Promise<RateLimitResult>;
+  /** Resolves when the backing service answers; rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

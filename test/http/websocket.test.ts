@@ -1,0 +1,75 @@
+import t from 'tap';
+import WebSocket from 'ws';
+import { AppError } from '../../src/errors/index.js';
+import { reply, type RealtimeSocket, type SocketRoute } from '../../src/http/index.js';
+import { startShell } from '../helpers/shell.js';
+
+interface Conn { user: string }
+
+function echoRoute(events: string[]): SocketRoute<Conn> {
+  return {
+    path: '/rooms/:roomId/socket',
+    maxPayloadLength: 1024,
+    maxBackpressure: 64 * 1024,
+    idleTimeoutSeconds: 30,
+    async upgrade(req) {
+      await new Promise((r) => setTimeout(r, 5)); // authentication is asynchronous
+      const token = req.query['token'];
+      if (token === 'forbidden') throw new AppError('ROOM_FORBIDDEN', 403, 'Not your room.');
+      if (token !== 'good') return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
+      return { accept: { user: `${req.params['roomId']}:${token}` } };
+    },
+    open(socket) {
+      events.push(`open ${socket.data.user}`);
+      socket.send(JSON.stringify({ hello: socket.data.user }), false);
+    },
+    message(socket: RealtimeSocket<Conn>, data, binary) {
+      const copy = Buffer.from(data.slice(0));
+      socket.cork(() => {
+        socket.send(copy, binary);
+      });
+    },
+    close(socket, code) {
+      events.push(`close ${socket.data.user} ${code}`);
+    },
+  };
+}
+
+t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', async (t) => {
+  const events: string[] = [];
+  const { port } = await startShell(t, { routes: [], sockets: [echoRoute(events)] });
+  const base = `ws://127.0.0.1:${port}/rooms/r1/socket`;
+
+  const refused = await new Promise<number>((resolve) => {
+    const ws = new WebSocket(`${base}?token=bad`);
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('error', () => undefined);
+  });
+  t.equal(refused, 401, 'refused upgrade answers the HTTP reply');
+  const forbidden = await new Promise<number>((resolve) => {
+    const ws = new WebSocket(`${base}?token=forbidden`);
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('error', () => undefined);
+  });
+  t.equal(forbidden, 403, 'an AppError from upgrade maps to its status');
+
+  const ws = new WebSocket(`${base}?token=good`);
+  const messages: Array<{ data: Buffer; binary: boolean }> = [];
+  ws.on('message', (data: Buffer, binary: boolean) => messages.push({ data, binary }));
+  await new Promise((resolve) => ws.once('open', resolve));
+  ws.send(Buffer.from([1, 2, 3, 4]));
+  ws.send('text frame');
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(JSON.parse(messages[0]!.data.toString()), { hello: 'r1:good' });
+  t.same([...messages[1]!.data], [1, 2, 3, 4]);
+  t.equal(messages[1]!.binary, true);
+  t.equal(messages[2]!.data.toString(), 'text frame');
+  t.equal(messages[2]!.binary, false);
+
+  const closed = new Promise<number>((resolve) => ws.once('close', resolve));
+  ws.send(Buffer.alloc(2048)); // over maxPayloadLength: uWS closes the socket
+  t.equal(await closed, 1006, 'oversized frame closes the socket');
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(events.slice(0, 1), ['open r1:good']);
+  t.match(events[1], /^close r1:good /);
+});
