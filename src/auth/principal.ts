@@ -1,0 +1,41 @@
+import { AppError } from '../errors/index.js';
+import type { RequestContext } from '../http/index.js';
+
+/** The scopes the spec lists, exactly. `voice` is never implied by `chat`. */
+export const SCOPES = [
+  'chat',
+  'assistants:read',
+  'assistants:write',
+  'documents:read',
+  'documents:write',
+  'conversations:read',
+  'analytics:read',
+  'voice',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who is calling. Authenticators (registered by the identity capability under the names
+ * "bearer", "session", "admin" and "bearer-or-keyless") put one of these on ctx.principal.
+ */
+export type Principal =
+  | { kind: 'api_key'; accountId: string; userId: string; keyId: string; scopes: readonly Scope[] }
+  | { kind: 'session'; accountId: string; userId: string; sessionId: string; isAdmin: boolean }
+  /** No Authorization header on a keyless-capable route (widget, playground): the public asst_ id is the capability. */
+  | { kind: 'keyless' };
+
+export type OwnerPrincipal = Extract<Principal, { kind: 'api_key' | 'session' }>;
+
+/** The principal an authenticator resolved; throws if a route was wired without one (a programming error). */
+export function principalOf(ctx: RequestContext<unknown, unknown, unknown>): Principal {
+  const p = ctx.principal as Principal | undefined;
+  if (!p) throw new Error(`route ${ctx.route.method} ${ctx.route.path} has no principal: is its auth "none"?`);
+  return p;
+}
+
+/** The owning account of a bearer or dashboard caller. */
+export function ownerOf(ctx: RequestContext<unknown, unknown, unknown>): OwnerPrincipal {
+  const p = principalOf(ctx);
+  if (p.kind === 'keyless') throw new AppError('AUTH_REQUIRED', 401, 'Sign in or send an API key.');
+  return p;
+}
