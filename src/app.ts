@@ -1,7 +1,13 @@
-import { docsRoutesFor } from './docs/index.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from './config/index.js';
+import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
+import { docsRoutesFor } from './docs/index.js';
 import { healthRoutes } from './health/routes.js';
-import { buildOpenApiDocument, createHttpServer, type AnyRoute, type Authenticator, type HttpServer, type OpenApiOptions } from './http/index.js';
+import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions } from './http/index.js';
+import { createLogger } from './log/index.js';
+import { MemoryStore } from './store/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -20,13 +26,12 @@ export interface ParleyApp {
   close(graceMs: number): Promise<void>;
 }
 
-/** Which authenticators each route family uses, and how they read in OpenAPI. */
+/** How each authenticator reads in OpenAPI. */
 export const openApiSecurity: Pick<OpenApiOptions, 'security' | 'securitySchemes'> = {
   security: {
     none: [],
     bearer: [{ bearerAuth: [] }],
     'bearer-or-keyless': [{}, { bearerAuth: [] }],
-    keyless: [],
     'control-token': [],
   },
   securitySchemes: {
@@ -34,34 +39,52 @@ export const openApiSecurity: Pick<OpenApiOptions, 'security' | 'securitySchemes
   },
 };
 
-/** Registers every capability's routes on one uWS app. Never listens by itself (main.ts does). */
-export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
-  const authenticators: Record<string, Authenticator> = {};
-  let server: HttpServer | undefined;
-  let documentBytes: Buffer | undefined;
+/** What the route table needs from the running app, late-bound. */
+export interface AppHooks {
+  isDraining(): boolean;
+  openApiBytes(): Buffer;
+}
 
+/**
+ * Every capability's routes, authenticators and sockets. Building them does no I/O, so the same table
+ * serves the server, the OpenAPI document and the fingerprint.
+ */
+export function collectCapabilities(deps: Deps, hooks: AppHooks): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[] } {
+  const authenticators: Record<string, Authenticator> = {};
+  const sockets: AnySocketRoute[] = [];
   const routes: AnyRoute[] = [
     ...healthRoutes(
       [
         { name: 'database', check: async () => void (await deps.sql`select 1`) },
         { name: 'store', check: () => deps.store.ping() },
       ],
-      () => server?.draining ?? false,
+      hooks.isDraining,
     ),
-    ...docsRoutesFor(() => documentBytes!),
+    ...docsRoutesFor(hooks.openApiBytes),
   ];
+  return { routes, authenticators, sockets };
+}
 
+/** Registers every capability on one uWS app. Never listens by itself (main.ts does). */
+export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
+  let server: HttpServer | undefined;
+  let documentBytes: Buffer | undefined;
+  const { routes, authenticators, sockets } = collectCapabilities(deps, {
+    isDraining: () => server?.draining ?? false,
+    openApiBytes: () => documentBytes!,
+  });
   const openapi = v1Document(routes);
   documentBytes = Buffer.from(JSON.stringify(openapi));
-  server = createHttpServer({
+  const httpServer = createHttpServer({
     log: deps.log,
     routes,
+    sockets,
     authenticators,
     bodyLimitBytes: deps.config.BODY_LIMIT_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
     validateResponses: options.validateResponses ?? false,
   });
-  const httpServer = server;
+  server = httpServer;
   return {
     server: httpServer,
     routes,
@@ -79,4 +102,20 @@ export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown>
     include: (route) => route.path.startsWith('/api/v1/') && route.openapi.hidden !== true,
     ...openApiSecurity,
   });
+}
+
+/**
+ * The v1 document without a running service (for `npm run openapi:fingerprint`): the route table is
+ * built over clients that are never used (postgres.js connects lazily; the memory store does no I/O).
+ */
+export function routeTableDocument(): Record<string, unknown> {
+  const config = loadConfig({ DATA_DIR: join(tmpdir(), 'parley-openapi'), SECRET_KEY: 'x'.repeat(32), LOG_LEVEL: 'silent' });
+  const log = createLogger({ level: 'silent' });
+  const sql = createSql('postgres://openapi.invalid/none', { max: 1, log });
+  const store = new MemoryStore();
+  const deps: Deps = { config, log, sql, store, embeddedDatabase: false, close: async () => undefined };
+  const { routes } = collectCapabilities(deps, { isDraining: () => false, openApiBytes: () => Buffer.alloc(0) });
+  void store.close();
+  void sql.end({ timeout: 0 });
+  return v1Document(routes);
 }

@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { buildApp, type ParleyApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
+import { createDeps, type Deps } from '../../src/deps.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { TEST_REDIS_URL } from './env.js';
+import { captureLogger } from './log.js';
+import { deleteKeysWithPrefix, uniquePrefix } from './store.js';
+
+export interface TestApp {
+  url: string;
+  port: number;
+  app: ParleyApp;
+  deps: Deps;
+  config: Readonly<Config>;
+  database: TestDatabase;
+  redisPrefix: string;
+  logs: ReturnType<typeof captureLogger>;
+}
+
+export const TEST_SECRET_KEY = 'test-secret-key-that-is-at-least-32-bytes-long';
+
+/**
+ * Starts the whole service (real Postgres database of its own, real Redis under a unique prefix) on
+ * 127.0.0.1:0, closed at teardown. Pass `database` and `redisPrefix` from another TestApp to start a
+ * second instance of the same deployment.
+ */
+export async function startTestApp(
+  t: Test,
+  options: { env?: Record<string, string>; database?: TestDatabase; redisPrefix?: string } = {},
+): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase(t));
+  const redisPrefix = options.redisPrefix ?? uniquePrefix('app');
+  const logs = captureLogger('info');
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    DATABASE_POOL_SIZE: '4',
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: redisPrefix,
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-app-')),
+    SECRET_KEY: TEST_SECRET_KEY,
+    ...options.env,
+  });
+  const deps = await createDeps(config, logs.log);
+  const app = buildApp(deps, { validateResponses: true });
+  const port = await app.listen('127.0.0.1', 0);
+  t.teardown(async () => {
+    await app.close(0);
+    await deps.close();
+    if (!options.redisPrefix) await deleteKeysWithPrefix(redisPrefix);
+  });
+  return { url: `http://127.0.0.1:${port}`, port, app, deps, config, database, redisPrefix, logs };
+}
