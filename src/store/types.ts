@@ -32,18 +32,26 @@ export interface SharedStore {
   delete(key: string): Promise<boolean>;
   /**
    * Atomically replace the value when it currently equals `expected` (null: the key is absent).
-   * The fencing primitive for ownership records.
+   * The fencing primitive for ownership records. `ttlMs` is the new value's expiry; without it the key
+   * does not expire (like `set`), so renewals must pass it every time.
    */
   compareAndSet(key: string, expected: string | null, next: string, ttlMs?: number): Promise<boolean>;
   /** Atomically delete the key when its value equals `expected`. */
   deleteIfEquals(key: string, expected: string): Promise<boolean>;
-  /** Atomically add `by` (creating at 0); the TTL is set when the key is created. Returns the new value. */
+  /**
+   * Atomically add `by` (a safe integer; creating at 0); the TTL is set when the key is created and never
+   * extended. Returns the new value. Rejects when the key holds a non-integer.
+   */
   increment(key: string, by: number, ttlMs: number): Promise<number>;
   /** Remaining TTL in ms, or null when the key is absent or has none. */
   ttlMs(key: string): Promise<number | null>;
   /**
-   * GCRA rate limit in one atomic step: `limit` requests per `periodMs` with a burst of `limit`.
-   * Never lets more than `limit` through in any window of `periodMs`.
+   * GCRA rate limit in one atomic step: `limit` requests per `periodMs` with a burst of `limit`. A full
+   * bucket lets `limit` pass at once, then one more every periodMs/limit. It caps the rate, not a fixed
+   * window's count: a window of `periodMs` can see up to 2*limit (a full burst plus the refill during the
+   * window). `cost` (default 1, from 0 up to `limit`) counts as that many requests; 0 only reads the
+   * state. Refused requests are not counted. Instances sharing a Redis share the bucket and its clock
+   * (the Redis server's TIME).
    */
   rateLimit(key: string, limit: number, periodMs: number, cost?: number): Promise<RateLimitResult>;
   /** Resolves when the backing service answers; rejects otherwise. */

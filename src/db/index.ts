@@ -1,0 +1,86 @@
+import type { Logger } from '../log/index.js';
+import { checkConnection, createSql, describeDatabaseUrl } from './client.js';
+import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
+import { migrate, type AppliedMigration } from './migrate.js';
+import type { Sql } from './types.js';
+
+export type { Sql, TransactionSql } from './types.js';
+export { createSql, checkConnection, describeDatabaseUrl, type CreateSqlOptions } from './client.js';
+export { migrate, readMigrationFiles, MigrationError, MIGRATIONS_DIR } from './migrate.js';
+export type { AppliedMigration, MigrateOptions, MigrationFile } from './migrate.js';
+export { startEmbeddedPostgres, EMBEDDED_POOL_SIZE } from './embedded.js';
+export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './embedded.js';
+
+/** Options for {@link openDatabase}, straight from Config. */
+export interface OpenDatabaseOptions {
+  /** DATABASE_URL; when absent the embedded PostgreSQL under `dataDir` is used. */
+  databaseUrl?: string | undefined;
+  /** DATA_DIR. */
+  dataDir: string;
+  /** DATABASE_POOL_SIZE; ignored for the embedded database (always {@link EMBEDDED_POOL_SIZE}). */
+  poolSize: number;
+  log: Logger;
+}
+
+/** An open, migrated database. */
+export interface Database {
+  sql: Sql;
+  /** The URL the client uses (no secrets for the embedded one; may hold a password otherwise: never log it). */
+  url: string;
+  embedded: boolean;
+  /** The migrations this boot applied. */
+  applied: AppliedMigration[];
+  /** Closes the client (waiting for running queries), then the embedded server if any. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database the service runs on: DATABASE_URL when set, else the embedded PostgreSQL; proves it
+ * answers, then applies pending migrations. On any failure everything opened so far is closed again.
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const { log } = options;
+  let embedded: EmbeddedPostgres | undefined;
+  let url: string;
+  let sql: Sql;
+  if (options.databaseUrl) {
+    url = options.databaseUrl;
+    sql = createSql(url, { max: options.poolSize, log });
+    log.info({ database: describeDatabaseUrl(url), poolSize: options.poolSize }, 'using postgres');
+  } else {
+    // +1 connection slot: a reconnect can arrive before the server has processed the old socket's close.
+    embedded = await startEmbeddedPostgres({ dataDir: options.dataDir, maxConnections: EMBEDDED_POOL_SIZE + 1, log });
+    url = embedded.url;
+    // No idle timeout or lifetime: the socket is in-process, and reconnecting gains nothing.
+    sql = createSql(url, { max: EMBEDDED_POOL_SIZE, log, idleTimeoutSeconds: 0, maxLifetimeSeconds: null });
+    if (options.poolSize !== EMBEDDED_POOL_SIZE) {
+      log.info({ poolSize: EMBEDDED_POOL_SIZE }, 'embedded postgres uses one connection; DATABASE_POOL_SIZE ignored');
+    }
+  }
+
+  const closeAll = async (): Promise<void> => {
+    try {
+      await sql.end({ timeout: 5 });
+    } finally {
+      await embedded?.close();
+    }
+  };
+
+  let applied: AppliedMigration[];
+  try {
+    await checkConnection(sql, url);
+    applied = await migrate(sql, { log });
+  } catch (error) {
+    await closeAll().catch((closeError: unknown) => log.warn({ err: closeError }, 'database close after failed open failed'));
+    throw error;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    sql,
+    url,
+    embedded: embedded !== undefined,
+    applied,
+    close: () => (closing ??= closeAll()),
+  };
+}
