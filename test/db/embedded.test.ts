@@ -39,7 +39,8 @@ t.test('embedded database: start, migrate, concurrency, restart, close', async (
   let db: Database = await openDatabase({ dataDir, poolSize: 10, log: logs.log });
   t.teardown(() => db.close());
   const startMs = performance.now() - started;
-  t.ok(startMs < 10_000, `first start (initdb + migrations) under 10 s: ${Math.round(startMs)} ms`);
+  // Reported, not asserted: timing belongs to native-bench, never to the test suite.
+  t.comment(`first start (initdb + migrations) took ${Math.round(startMs)} ms`);
   t.equal(db.embedded, true);
   t.match(db.url, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
   t.ok(existsSync(join(dataDir, 'pglite', 'PG_VERSION')), 'data lives under DATA_DIR/pglite');
@@ -95,7 +96,7 @@ t.test('embedded database: start, migrate, concurrency, restart, close', async (
 
     const restarted = performance.now();
     db = await openDatabase({ dataDir, poolSize: 10, log: logs.log });
-    t.ok(performance.now() - restarted < 5_000, 'a restart is quick');
+    t.comment(`restart took ${Math.round(performance.now() - restarted)} ms`);
     t.same(db.applied, [], 'nothing to migrate');
     const rows = await db.sql<{ key: string }[]>`select key from idempotency_keys where scope = 'test'`;
     t.same(rows.map((r) => r.key), ['survives']);
