@@ -1,0 +1,423 @@
+import { WebSocket } from 'ws';
+import type { Logger } from '../../log/index.js';
+import type { GptLiveSessionDeps } from './provider.js';
+import type {
+  VoiceCloseReason, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionConfig, VoiceSessionHandlers,
+  VoiceSessionStats, VoiceUsage,
+} from './types.js';
+import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.js';
+import { openProviderSocket, type ProviderSocketEvents } from './provider-socket.js';
+import { errorFromEvent, readCloseReason, readDelegation, readTranscript, readUsageSeconds } from './inbound.js';
+import {
+  CLOSE_FRAME, MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, buildSessionStart, decodeOutputAudioFast,
+  encodeAudioAppend, isLockConfirmed, parseServerFrame, type WireEvent,
+} from './protocol.js';
+import { OutgoingQueue } from './outgoing-queue.js';
+import { EventDedupe } from './event-dedupe.js';
+import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
+
+type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
+
+/**
+ * One GPT-Live session over one primary WebSocket at a time. A dropped link is resumed by reconnecting to the same
+ * URL with `?session_id=<id>`; the provider answers with `session.started` for that id and may replay recent events,
+ * which are delivered once thanks to event_id dedupe. Output audio carries no event_id and is not replayed: audio
+ * missed during a drop is a gap, never a repeat.
+ */
+export class GptLiveSession implements VoiceSession {
+  id = '';
+  readonly lockConfirmed = true as const;
+  state: VoiceLinkState = 'connecting';
+  usage: VoiceUsage = { seconds: 0 };
+  readonly stats: VoiceSessionStats = {
+    audioFramesSent: 0, audioFramesRefused: 0, audioFramesDropped: 0, audioChunksReceived: 0,
+    duplicateEvents: 0, garbageFrames: 0, reconnects: 0,
+  };
+
+  private phase: Phase = 'starting';
+  private ws: WebSocket | null = null;
+  private readonly queue: OutgoingQueue;
+  private readonly dedupe = new EventDedupe();
+  private muted = false;
+  private fatal = false;
+  private alive = true;
+  private attempt = 0;
+  private droppedAt = 0;
+  private lastUsageAt = 0;
+  private deadlineTimer: unknown = undefined;
+  private reconnectTimer: unknown = undefined;
+  private keepaliveTimer: unknown = undefined;
+  private startSettle: { resolve: (s: GptLiveSession) => void; reject: (e: VoiceProviderError) => void } | null = null;
+  private closed: VoiceSessionClosed | undefined;
+  private closeWaiters: ((closed: VoiceSessionClosed) => void)[] = [];
+  private readonly h: VoiceSessionHandlers;
+
+  constructor(
+    private readonly deps: GptLiveSessionDeps,
+    private readonly config: VoiceSessionConfig,
+    handlers: VoiceSessionHandlers = {},
+    private readonly log: Logger | undefined = deps.logger,
+  ) {
+    this.h = handlers;
+    this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    this.keepalive = this.keepalive.bind(this);
+  }
+
+  /** Open the link and wait for a confirmed lock. Resolves with this session or rejects with a VoiceProviderError. */
+  start(signal?: AbortSignal): Promise<GptLiveSession> {
+    return new Promise((resolve, reject) => {
+      this.startSettle = { resolve, reject };
+      if (signal?.aborted) return this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.'));
+      signal?.addEventListener('abort', () => this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.')), { once: true });
+      this.deadlineTimer = this.deps.clock.setTimeout(() => {
+        this.failStart(new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider did not confirm the data-channel lock in time.'));
+      }, this.deps.lockTimeoutMs);
+      this.openSocket(this.deps.url);
+    });
+  }
+
+  sendAudio(pcm: Buffer): boolean {
+    if (this.phase !== 'open') {
+      this.stats.audioFramesRefused++;
+      return false;
+    }
+    this.stats.audioFramesSent++;
+    this.queue.push(encodeAudioAppend(pcm), true);
+    this.stats.audioFramesDropped = this.queue.dropped;
+    return true;
+  }
+
+  mute(): void {
+    this.muted = true;
+    this.sendControl(MUTE_FRAME);
+  }
+
+  unmute(): void {
+    this.muted = false;
+    this.sendControl(UNMUTE_FRAME);
+  }
+
+  appendInstructions(text: string, delegationId: string | null = null): void {
+    this.sendControl(buildContentAppend('session.instructions.append', text, delegationId));
+  }
+
+  appendCommentary(text: string, delegationId: string | null = null): void {
+    this.sendControl(buildContentAppend('session.commentary.append', text, delegationId));
+  }
+
+  appendThinking(text: string, delegationId: string | null = null): void {
+    this.sendControl(buildContentAppend('session.thinking.append', text, delegationId));
+  }
+
+  close(): Promise<VoiceSessionClosed> {
+    if (this.closed !== undefined) return Promise.resolve(this.closed);
+    const waiting = new Promise<VoiceSessionClosed>((resolve) => this.closeWaiters.push(resolve));
+    if (this.phase === 'open') {
+      this.phase = 'closing';
+      this.queue.push(CLOSE_FRAME, false);
+      this.clearDeadline();
+      this.deadlineTimer = this.deps.clock.setTimeout(() => {
+        this.log?.warn({ sessionId: this.id }, 'voice provider did not confirm close; final usage unknown');
+        this.finish('close_requested', false, 'closed');
+      }, this.deps.closeTimeoutMs);
+    } else if (this.phase === 'starting') {
+      this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session was closed before it started.'));
+    } else if (this.phase === 'resuming') {
+      // Nobody to tell: the provider ends the detached session when its own resume window lapses.
+      this.finish('close_requested', false, 'closed');
+    }
+    return waiting;
+  }
+
+  // ---- socket plumbing -------------------------------------------------------------------------------------
+
+  private openSocket(url: string): void {
+    this.ws = openProviderSocket(url, this.deps.headers, this.socketEvents);
+  }
+
+  /** One events object per session (not per socket): each callback checks it is about the current socket. */
+  private readonly socketEvents: ProviderSocketEvents = {
+    onOpen: (ws) => this.onOpen(ws),
+    onMessage: (ws, data, isBinary) => {
+      if (ws === this.ws) this.onMessage(data, isBinary);
+    },
+    onPong: (ws) => {
+      if (ws === this.ws) this.alive = true;
+    },
+    onRefused: (ws, error) => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.onLinkRefused(error);
+    },
+    onClose: (ws, code) => this.onSocketClose(ws, code),
+    // Only the message: the error's request carries the Authorization header.
+    onError: (ws, err) => {
+      if (ws === this.ws) this.log?.debug({ sessionId: this.id, err: err.message }, 'voice provider socket error');
+    },
+  };
+
+  private onOpen(ws: WebSocket): void {
+    if (ws !== this.ws) return;
+    // A fresh start sends session.start; a resume waits for the provider to re-announce the session it kept.
+    if (this.phase === 'starting') ws.send(JSON.stringify(buildSessionStart(this.config, this.deps.defaultModel)));
+  }
+
+  private onSocketClose(ws: WebSocket, code: number): void {
+    if (ws !== this.ws) return;
+    this.ws = null;
+    this.queue.detach();
+    this.stats.audioFramesDropped = this.queue.dropped;
+    switch (this.phase) {
+      case 'starting':
+        return this.failStart(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link closed before the session started.'));
+      case 'open':
+        if (!this.fatal && isRecoverableCloseCode(code)) return this.beginReconnect(code);
+        this.log?.warn({ sessionId: this.id, code }, 'voice provider link closed');
+        return this.lose(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider closed the link.', { fatal: true }));
+      case 'resuming':
+        return this.scheduleAttempt();
+      case 'closing':
+        return this.finish('close_requested', false, 'closed');
+      case 'done':
+        return;
+    }
+  }
+
+  private onLinkRefused(error: VoiceProviderError): void {
+    if (this.phase === 'starting') return this.failStart(error);
+    if (this.phase !== 'resuming') return;
+    if (error.fatal) return this.lose(error);
+    this.scheduleAttempt();
+  }
+
+  // ---- inbound events ------------------------------------------------------------------------------------
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    const live = this.phase === 'open' || this.phase === 'closing';
+    if (live && !isBinary) {
+      const pcm = decodeOutputAudioFast(data);
+      if (pcm !== undefined) {
+        this.stats.audioChunksReceived++;
+        this.h.onOutputAudio?.(pcm);
+        return;
+      }
+    }
+    const event = isBinary ? undefined : parseServerFrame(data);
+    if (event === undefined) {
+      this.stats.garbageFrames++;
+      this.log?.debug({ sessionId: this.id, bytes: data.length }, 'voice provider sent an unreadable frame');
+      return;
+    }
+    if (event.type === 'session.started') return this.onStarted(event);
+    if (!live) {
+      // Before (re)start only a refusal matters; anything else is not remembered, so a later replay still counts.
+      if (event.type === 'error') this.onLinkRefused(errorFromEvent(event, true));
+      return;
+    }
+    if (typeof event.event_id === 'string' && !this.dedupe.firstSeen(event.event_id)) {
+      this.stats.duplicateEvents++;
+      return;
+    }
+    this.dispatch(event);
+  }
+
+  private dispatch(event: WireEvent): void {
+    switch (event.type) {
+      case 'session.output_audio.delta':
+        if (typeof event.delta !== 'string') return void this.stats.garbageFrames++;
+        this.stats.audioChunksReceived++;
+        this.h.onOutputAudio?.(Buffer.from(event.delta, 'base64'));
+        return;
+      case 'session.input_transcript.delta':
+      case 'session.output_transcript.delta': {
+        const delta = readTranscript(event);
+        if (delta === undefined) return void this.stats.garbageFrames++;
+        if (event.type === 'session.input_transcript.delta') this.h.onInputTranscript?.(delta);
+        else this.h.onOutputTranscript?.(delta);
+        return;
+      }
+      case 'session.delegation.created': {
+        const request = readDelegation(event);
+        if (request === undefined) return void this.stats.garbageFrames++;
+        this.h.onDelegation?.(request);
+        return;
+      }
+      case 'session.usage.updated':
+        this.takeUsage(event.usage);
+        this.h.onUsage?.(this.usage);
+        return;
+      case 'session.closed':
+        this.takeUsage(event.usage);
+        return this.finish(readCloseReason(event), true, 'closed');
+      case 'error': {
+        const error = errorFromEvent(event, false);
+        if (error.fatal) this.fatal = true;
+        this.h.onError?.(error);
+        return;
+      }
+      default:
+        // Acknowledgements and info notices carry nothing the relay needs.
+        return;
+    }
+  }
+
+  private takeUsage(raw: unknown): void {
+    const seconds = readUsageSeconds(raw);
+    if (seconds === undefined) return;
+    const now = this.deps.clock.now();
+    const gain = seconds - this.usage.seconds;
+    // Cumulative values never go backwards; a big forward jump is reported (it is what will be billed) but logged.
+    if (gain > 2 * ((now - this.lastUsageAt) / 1000) + 5) this.log?.warn({ sessionId: this.id, gainSeconds: gain }, 'voice provider usage jumped');
+    this.lastUsageAt = now;
+    if (seconds > this.usage.seconds) this.usage = { seconds };
+  }
+
+  private onStarted(event: WireEvent): void {
+    const session = event.session as { id?: unknown } | undefined;
+    const id = typeof session?.id === 'string' ? session.id : '';
+    const confirmed = isLockConfirmed(event.session as Parameters<typeof isLockConfirmed>[0]);
+    if (this.phase === 'starting') {
+      if (!confirmed || id === '') {
+        this.id = id;
+        return this.failStart(new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider did not confirm the data-channel lock.'));
+      }
+      this.id = id;
+      this.lastUsageAt = this.deps.clock.now();
+      this.becomeOpen();
+      const settle = this.startSettle;
+      this.startSettle = null;
+      settle?.resolve(this);
+      return;
+    }
+    if (this.phase !== 'resuming') return;
+    if (id !== this.id || !confirmed) {
+      return this.lose(new VoiceProviderError(Codes.UNCONFIRMED, 'The resumed voice session is not the locked one.', { fatal: true }));
+    }
+    this.stats.reconnects++;
+    this.log?.info({ sessionId: this.id, attempts: this.attempt }, 'voice provider link resumed');
+    this.becomeOpen();
+    if (this.muted) this.queue.push(MUTE_FRAME, false);
+  }
+
+  // ---- state transitions ---------------------------------------------------------------------------------
+
+  private becomeOpen(): void {
+    this.clearDeadline();
+    this.phase = 'open';
+    this.attempt = 0;
+    this.alive = true;
+    if (this.ws !== null) this.queue.attach(this.ws);
+    this.setState('connected');
+    if (this.deps.keepaliveMs > 0 && this.keepaliveTimer === undefined) {
+      this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
+    }
+  }
+
+  private keepalive(): void {
+    this.keepaliveTimer = undefined;
+    if (this.phase === 'done') return;
+    const ws = this.ws;
+    if (this.phase === 'open' && ws !== null) {
+      // No pong since the last ping: a half-open link; terminating it lets the reconnect policy take over.
+      if (!this.alive) ws.terminate();
+      else {
+        this.alive = false;
+        ws.ping();
+      }
+    }
+    this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
+  }
+
+  private beginReconnect(code: number): void {
+    this.phase = 'resuming';
+    this.droppedAt = this.deps.clock.now();
+    this.attempt = 0;
+    this.log?.warn({ sessionId: this.id, code }, 'voice provider link dropped; resuming');
+    this.setState('reconnecting');
+    this.scheduleAttempt();
+  }
+
+  private scheduleAttempt(): void {
+    this.clearDeadline();
+    if (this.phase !== 'resuming') return;
+    const delay = nextReconnectDelay(this.attempt, this.deps.clock.now() - this.droppedAt, {
+      initialDelayMs: this.deps.reconnectInitialDelayMs,
+      maxDelayMs: this.deps.reconnectMaxDelayMs,
+      windowMs: this.deps.reconnectWindowMs,
+    });
+    if (delay === undefined) {
+      return this.lose(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link could not be resumed in time.', { fatal: true }));
+    }
+    this.reconnectTimer = this.deps.clock.setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (this.phase !== 'resuming') return;
+      this.attempt++;
+      const url = new URL(this.deps.url);
+      url.searchParams.set('session_id', this.id);
+      this.openSocket(url.toString());
+      // A socket that opens but never re-announces the session counts as a failed attempt.
+      this.deadlineTimer = this.deps.clock.setTimeout(() => {
+        const ws = this.ws;
+        this.ws = null;
+        ws?.terminate();
+        this.scheduleAttempt();
+      }, this.deps.lockTimeoutMs);
+    }, delay);
+  }
+
+  private lose(error: VoiceProviderError): void {
+    if (this.phase === 'done') return;
+    this.log?.warn({ sessionId: this.id, code: error.code, providerStatus: error.providerStatus }, 'voice provider link lost');
+    this.h.onError?.(error);
+    this.finish('connection_lost', false, 'lost');
+  }
+
+  private failStart(error: VoiceProviderError): void {
+    if (this.phase !== 'starting') return;
+    this.log?.warn({ sessionId: this.id || undefined, code: error.code, providerStatus: error.providerStatus }, 'voice provider session did not start');
+    const settle = this.startSettle;
+    this.startSettle = null;
+    // Tell a provider that did start (unconfirmed lock) to stop billing; no need to wait for its answer.
+    if (this.id !== '' && this.ws?.readyState === WebSocket.OPEN) this.ws.send(CLOSE_FRAME);
+    this.finish('start_failed', false, 'closed');
+    settle?.reject(error);
+  }
+
+  private finish(reason: VoiceCloseReason, usageFinal: boolean, state: 'closed' | 'lost'): void {
+    if (this.phase === 'done') return;
+    const wasStarting = this.phase === 'starting';
+    this.phase = 'done';
+    this.clearDeadline();
+    if (this.reconnectTimer !== undefined) this.deps.clock.clearTimeout(this.reconnectTimer);
+    if (this.keepaliveTimer !== undefined) this.deps.clock.clearTimeout(this.keepaliveTimer);
+    this.reconnectTimer = this.keepaliveTimer = undefined;
+    this.queue.clear();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws !== null) {
+      if (ws.readyState === WebSocket.OPEN) ws.close(1000);
+      else ws.terminate();
+    }
+    this.closed = { reason, usage: this.usage, usageFinal };
+    this.setState(state);
+    // A session that never started was never handed out: its caller learns from the rejected start instead.
+    if (!wasStarting) this.h.onClosed?.(this.closed);
+    for (const waiter of this.closeWaiters) waiter(this.closed);
+    this.closeWaiters = [];
+  }
+
+  private sendControl(frame: string): void {
+    if (this.phase === 'open' || this.phase === 'resuming') this.queue.push(frame, false);
+  }
+
+  private setState(state: VoiceLinkState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.h.onStateChange?.(state);
+  }
+
+  private clearDeadline(): void {
+    if (this.deadlineTimer !== undefined) this.deps.clock.clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+  }
+}

@@ -1,0 +1,16 @@
+/** Public surface of the voice provider layer. Import from here, not from the files behind it. */
+export type {
+  StartSessionOptions, VoiceAdapterTuning, VoiceCloseReason, VoiceDelegationConfig, VoiceDelegationRequest,
+  VoiceLinkState, VoiceProvider, VoiceSession, VoiceSessionClosed, VoiceSessionConfig, VoiceSessionHandlers,
+  VoiceSessionStats, VoiceTranscriptDelta, VoiceUsage,
+} from './types.js';
+export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';
+export {
+  createVoiceProvider, VOICE_ADAPTER_DEFAULTS, type GptLiveProviderOptions, type SimulatorProviderOptions,
+  type VoiceProviderOptions,
+} from './provider.js';
+export { ManualClock, systemClock, type VoiceClock } from './clock.js';
+export { startVoiceSimulator, type VoiceSimulator, type VoiceSimulatorOptions } from './simulator/server.js';
+export type { SimulatedSessionRecord, SimulatedTranscript, VoiceSimulatorStats } from './simulator/types.js';
+export { parseFaults, type SimulatorFaults } from './simulator/faults.js';
+export { simulatedWords } from './simulator/media.js';

@@ -1,0 +1,133 @@
+/** What the queue writes to: a `ws` WebSocket fits, and so does a fake in tests. */
+export interface OutgoingSink {
+  readonly bufferedAmount: number;
+  send(data: string, options: { binary: boolean; compress: boolean }, cb: (err?: Error) => void): void;
+}
+
+const SEND_OPTIONS = { binary: false, compress: false } as const;
+
+/**
+ * Bounded outgoing queue in front of the provider socket.
+ *
+ * Frames go straight to the socket while the bytes it has in flight stay under `highWaterBytes`. Above that they
+ * wait here, and every socket write completion (a bound callback, no per-frame closure) flushes what fits.
+ *
+ * When full (`maxQueuedBytes` of waiting frames) the OLDEST waiting audio frames are discarded and counted: for live
+ * speech, bounded latency beats completeness, the same rule VOICE.md sets for a slow caller. Control frames (mute,
+ * instructions, close) are never discarded; they wait in order. With no socket attached (during a reconnect) control
+ * frames wait and audio is not accepted at all (the session refuses it before it gets here).
+ */
+export class OutgoingQueue {
+  private sink: OutgoingSink | null = null;
+  private items: string[] = [];
+  private audio: boolean[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  /** Audio frames discarded because the queue was full or the link dropped. */
+  dropped = 0;
+
+  constructor(
+    private readonly highWaterBytes: number,
+    private readonly maxQueuedBytes: number,
+  ) {
+    this.onWritten = this.onWritten.bind(this);
+  }
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  get bytes(): number {
+    return this.queuedBytes;
+  }
+
+  attach(sink: OutgoingSink): void {
+    this.sink = sink;
+    this.flush();
+  }
+
+  /** Detach on a dropped link. Waiting audio is stale by the time a new link exists, so it is discarded. */
+  detach(): void {
+    this.sink = null;
+    const keptItems: string[] = [];
+    const keptAudio: boolean[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      if (this.audio[i]) {
+        this.dropped++;
+      } else {
+        keptItems.push(this.items[i]!);
+        keptAudio.push(false);
+      }
+    }
+    this.items = keptItems;
+    this.audio = keptAudio;
+    this.head = 0;
+    this.queuedBytes = keptItems.reduce((sum, s) => sum + s.length, 0);
+  }
+
+  /** Queue or send one frame. `isAudio` frames may be discarded when full; others never are. */
+  push(frame: string, isAudio: boolean): void {
+    const sink = this.sink;
+    if (sink !== null && this.head === this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
+      sink.send(frame, SEND_OPTIONS, this.onWritten);
+      return;
+    }
+    this.items.push(frame);
+    this.audio.push(isAudio);
+    this.queuedBytes += frame.length;
+    if (this.queuedBytes > this.maxQueuedBytes) this.shed();
+  }
+
+  private shed(): void {
+    // Audio dominates the queue, so the oldest audio frame is almost always at the head: amortised O(1).
+    for (let i = this.head; i < this.items.length && this.queuedBytes > this.maxQueuedBytes; i++) {
+      if (!this.audio[i]) continue;
+      const frame = this.items[i]!;
+      if (frame === '') continue;
+      this.queuedBytes -= frame.length;
+      this.items[i] = '';
+      this.dropped++;
+    }
+    this.skipEmpty();
+  }
+
+  private skipEmpty(): void {
+    while (this.head < this.items.length && this.items[this.head] === '') this.head++;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.audio.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.audio = this.audio.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private onWritten(): void {
+    if (this.head !== this.items.length) this.flush();
+  }
+
+  private flush(): void {
+    const sink = this.sink;
+    if (sink === null) return;
+    while (this.head < this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
+      const frame = this.items[this.head]!;
+      this.items[this.head] = '';
+      this.head++;
+      if (frame === '') continue;
+      this.queuedBytes -= frame.length;
+      sink.send(frame, SEND_OPTIONS, this.onWritten);
+    }
+    this.skipEmpty();
+  }
+
+  /** Forget everything (session over). */
+  clear(): void {
+    this.sink = null;
+    this.items = [];
+    this.audio = [];
+    this.head = 0;
+    this.queuedBytes = 0;
+  }
+}

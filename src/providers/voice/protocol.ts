@@ -1,0 +1,114 @@
+import type {
+  ClientEvent,
+  InputAudioAppendEvent,
+  OutputAudioDeltaEvent,
+  SessionStartEvent,
+  SessionResource,
+} from 'openai/resources/live/live';
+import type { VoiceSessionConfig } from './types.js';
+
+/**
+ * GPT-Live primary-WebSocket wire format: everything the adapter writes or reads byte-wise lives here, typed
+ * against the `openai` package (types only; never a runtime import) so drift shows up in the typecheck.
+ */
+
+/**
+ * The append frame is built by concatenation around the base64 payload: one string per frame instead of an object
+ * plus JSON.stringify (VOICE.md "Performance shape"). The key order matches what JSON.stringify would produce for
+ * `{type, audio}`, and base64 never needs JSON escaping, so the result is byte-identical.
+ */
+export const APPEND_PREFIX = '{"type":"session.input_audio.append","audio":"';
+export const APPEND_SUFFIX = '"}';
+
+/** The type literal the prefix hard-codes, checked against the SDK so a rename breaks the build. */
+export const APPEND_TYPE: InputAudioAppendEvent['type'] = 'session.input_audio.append';
+
+export function encodeAudioAppend(pcm: Buffer): string {
+  return APPEND_PREFIX + pcm.toString('base64') + APPEND_SUFFIX;
+}
+
+/** The output-delta shape the fast path recognises; anything else takes the JSON.parse path. */
+const OUTPUT_DELTA_TYPE: OutputAudioDeltaEvent['type'] = 'session.output_audio.delta';
+const OUTPUT_PREFIX = Buffer.from(`{"type":"${OUTPUT_DELTA_TYPE}","delta":"`, 'latin1');
+const OUTPUT_PREFIX_LENGTH = OUTPUT_PREFIX.length;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * Decode `{"type":"session.output_audio.delta","delta":"<b64>"}` straight from the received bytes: one latin1
+ * string of the payload and one decode, no UTF-8 copy of the frame and no parsed object. Returns undefined when
+ * the frame has any other shape (other key order, extra fields, escapes), so the caller falls back to JSON.parse.
+ */
+export function decodeOutputAudioFast(data: Buffer): Buffer | undefined {
+  const length = data.length;
+  if (length < OUTPUT_PREFIX_LENGTH + 2) return undefined;
+  if (data[length - 1] !== CLOSE_BRACE) return undefined;
+  if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX_LENGTH, 0, OUTPUT_PREFIX_LENGTH) !== 0) return undefined;
+  // The only quote after the prefix must be the closing one, and JSON escapes (e.g. "\/") rule the fast path out.
+  if (data.indexOf(QUOTE, OUTPUT_PREFIX_LENGTH) !== length - 2) return undefined;
+  if (data.indexOf(BACKSLASH, OUTPUT_PREFIX_LENGTH) !== -1) return undefined;
+  return Buffer.from(data.toString('latin1', OUTPUT_PREFIX_LENGTH, length - 2), 'base64');
+}
+
+/** The session.start command: the data-channel lock is always set here and nowhere else. */
+export function buildSessionStart(config: VoiceSessionConfig, defaultModel: string): SessionStartEvent {
+  const session: SessionStartEvent['session'] = {
+    model: config.model ?? defaultModel,
+    client: { data_channel: { allowed_client_events: [] } },
+    audio: { format: { type: 'audio/pcm', rate: 24000 } },
+  };
+  if (config.instructions !== undefined) session.instructions = config.instructions;
+  if (config.voice !== undefined) session.audio = { ...session.audio, output: { voice: config.voice } };
+  if (config.delegation != null) {
+    session.delegation =
+      config.delegation.acknowledgementDelayMs === undefined
+        ? { type: 'client' }
+        : { type: 'client', acknowledgement_delay_ms: config.delegation.acknowledgementDelayMs };
+  }
+  return { type: 'session.start', session };
+}
+
+type ContentCommand = Extract<
+  ClientEvent,
+  { type: 'session.instructions.append' | 'session.commentary.append' | 'session.thinking.append' }
+>;
+
+export function buildContentAppend(type: ContentCommand['type'], content: string, delegationId: string | null): string {
+  const event: ContentCommand = { type, content, delegation_id: delegationId };
+  return JSON.stringify(event);
+}
+
+/** Pre-serialised constant commands: no per-call allocation. */
+export const MUTE_FRAME = JSON.stringify({ type: 'session.input_audio.mute' } satisfies ClientEvent);
+export const UNMUTE_FRAME = JSON.stringify({ type: 'session.input_audio.unmute' } satisfies ClientEvent);
+export const CLOSE_FRAME = JSON.stringify({ type: 'session.close' } satisfies ClientEvent);
+
+/**
+ * True only when the echoed session carries `client.data_channel.allowed_client_events` as an empty array.
+ * Omission means "allow all" and 'all' means all, so both are unconfirmed (VOICE.md).
+ */
+export function isLockConfirmed(session: SessionResource | undefined): boolean {
+  const allowed = session?.client?.data_channel?.allowed_client_events;
+  return Array.isArray(allowed) && allowed.length === 0;
+}
+
+/** A parsed server frame: any JSON object with a string `type`. Fields are checked where they are used. */
+export interface WireEvent {
+  type: string;
+  event_id?: unknown;
+  [key: string]: unknown;
+}
+
+/** Parse a text frame; undefined for anything that is not a JSON object with a string type (counted as garbage). */
+export function parseServerFrame(data: Buffer): WireEvent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  if (typeof (value as { type?: unknown }).type !== 'string') return undefined;
+  return value as WireEvent;
+}

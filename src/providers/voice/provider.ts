@@ -1,0 +1,101 @@
+import type { Logger } from '../../log/index.js';
+import { systemClock } from './clock.js';
+import type { VoiceClock } from './clock.js';
+import { GptLiveSession } from './gpt-live-session.js';
+import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
+
+/** Everything a session needs, resolved by the provider (defaults applied). */
+export interface GptLiveSessionDeps {
+  url: string;
+  headers: Record<string, string>;
+  defaultModel: string;
+  lockTimeoutMs: number;
+  closeTimeoutMs: number;
+  reconnectWindowMs: number;
+  reconnectInitialDelayMs: number;
+  reconnectMaxDelayMs: number;
+  highWaterBytes: number;
+  maxQueuedBytes: number;
+  keepaliveMs: number;
+  clock: VoiceClock;
+  logger: Logger | undefined;
+}
+
+/** Options for the gpt-live provider: the real service. */
+export interface GptLiveProviderOptions extends VoiceAdapterTuning {
+  kind: 'gpt-live';
+  /** Primary WebSocket URL, e.g. wss://api.openai.com/v1/live/sessions (config VOICE_PROVIDER_URL). */
+  url: string;
+  /** Sent as `Authorization: Bearer <key>`; never logged (config VOICE_PROVIDER_API_KEY). */
+  apiKey: string;
+  /** Default model when a session config names none (config VOICE_MODEL). */
+  model: string;
+  logger?: Logger;
+}
+
+/** Options for a running simulator (see startVoiceSimulator). Same adapter, different URL. */
+export interface SimulatorProviderOptions extends VoiceAdapterTuning {
+  kind: 'simulator';
+  /** The simulator's ws:// URL as printed by `npm run simulator` or returned by startVoiceSimulator. */
+  url: string;
+  /** Only needed when the simulator was started with an apiKey to check. */
+  apiKey?: string;
+  model?: string;
+  /**
+   * Fault hooks for every session of this provider, sent as the `x-simulator-faults` header (e.g.
+   * `drop-after=200,refuse-reconnect`). Per-session hooks go in the instructions as `[sim:...]`.
+   */
+  simulatorFaults?: string;
+  logger?: Logger;
+}
+
+export type VoiceProviderOptions = GptLiveProviderOptions | SimulatorProviderOptions;
+
+/** Production defaults (VOICE.md: 3 s lock). */
+export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
+  lockTimeoutMs: 3000,
+  closeTimeoutMs: 5000,
+  reconnectWindowMs: 15_000,
+  reconnectInitialDelayMs: 250,
+  reconnectMaxDelayMs: 4000,
+  // ~1.5 s of base64 audio in the socket before frames wait in the adapter's queue.
+  highWaterBytes: 96 * 1024,
+  // ~3 s of waiting audio before the oldest frames are dropped.
+  maxQueuedBytes: 192 * 1024,
+  keepaliveMs: 15_000,
+});
+
+/**
+ * Create the voice provider the config selects. `gpt-live` and `simulator` run the same GPT-Live adapter; only the
+ * URL, credentials and optional fault header differ. Options are validated once and frozen.
+ */
+export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvider {
+  const url = new URL(options.url);
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new TypeError('Voice provider URL must be ws:// or wss://.');
+  if (options.kind === 'gpt-live' && options.apiKey.length === 0) throw new TypeError('gpt-live needs an API key.');
+  const headers: Record<string, string> = {};
+  if (options.apiKey !== undefined && options.apiKey.length > 0) headers.Authorization = `Bearer ${options.apiKey}`;
+  if (options.kind === 'simulator' && options.simulatorFaults !== undefined) headers['x-simulator-faults'] = options.simulatorFaults;
+  const deps: GptLiveSessionDeps = Object.freeze({
+    url: url.toString(),
+    headers: Object.freeze(headers),
+    defaultModel: options.model ?? 'gpt-live-1',
+    lockTimeoutMs: options.lockTimeoutMs ?? VOICE_ADAPTER_DEFAULTS.lockTimeoutMs,
+    closeTimeoutMs: options.closeTimeoutMs ?? VOICE_ADAPTER_DEFAULTS.closeTimeoutMs,
+    reconnectWindowMs: options.reconnectWindowMs ?? VOICE_ADAPTER_DEFAULTS.reconnectWindowMs,
+    reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? VOICE_ADAPTER_DEFAULTS.reconnectInitialDelayMs,
+    reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? VOICE_ADAPTER_DEFAULTS.reconnectMaxDelayMs,
+    highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
+    maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
+    keepaliveMs: options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs,
+    clock: options.clock ?? systemClock,
+    logger: options.logger,
+  });
+  return Object.freeze({
+    kind: options.kind,
+    startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
+      const session = new GptLiveSession(deps, config, start.handlers, start.logger ?? deps.logger);
+      return start.signal === undefined ? session.start() : session.start(start.signal);
+    },
+  });
+}

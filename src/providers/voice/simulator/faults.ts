@@ -1,0 +1,106 @@
+/**
+ * Fault hooks, chosen per session. Sources, later ones overriding earlier ones:
+ *   1. the simulator's `defaultFaults` option (or `--faults` on the command line),
+ *   2. the upgrade request: header `x-simulator-faults` or query `sim_faults`,
+ *   3. the session instructions: any `[sim:...]` tag, e.g. `Be brief. [sim:drop-after=300,refuse-reconnect]`.
+ * Handshake-time faults (start-refused, lock-rejected, refuse-reconnect) act as HTTP answers when they come from
+ * 1 or 2; from instructions they act as an `error` event followed by a close, which is how a provider refuses a
+ * session.start it has already accepted the socket for.
+ *
+ * Spec: comma- or space-separated `name` or `name=value` items:
+ *   lock-unconfirmed[=omit|all|list]  started echoes no `client` config (default), 'all', or a non-empty list
+ *   lock-rejected                     refuse the start with a 400 that names the data channel
+ *   start-refused[=status]            refuse the start (default 503)
+ *   slow-start=ms                     delay session.started
+ *   drop-after=ms                     cut the socket (no close frame, client sees 1006) once, ms after start
+ *   refuse-reconnect[=status]         answer resume attempts with this status (default 410)
+ *   withhold-closed                   never send session.closed after session.close
+ *   usage-jump=seconds                add this many seconds to usage at the second usage tick
+ *   stall-reads=ms                    stop reading the client's frames for ms after start (fills its send path)
+ *   garbage                           interleave unreadable frames (non-JSON, binary, typeless JSON)
+ *   echo                              echo mode: output audio = the input audio just received, frame for frame
+ *   delegate                          end of the first utterance creates a client delegation instead of a reply
+ */
+export interface SimulatorFaults {
+  lock?: 'omit' | 'all' | 'list' | 'rejected';
+  startRefused?: number;
+  slowStartMs?: number;
+  dropAfterMs?: number;
+  refuseReconnect?: number;
+  withholdClosed?: boolean;
+  usageJumpSeconds?: number;
+  stallReadsMs?: number;
+  garbage?: boolean;
+  echo?: boolean;
+  delegate?: boolean;
+}
+
+function numberOr(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+/** Parse a fault spec; unknown items are ignored so a typo cannot crash a standalone simulator. */
+export function parseFaults(spec: string | undefined | null): SimulatorFaults {
+  const faults: SimulatorFaults = {};
+  if (!spec) return faults;
+  for (const item of spec.split(/[\s,]+/)) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    const name = (eq === -1 ? item : item.slice(0, eq)).toLowerCase();
+    const value = eq === -1 ? undefined : item.slice(eq + 1);
+    switch (name) {
+      case 'lock-unconfirmed':
+        faults.lock = value === 'all' || value === 'list' ? value : 'omit';
+        break;
+      case 'lock-rejected':
+        faults.lock = 'rejected';
+        break;
+      case 'start-refused':
+        faults.startRefused = numberOr(value, 503);
+        break;
+      case 'slow-start':
+        faults.slowStartMs = numberOr(value, 5000);
+        break;
+      case 'drop-after':
+      case 'drop-mid-call':
+        faults.dropAfterMs = numberOr(value, 1000);
+        break;
+      case 'refuse-reconnect':
+        faults.refuseReconnect = numberOr(value, 410);
+        break;
+      case 'withhold-closed':
+        faults.withholdClosed = true;
+        break;
+      case 'usage-jump':
+        faults.usageJumpSeconds = numberOr(value, 600);
+        break;
+      case 'stall-reads':
+        faults.stallReadsMs = numberOr(value, 1000);
+        break;
+      case 'garbage':
+        faults.garbage = true;
+        break;
+      case 'echo':
+        faults.echo = true;
+        break;
+      case 'delegate':
+        faults.delegate = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return faults;
+}
+
+const TAG = /\[sim:([^\]]*)\]/g;
+
+/** Faults named in instructions via `[sim:...]` tags (all tags merged). */
+export function faultsFromInstructions(instructions: string | null | undefined): SimulatorFaults {
+  if (!instructions) return {};
+  let merged: SimulatorFaults = {};
+  for (const match of instructions.matchAll(TAG)) merged = { ...merged, ...parseFaults(match[1]) };
+  return merged;
+}

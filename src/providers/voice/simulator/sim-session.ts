@@ -1,0 +1,312 @@
+import type { WebSocket } from 'ws';
+import type { ServerEvent, SessionResource } from 'openai/resources/live/live';
+import type { SimulatorFaults } from './faults.js';
+import type { SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
+import * as ev from './events.js';
+import { BYTES_PER_MS, FRAME_BYTES, peakLevel, wordStream } from './media.js';
+
+/** Timing knobs shared by every session of one simulator. */
+export interface SimTiming {
+  usageIntervalMs: number;
+  /** Voiced input audio per input transcript word. */
+  transcriptChunkMs: number;
+  /** Output audio per spoken word. */
+  wordMs: number;
+  /** Pace of output frames; 0 sends a whole reply at once. */
+  outputFrameIntervalMs: number;
+  resumeWindowMs: number;
+  replayCount: number;
+  recordWire: boolean;
+  now: () => number;
+}
+
+const APPEND_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
+const SPEECH_PEAK = 300;
+const GARBAGE: (string | Buffer)[] = ['not json {', Buffer.from([1, 2, 3]), '{"no_type":true}', '[1,2]'];
+
+interface Word {
+  text: string;
+  framesLeft: number;
+}
+
+/**
+ * One simulated GPT-Live session. It outlives its socket: after an unexpected drop it waits `resumeWindowMs` for a
+ * client to come back with `?session_id=`, keeps counting usage, keeps recent events with an event_id in a ring and
+ * replays that ring after `session.started` on resume (so the client must dedupe). Audio is never replayed.
+ */
+export class SimSession {
+  ws: WebSocket | null = null;
+  private readonly startedAt: number;
+  private readonly nextWord: () => string;
+  private eventSeq = 0;
+  private ring: string[] = [];
+  private usageTimer: NodeJS.Timeout | undefined;
+  private dropTimer: NodeJS.Timeout | undefined;
+  private resumeTimer: NodeJS.Timeout | undefined;
+  private outputTimer: NodeJS.Timeout | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private usageTicks = 0;
+  private usageJump = 0;
+  private closeRequested = false;
+  private dropped = false;
+  private inputMs = 0;
+  private chunkBytes = 0;
+  private chunkPeak = 0;
+  private chunkStartMs = 0;
+  private voiced = false;
+  private delegated = false;
+  private outputCursorMs = 0;
+  private outputOffset = 0;
+  private speech: Word[] = [];
+
+  constructor(
+    readonly record: SimulatedSessionRecord,
+    private readonly resource: SessionResource,
+    private readonly faults: SimulatorFaults,
+    seed: number,
+    private readonly timing: SimTiming,
+    private readonly stats: VoiceSimulatorStats,
+    private readonly voice: Buffer,
+    private readonly onEnd: (id: string) => void,
+  ) {
+    this.startedAt = timing.now();
+    this.nextWord = wordStream(seed);
+    this.tickUsage = this.tickUsage.bind(this);
+    this.pumpOutput = this.pumpOutput.bind(this);
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+
+  get ended(): boolean {
+    return this.record.ended;
+  }
+
+  /** Attach a socket: first start or resume. Sends session.started, then (on resume) the replay ring. */
+  attach(ws: WebSocket, resumed: boolean): void {
+    if (this.ws !== null) this.ws.terminate();
+    if (this.resumeTimer !== undefined) clearTimeout(this.resumeTimer);
+    this.resumeTimer = undefined;
+    this.ws = ws;
+    ws.on('message', (data, isBinary) => {
+      if (ws === this.ws) this.onMessage(data as Buffer, isBinary);
+    });
+    ws.on('close', () => this.onSocketClose(ws));
+    this.emit(ev.started(this.eventId(), this.resource));
+    if (resumed) {
+      this.record.resumes++;
+      this.stats.resumes++;
+      for (const frame of this.ring) this.sendRaw(frame);
+    } else {
+      this.usageTimer = setInterval(this.tickUsage, this.timing.usageIntervalMs);
+      if (this.faults.stallReadsMs !== undefined) {
+        // A provider that stops reading: the client's socket buffers fill and its own queue must bound memory.
+        ws.pause();
+        this.stallTimer = setTimeout(() => ws.resume(), this.faults.stallReadsMs);
+      }
+      if (this.faults.dropAfterMs !== undefined) {
+        this.dropTimer = setTimeout(() => this.ws?.terminate(), this.faults.dropAfterMs);
+      }
+    }
+    if (this.faults.garbage) for (const junk of GARBAGE) this.sendRaw(junk);
+  }
+
+  /** Current cumulative usage: wall time since start plus any injected jump, in seconds (ms precision). */
+  usageNow(): number {
+    return Math.round(this.timing.now() - this.startedAt) / 1000 + this.usageJump;
+  }
+
+  /** Server shutdown or expiry: tell an attached client, then end. */
+  hangUp(reason: 'remote_hangup'): void {
+    if (this.ended) return;
+    const seconds = this.usageNow();
+    if (this.ws !== null) this.emit(ev.closed(this.eventId(), reason, this.resource, seconds));
+    this.record.closedSent = this.ws !== null;
+    this.end(reason, seconds);
+    this.ws?.close(1000);
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (isBinary) return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'binary_not_supported', 'Binary frames are not supported.'));
+    if (data.length > APPEND_PREFIX.length && data.compare(APPEND_PREFIX, 0, APPEND_PREFIX.length, 0, APPEND_PREFIX.length) === 0) {
+      if (this.timing.recordWire) this.record.wireIn.push(data.toString('utf8'));
+      return this.onAudio(data.toString('latin1', APPEND_PREFIX.length, data.length - 2));
+    }
+    const text = data.toString('utf8');
+    if (this.timing.recordWire) this.record.wireIn.push(text);
+    let msg: { type?: unknown; event_id?: unknown; audio?: unknown; content?: unknown; delegation_id?: unknown };
+    try {
+      msg = JSON.parse(text) as typeof msg;
+    } catch {
+      return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'invalid_json', 'The frame is not JSON.'));
+    }
+    const type = typeof msg.type === 'string' ? msg.type : '';
+    if (type === 'session.input_audio.append' && typeof msg.audio === 'string') return this.onAudio(msg.audio);
+    this.record.clientEvents.push(type);
+    const at = Math.round(this.timing.now() - this.startedAt);
+    switch (type) {
+      case 'session.input_audio.mute':
+      case 'session.input_audio.unmute':
+        this.record.muted = type === 'session.input_audio.mute';
+        return this.emit(ev.muted(this.eventId(), this.record.muted));
+      case 'session.instructions.append':
+        return this.emit(ev.appended('session.instructions.appended', this.eventId(), at));
+      case 'session.thinking.append':
+        return this.emit(ev.appended('session.thinking.appended', this.eventId(), at));
+      case 'session.commentary.append':
+        this.emit(ev.appended('session.commentary.appended', this.eventId(), at));
+        return this.speak(typeof msg.content === 'string' ? msg.content.split(/\s+/).filter(Boolean) : []);
+      case 'session.update':
+        return this.emit(ev.updated(this.eventId(), this.resource));
+      case 'session.close':
+        return this.onCloseRequested();
+      case 'session.start':
+        return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'session_already_started', 'The session has already started.'));
+      default:
+        return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'unknown_event', 'Unsupported client event.'));
+    }
+  }
+
+  private onAudio(base64: string): void {
+    this.record.audioFramesIn++;
+    this.stats.audioFramesIn++;
+    if (this.faults.echo) {
+      // Echo mode: the same payload straight back, no decode/re-encode, so the bench measures the relay, not us.
+      this.record.audioFramesOut++;
+      this.stats.audioFramesOut++;
+      this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + base64 + ev.OUTPUT_AUDIO_SUFFIX);
+      return;
+    }
+    if (this.record.muted) return;
+    const pcm = Buffer.from(base64, 'base64');
+    if (this.chunkBytes === 0) this.chunkStartMs = Math.round(this.inputMs);
+    this.inputMs += pcm.length / BYTES_PER_MS;
+    this.chunkBytes += pcm.length;
+    this.chunkPeak = Math.max(this.chunkPeak, peakLevel(pcm));
+    if (this.chunkBytes < this.timing.transcriptChunkMs * BYTES_PER_MS) return;
+    const isVoiced = this.chunkPeak > SPEECH_PEAK;
+    this.chunkBytes = 0;
+    this.chunkPeak = 0;
+    if (isVoiced) {
+      const word = this.nextWord();
+      const endMs = Math.round(this.inputMs);
+      this.record.inputTranscripts.push({ text: word, startMs: this.chunkStartMs, endMs });
+      this.emit(ev.transcript('session.input_transcript.delta', this.eventId(), word, this.chunkStartMs, endMs));
+    } else if (this.voiced) {
+      this.onUtteranceEnd();
+    }
+    this.voiced = isVoiced;
+  }
+
+  private onUtteranceEnd(): void {
+    if (this.faults.delegate && !this.delegated && this.resource.delegation?.type === 'client') {
+      this.delegated = true;
+      const id = `del_${this.id.slice(-8)}_${this.record.delegations.length + 1}`;
+      this.record.delegations.push(id);
+      this.emit(ev.delegationCreated(this.eventId(), id, Math.round(this.inputMs)));
+      return;
+    }
+    this.speak([this.nextWord(), this.nextWord(), this.nextWord()]);
+  }
+
+  private speak(words: string[]): void {
+    const frames = Math.max(1, Math.round(this.timing.wordMs / 20));
+    for (const text of words) this.speech.push({ text, framesLeft: frames });
+    if (this.outputTimer === undefined) this.pumpOutput();
+  }
+
+  /** Send the next output frame (and the word's transcript on its first frame); reschedules itself while speaking. */
+  private pumpOutput(): void {
+    this.outputTimer = undefined;
+    do {
+      const word = this.speech[0];
+      if (word === undefined || this.ended) return;
+      if (word.framesLeft === Math.max(1, Math.round(this.timing.wordMs / 20))) {
+        const startMs = Math.max(this.outputCursorMs, Math.round(this.timing.now() - this.startedAt));
+        this.outputCursorMs = startMs + this.timing.wordMs;
+        this.record.outputTranscripts.push({ text: word.text, startMs, endMs: this.outputCursorMs });
+        this.emit(ev.transcript('session.output_transcript.delta', this.eventId(), word.text, startMs, this.outputCursorMs));
+      }
+      if (this.ws !== null) {
+        const end = this.outputOffset + FRAME_BYTES;
+        const frame = this.voice.toString('base64', this.outputOffset, end);
+        this.outputOffset = end >= this.voice.length ? 0 : end;
+        this.record.audioFramesOut++;
+        this.stats.audioFramesOut++;
+        this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + frame + ev.OUTPUT_AUDIO_SUFFIX);
+      }
+      if (--word.framesLeft === 0) this.speech.shift();
+    } while (this.timing.outputFrameIntervalMs === 0);
+    if (this.speech.length > 0) this.outputTimer = setTimeout(this.pumpOutput, this.timing.outputFrameIntervalMs);
+  }
+
+  private tickUsage(): void {
+    this.usageTicks++;
+    if (this.usageTicks === 2 && this.faults.usageJumpSeconds !== undefined) this.usageJump += this.faults.usageJumpSeconds;
+    const seconds = this.usageNow();
+    this.record.usageSeconds = seconds;
+    this.emit(ev.usageUpdated(this.eventId(), seconds));
+    if (this.faults.garbage) this.sendRaw(GARBAGE[this.usageTicks % GARBAGE.length]!);
+  }
+
+  private onCloseRequested(): void {
+    this.closeRequested = true;
+    // withhold-closed: say nothing and keep the socket open; the client has to give up on final usage itself.
+    if (this.faults.withholdClosed) return;
+    const seconds = this.usageNow();
+    this.emit(ev.closed(this.eventId(), 'close_requested', this.resource, seconds));
+    this.record.closedSent = true;
+    this.end('close_requested', seconds);
+    this.ws?.close(1000);
+  }
+
+  private onSocketClose(ws: WebSocket): void {
+    if (ws !== this.ws) return;
+    this.ws = null;
+    if (this.ended) return;
+    if (this.closeRequested) return this.end('close_requested', this.usageNow());
+    this.dropped = true;
+    // Detached: the session lives on for a while so the client can resume it.
+    this.resumeTimer = setTimeout(() => this.end('connection_lost', this.usageNow()), this.timing.resumeWindowMs);
+  }
+
+  /** Whether a resume for this session may attach now. */
+  canResume(): boolean {
+    return !this.ended && (this.dropped || this.ws !== null);
+  }
+
+  private end(reason: NonNullable<SimulatedSessionRecord['endReason']>, seconds: number): void {
+    if (this.ended) return;
+    this.record.ended = true;
+    this.record.endReason = reason;
+    this.record.usageSeconds = seconds;
+    this.stats.sessionsActive--;
+    for (const timer of [this.usageTimer, this.dropTimer, this.resumeTimer, this.outputTimer, this.stallTimer]) {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    this.speech = [];
+    this.onEnd(this.id);
+  }
+
+  private eventId(): string {
+    return `evt_${this.id.slice(5, 13)}_${++this.eventSeq}`;
+  }
+
+  /** Send (or, while detached, only remember) a typed server event. Events with an event_id enter the replay ring. */
+  private emit(event: ServerEvent): void {
+    const frame = ev.serialize(event);
+    if ('event_id' in event && event.type !== 'session.started') {
+      this.ring.push(frame);
+      if (this.ring.length > this.timing.replayCount) this.ring.shift();
+    }
+    this.sendRaw(frame);
+  }
+
+  private sendRaw(frame: string | Buffer): void {
+    const ws = this.ws;
+    if (ws === null || ws.readyState !== ws.OPEN) return;
+    if (this.timing.recordWire && typeof frame === 'string') this.record.wireOut.push(frame);
+    ws.send(frame);
+  }
+}

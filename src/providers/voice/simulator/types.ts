@@ -1,0 +1,44 @@
+import type { SimulatorFaults } from './faults.js';
+
+/** A transcript fragment as the simulator emitted it (for tests comparing what the adapter delivered). */
+export interface SimulatedTranscript {
+  text: string;
+  startMs: number;
+  endMs: number;
+}
+
+/** What the simulator knows about one session; kept after the session ends so tests can compare. */
+export interface SimulatedSessionRecord {
+  id: string;
+  faults: SimulatorFaults;
+  /** Live cumulative usage; after `ended`, the final figure it reported (or would have reported). */
+  usageSeconds: number;
+  ended: boolean;
+  endReason: 'close_requested' | 'connection_lost' | 'remote_hangup' | undefined;
+  /** True when session.closed went out on the wire. */
+  closedSent: boolean;
+  muted: boolean;
+  audioFramesIn: number;
+  audioFramesOut: number;
+  resumes: number;
+  inputTranscripts: SimulatedTranscript[];
+  outputTranscripts: SimulatedTranscript[];
+  delegations: string[];
+  /** Client event types received, in order, excluding audio appends. */
+  clientEvents: string[];
+  /** Raw text frames both ways when the simulator runs with recordWire (type-level contract test). */
+  wireIn: string[];
+  wireOut: string[];
+}
+
+/** Live counters for the whole simulator (read them any time; they are updated in place). */
+export interface VoiceSimulatorStats {
+  connections: number;
+  refusedHandshakes: number;
+  sessionsStarted: number;
+  sessionsActive: number;
+  resumes: number;
+  audioFramesIn: number;
+  audioFramesOut: number;
+  sessions: Map<string, SimulatedSessionRecord>;
+}

@@ -1,0 +1,161 @@
+import type { Logger } from '../../log/index.js';
+import type { VoiceProviderError } from './errors.js';
+import type { VoiceClock } from './clock.js';
+
+/**
+ * The provider seam the voice capability talks to (ARCHITECTURE rule 7: gpt-live and the simulator are the two
+ * implementations, proven by one contract suite). Nothing here mentions sockets or the wire protocol, so the relay
+ * and the session service can be tested with any implementation.
+ */
+
+/** Who handles work the model delegates. Only client (Parley-owned) delegation is relayed today. */
+export interface VoiceDelegationConfig {
+  type: 'client';
+  /** Delay before the model acknowledges a delegation aloud; provider default when omitted. */
+  acknowledgementDelayMs?: number;
+}
+
+/** What a caller chooses per session. The data-channel lock is not optional, so it is not a field here. */
+export interface VoiceSessionConfig {
+  /** Provider model; the provider's configured default when omitted. */
+  model?: string;
+  instructions?: string;
+  voice?: string;
+  delegation?: VoiceDelegationConfig | null;
+}
+
+/**
+ * Link state for supervision. `reconnecting` maps to the heartbeat's `degraded`; `lost` means the provider link is
+ * gone for good (reconnect refused, window exhausted or a fatal error) and the session must end.
+ */
+export type VoiceLinkState = 'connecting' | 'connected' | 'reconnecting' | 'lost' | 'closed';
+
+/** A transcript fragment on the provider's session timeline (milliseconds from session start). */
+export interface VoiceTranscriptDelta {
+  text: string;
+  startMs: number;
+  endMs: number;
+}
+
+/** The model handed work to Parley; answer with appendCommentary(text, id). */
+export interface VoiceDelegationRequest {
+  id: string;
+  target: 'client' | 'responses' | 'decisions';
+  offsetMs: number;
+  responseId?: string;
+}
+
+/** Cumulative provider usage. Never summed: each value replaces the last. */
+export interface VoiceUsage {
+  seconds: number;
+}
+
+/** Why the provider session ended, as the provider said it or as the adapter had to conclude. */
+export type VoiceCloseReason =
+  | 'close_requested'
+  | 'expired'
+  | 'content'
+  | 'remote_hangup'
+  | 'connection_lost'
+  /** Start failed (unconfirmed lock, refused, timeout) and the adapter closed the link itself. */
+  | 'start_failed';
+
+export interface VoiceSessionClosed {
+  reason: VoiceCloseReason;
+  /** Final cumulative usage: the provider's `session.closed` usage, or the last update seen. */
+  usage: VoiceUsage;
+  /** True only when the provider sent `session.closed`; false means `usage` is the last update, not a settlement. */
+  usageFinal: boolean;
+}
+
+/**
+ * Callbacks for one session. Passed to startSession so nothing that arrives right after `session.started` is missed.
+ * Called synchronously from the socket's message handler: do not block; output audio Buffers belong to the callee.
+ */
+export interface VoiceSessionHandlers {
+  onOutputAudio?(pcm: Buffer): void;
+  onInputTranscript?(delta: VoiceTranscriptDelta): void;
+  onOutputTranscript?(delta: VoiceTranscriptDelta): void;
+  onDelegation?(request: VoiceDelegationRequest): void;
+  onUsage?(usage: VoiceUsage): void;
+  onStateChange?(state: VoiceLinkState): void;
+  onError?(error: VoiceProviderError): void;
+  onClosed?(closed: VoiceSessionClosed): void;
+}
+
+/** Counters a session keeps for metrics and tests; read, never reset. */
+export interface VoiceSessionStats {
+  audioFramesSent: number;
+  /** Frames refused because the link was not connected (reconnecting, lost, closed). */
+  audioFramesRefused: number;
+  /** Queued frames discarded, oldest first, because the outgoing queue was full. */
+  audioFramesDropped: number;
+  audioChunksReceived: number;
+  duplicateEvents: number;
+  garbageFrames: number;
+  reconnects: number;
+}
+
+export interface StartSessionOptions {
+  handlers?: VoiceSessionHandlers;
+  /** Child logger for this session; the provider's logger otherwise. */
+  logger?: Logger;
+  /** Aborting before the start completes closes the link and rejects with VOICE_PROVIDER_ABORTED. */
+  signal?: AbortSignal;
+}
+
+/** One live provider session. Methods never throw for link problems: they report through handlers and stats. */
+export interface VoiceSession {
+  /** The provider's session id (use for sideband attach later). */
+  readonly id: string;
+  /** Always true on a session you can hold: start rejects with VOICE_PROVIDER_UNCONFIRMED otherwise. */
+  readonly lockConfirmed: true;
+  readonly state: VoiceLinkState;
+  /** Latest cumulative usage seen. */
+  readonly usage: VoiceUsage;
+  readonly stats: Readonly<VoiceSessionStats>;
+  /**
+   * Send one PCM16LE 24 kHz mono chunk (normally a 20 ms / 960-byte frame). Returns false when the link is not
+   * connected and the frame was discarded. When the outgoing queue is full the oldest queued frames are dropped
+   * (live audio: latency beats completeness) and counted in stats.audioFramesDropped.
+   */
+  sendAudio(pcm: Buffer): boolean;
+  mute(): void;
+  unmute(): void;
+  /** Developer instructions appended mid-call; optionally tied to a delegation. */
+  appendInstructions(text: string, delegationId?: string | null): void;
+  /** Speakable context (e.g. a grounded answer for a delegation) the model may say. */
+  appendCommentary(text: string, delegationId?: string | null): void;
+  /** Silent context; does not request speech. */
+  appendThinking(text: string, delegationId?: string | null): void;
+  /** Ask the provider to close and wait for its final usage (bounded by closeTimeoutMs). Idempotent. */
+  close(): Promise<VoiceSessionClosed>;
+}
+
+export interface VoiceProvider {
+  readonly kind: 'gpt-live' | 'simulator';
+  /**
+   * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
+   * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.
+   */
+  startSession(config: VoiceSessionConfig, options?: StartSessionOptions): Promise<VoiceSession>;
+}
+
+/** Timing and limits of the adapter. Defaults are the production values; tests shorten them. */
+export interface VoiceAdapterTuning {
+  /** session.started must echo the lock within this (VOICE.md: 3 s). */
+  lockTimeoutMs?: number;
+  /** Wait for session.closed after session.close before giving up on final usage. */
+  closeTimeoutMs?: number;
+  /** Total time allowed to get a dropped link back. */
+  reconnectWindowMs?: number;
+  reconnectInitialDelayMs?: number;
+  reconnectMaxDelayMs?: number;
+  /** Socket bytes in flight above which frames wait in the adapter's queue. */
+  highWaterBytes?: number;
+  /** Adapter queue limit; beyond it the oldest audio frames are dropped. */
+  maxQueuedBytes?: number;
+  /** Ping interval to detect half-open links; 0 disables. */
+  keepaliveMs?: number;
+  clock?: VoiceClock;
+}
