@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { ownerOf } from '../auth/index.js';
+import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import * as report from './report.js';
+import type { Meter } from './service.js';
+
+const tags = ['Usage'];
+const errors = { 401: 'No dashboard session' };
+const micros = z.number().int().describe('micros (1,000,000 = $1)');
+
+const summarySchema = z.object({
+  summary: z.object({
+    accountId: z.string(),
+    planCode: z.string(),
+    status: z.string(),
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    limitMicros: micros,
+    consumedMicros: micros,
+    reservedMicros: micros,
+    remainingMicros: micros,
+    requestCount: z.number().int(),
+    monthlyRequestCap: z.number().int().nullable(),
+    enforcement: z.enum(['shadow', 'enforce', 'off']),
+    voice: z.object({
+      voiceSecondsUsed: z.number().int(),
+      voiceSecondsLimit: z.number().int(),
+      voiceSecondsReserved: z.number().int(),
+      playgroundVoiceSeconds: z.number().int(),
+    }),
+  }),
+});
+
+const limitsSchema = z.object({
+  limits: z.object({
+    planCode: z.string(),
+    enforcement: z.enum(['shadow', 'enforce', 'off']),
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    budgetMicros: micros,
+    limitOverrideMicros: micros.nullable(),
+    creditMicros: micros,
+    limitMicros: micros,
+    maxAssistants: z.number().int().nullable(),
+    monthlyRequestCap: z.number().int().nullable(),
+    evalsEnabled: z.boolean(),
+    voiceMinutes: z.number().int(),
+    voiceConcurrentCalls: z.number().int(),
+    maxOutputTokens: z.number().int(),
+    playgroundExempt: z.boolean(),
+    playgroundVoiceExempt: z.boolean(),
+  }),
+});
+
+const byAssistantSchema = z.object({
+  periodStart: z.string(),
+  periodEnd: z.string(),
+  assistants: z.array(
+    z.object({
+      assistantId: z.string().nullable(),
+      costMicros: micros,
+      requestCount: z.number().int(),
+      inputTokens: z.number().int(),
+      outputTokens: z.number().int(),
+    }),
+  ),
+});
+
+const recentSchema = z.object({
+  events: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      source: z.string(),
+      assistantId: z.string().nullable(),
+      mode: z.string(),
+      outcome: z.string(),
+      model: z.string().nullable(),
+      inputTokens: z.number().int(),
+      outputTokens: z.number().int(),
+      units: z.number().int(),
+      costMicros: micros,
+      createdAt: z.string(),
+    }),
+  ),
+});
+
+/**
+ * Owner usage routes: dashboard session only, hidden from the v1 OpenAPI document (spec Endpoints rule 7).
+ * API keys cannot read them (the `session` authenticator answers 401 without a cookie).
+ */
+export function usageRoutes(meter: Meter): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/account/usage/summary',
+      auth: 'session',
+      schemas: { response: { 200: summarySchema } },
+      openapi: { summary: 'Usage summary of the current billing period', tags, hidden: true, errors },
+      handler: async (ctx) => reply.json({ summary: await report.usageSummary(meter, ownerOf(ctx).accountId) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/account/usage/limits',
+      auth: 'session',
+      schemas: { response: { 200: limitsSchema } },
+      openapi: { summary: 'Plan limits that apply to the account', tags, hidden: true, errors },
+      handler: async (ctx) => reply.json({ limits: await report.usageLimits(meter, ownerOf(ctx).accountId) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/account/usage/by-assistant',
+      auth: 'session',
+      schemas: { response: { 200: byAssistantSchema } },
+      openapi: { summary: 'Spend per assistant in the current billing period', tags, hidden: true, errors },
+      handler: async (ctx) => reply.json(await report.usageByAssistant(meter, ownerOf(ctx).accountId)),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/account/usage/recent',
+      auth: 'session',
+      schemas: {
+        query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
+        response: { 200: recentSchema },
+      },
+      openapi: { summary: 'Most recent usage events', tags, hidden: true, errors: { 400: 'Invalid limit', ...errors } },
+      handler: async (ctx) => reply.json({ events: await report.recentUsage(meter, ownerOf(ctx).accountId, ctx.query.limit) }),
+    }),
+  ];
+}
