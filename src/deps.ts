@@ -2,6 +2,7 @@ import type { Config } from './config/index.js';
 import { openDatabase } from './db/index.js';
 import type { Sql } from './db/types.js';
 import type { Logger } from './log/index.js';
+import { createVoiceProvider, startVoiceSimulator, type VoiceProvider } from './providers/voice/index.js';
 import { createStore } from './store/index.js';
 import type { SharedStore } from './store/types.js';
 
@@ -13,6 +14,8 @@ export interface Deps {
   readonly store: SharedStore;
   /** True when running on the embedded PostgreSQL (no DATABASE_URL). */
   readonly embeddedDatabase: boolean;
+  /** The voice provider; absent when none is configured (voice mints answer 503). */
+  readonly voiceProvider?: VoiceProvider | undefined;
   close(): Promise<void>;
 }
 
@@ -37,10 +40,44 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
     closers.push({ name: 'database', close: () => database.close() });
     const store = await createStore({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, log });
     closers.push({ name: 'store', close: () => store.close() });
-    log.info({ database: database.embedded ? 'embedded' : 'external', store: store.kind }, 'dependencies ready');
-    return { config, log, sql: database.sql, store, embeddedDatabase: database.embedded, close: closeAll };
+    const voiceProvider = await openVoiceProvider(config, log, closers);
+    log.info({ database: database.embedded ? 'embedded' : 'external', store: store.kind, voiceProvider: voiceProvider?.kind ?? 'none' }, 'dependencies ready');
+    return { config, log, sql: database.sql, store, embeddedDatabase: database.embedded, voiceProvider, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
   }
+}
+
+/**
+ * VOICE_PROVIDER=simulator without VOICE_PROVIDER_URL (the offline default) starts the GPT-Live simulator in-process
+ * on loopback; with a URL it talks to that simulator. gpt-live needs VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY;
+ * without them voice is off (mints answer 503) and the rest of Parley runs.
+ */
+async function openVoiceProvider(
+  config: Readonly<Config>,
+  log: Logger,
+  closers: Array<{ name: string; close: () => Promise<void> }>,
+): Promise<VoiceProvider | undefined> {
+  const logger = log.child({ component: 'voice-provider' });
+  if (config.VOICE_PROVIDER === 'gpt-live') {
+    if (config.VOICE_PROVIDER_URL === undefined || config.VOICE_PROVIDER_API_KEY === undefined) {
+      log.warn('VOICE_PROVIDER=gpt-live needs VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY; voice is off');
+      return undefined;
+    }
+    return createVoiceProvider({ kind: 'gpt-live', url: config.VOICE_PROVIDER_URL, apiKey: config.VOICE_PROVIDER_API_KEY, model: config.VOICE_MODEL, logger });
+  }
+  let url = config.VOICE_PROVIDER_URL;
+  if (url === undefined) {
+    const simulator = await startVoiceSimulator();
+    closers.push({ name: 'voice simulator', close: () => simulator.close() });
+    url = simulator.url;
+  }
+  return createVoiceProvider({
+    kind: 'simulator',
+    url,
+    model: config.VOICE_MODEL,
+    logger,
+    ...(config.VOICE_PROVIDER_API_KEY !== undefined ? { apiKey: config.VOICE_PROVIDER_API_KEY } : {}),
+  });
 }

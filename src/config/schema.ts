@@ -101,6 +101,10 @@ export const envSchema = z.object({
   VOICE_PROVIDER_API_KEY: optionalString,
   VOICE_MODEL: z.string().default('gpt-live-1'),
   VOICE_MAX_CONCURRENT_SESSIONS: int(0, 0, 1_000_000),
+  // Voice sessions: heartbeat interval given to clients that declare `heartbeat`; the deployment's cap on an
+  // assistant's maxDurationSeconds.
+  VOICE_HEARTBEAT_INTERVAL_MS: int(5000, 1000, 40_000),
+  VOICE_MAX_DURATION_CAP_SECONDS: int(3600, 30, 4 * 3600),
 
   // Usage metering (spec: Limits)
   HOSTED_USAGE_ENFORCEMENT: z.enum(['shadow', 'enforce', 'off']).default('shadow'),

@@ -181,6 +181,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         return reqLog();
       },
       principal: undefined,
+      authenticate: async () => {
+        if (route.auth !== 'none' && ctx.principal === undefined) ctx.principal = await options.authenticators[route.auth]!(ctx, meta);
+        return ctx.principal;
+      },
       responseHeaders: {},
       setCookies: [],
       route: meta,
@@ -191,7 +195,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       const mutable = ctx as { -readonly [K in keyof RequestContext]: RequestContext[K] };
       mutable.params = parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
       mutable.query = parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
-      if (route.auth !== 'none') ctx.principal = await options.authenticators[route.auth]!(ctx, meta);
+      if (!route.deferAuth) await ctx.authenticate();
       if (bodyPromise) {
         const raw = await bodyPromise;
         if (route.rawBody) mutable.rawBody = raw;

@@ -36,6 +36,11 @@ export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
   readonly log: Logger;
   /** Whatever the route's authenticator resolved (a principal), or undefined for auth "none". */
   principal: unknown;
+  /**
+   * Runs the route's authenticator now and sets `principal` (routes with `deferAuth`, after the checks that must
+   * answer first). Resolves the principal; for other routes it has already run and resolves the same value.
+   */
+  authenticate(): Promise<unknown>;
   /** Headers added to whatever answer this request gets, including errors (rate-limit headers, cookies). */
   readonly responseHeaders: Record<string, string>;
   /** Set-Cookie values added to the answer. */
@@ -74,6 +79,12 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
   scope?: string;
   /** Keyless browser routes: answer CORS preflight and reflect the Origin. */
   cors?: boolean;
+  /**
+   * Parse and validate the body before authenticating, and let the handler call `ctx.authenticate()` itself when
+   * a check must answer before identity (voice mint: capabilities are validated before anything else). OpenAPI
+   * still documents the route's `auth`.
+   */
+  deferAuth?: boolean;
   /** Per-route body limit in bytes (defaults to the server's). */
   bodyLimit?: number;
   /** Keep the raw bytes (ctx.rawBody) and skip JSON parsing of non-JSON bodies. */

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { buildApp, type ParleyApp } from '../../src/app.js';
+import { buildApp, type BuildOptions, type ParleyApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
@@ -30,7 +30,7 @@ export const TEST_SECRET_KEY = 'test-secret-key-that-is-at-least-32-bytes-long';
  */
 export async function startTestApp(
   t: Test,
-  options: { env?: Record<string, string>; database?: TestDatabase; redisPrefix?: string } = {},
+  options: { env?: Record<string, string>; database?: TestDatabase; redisPrefix?: string; voice?: BuildOptions['voice']; knowledge?: BuildOptions['knowledge'] } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(t));
   const redisPrefix = options.redisPrefix ?? uniquePrefix('app');
@@ -46,7 +46,11 @@ export async function startTestApp(
     ...options.env,
   });
   const deps = await createDeps(config, logs.log);
-  const app = buildApp(deps, { validateResponses: true });
+  const app = buildApp(deps, {
+    validateResponses: true,
+    ...(options.voice ? { voice: options.voice } : {}),
+    ...(options.knowledge ? { knowledge: options.knowledge } : {}),
+  });
   const port = await app.listen('127.0.0.1', 0);
   t.teardown(async () => {
     await app.close(0);

@@ -1,0 +1,277 @@
+import type { Logger } from '../log/index.js';
+import type {
+  VoiceDelegationRequest, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionHandlers, VoiceTranscriptDelta,
+} from '../providers/voice/index.js';
+import type { EndReason } from './end-reasons.js';
+import { GateChannel } from './gate.js';
+import type { OwnerLease } from './ownership.js';
+import type { VoiceQuotaRequest } from './quota.js';
+import type { Supervised } from './supervisor.js';
+import { TranscriptAssembler, type TranscriptTurn, type TurnSource } from './transcripts.js';
+import type { VoiceFinal, VoiceSource } from './types.js';
+
+/** Supervision limits of one session, resolved at mint (assistant settings, capped by the deployment). */
+export interface SessionLimits {
+  /** 45 s: only enforced when the client declared `heartbeat`. */
+  heartbeatLossMs: number;
+  maxDurationMs: number;
+  /** Spoken warning this long before the cap. */
+  maxDurationWarningMs: number;
+  idleTimeoutMs: number;
+  /** Spoken check-in this long before the idle end. */
+  idleCheckInMs: number;
+  /** The media socket may be gone this long before the session ends `disconnected`. */
+  mediaGraceMs: number;
+  /** At most one heartbeat per this many ms. */
+  heartbeatMinGapMs: number;
+  /** How often the quota is asked whether the call may go on. */
+  quotaCheckEveryMs: number;
+}
+
+/**
+ * What the relay (and tests) subscribe to: the provider's callbacks fanned out. Called synchronously from the
+ * provider socket's message handler: do not block; output audio Buffers must not be kept past the call.
+ */
+export interface LiveSessionListener {
+  onOutputAudio?(pcm: Buffer): void;
+  onInputTranscript?(delta: VoiceTranscriptDelta): void;
+  onOutputTranscript?(delta: VoiceTranscriptDelta): void;
+  onLinkState?(state: VoiceLinkState): void;
+  /** The session is ending (reason as presented to this session's audience): close the media socket. */
+  onEnded?(endReason: EndReason): void;
+}
+
+export interface LiveSessionInit {
+  id: string;
+  accountId: string;
+  assistant: { id: string; language: string };
+  conversationId: string;
+  source: VoiceSource;
+  keyless: boolean;
+  visitorId: string | null;
+  heartbeat: boolean;
+  limits: SessionLimits;
+  startedAt: number;
+  log: Logger;
+}
+
+/** What the session asks of the service (the I/O it must not do itself). */
+export interface LiveSessionEnvironment {
+  now(): number;
+  /** Ends the session: provider close, settlement, tombstone, ownership release. Called once. */
+  end(session: LiveVoiceSession, reason: EndReason, by: 'client' | 'service'): Promise<VoiceFinal>;
+  /** Answer a delegated turn from the assistant's documents. */
+  ground(session: LiveVoiceSession, request: VoiceDelegationRequest, question: string): void;
+  writeTurn(session: LiveVoiceSession, turn: TranscriptTurn): void;
+  /** Whether the call may go on (the quota seam); false ends it with usage_limit. */
+  extendQuota(session: LiveVoiceSession, usedSeconds: number): Promise<boolean>;
+}
+
+export type LiveStatus = 'active' | 'ending' | 'ended';
+
+/** Spoken by the model (as commentary) so the caller is never cut off without a word. */
+const IDLE_CHECK_IN = 'Are you still there? I will hang up soon if I do not hear from you.';
+const DURATION_WARNING = 'We are almost out of time for this call; it will end shortly.';
+
+/**
+ * One live voice session on its owning instance: the provider session, the gate, the supervision deadlines and
+ * the listeners the media relay attaches. Everything here is in memory and synchronous; the service does the I/O.
+ *
+ * The relay's API (voice-relay issue): `provider.sendAudio(pcm)` for caller audio, `gate.isOpen` before forwarding
+ * assistant audio, `subscribe({...})` for output audio/transcripts/the end, `onMediaAttached()` /
+ * `onMediaDetached()` when the caller's media socket opens/closes (a detach not followed by an attach within the
+ * grace period ends the session `disconnected`).
+ */
+export class LiveVoiceSession implements Supervised {
+  readonly id: string;
+  readonly accountId: string;
+  readonly assistant: { id: string; language: string };
+  readonly conversationId: string;
+  readonly source: VoiceSource;
+  readonly keyless: boolean;
+  readonly visitorId: string | null;
+  readonly heartbeatDeclared: boolean;
+  readonly limits: SessionLimits;
+  readonly startedAt: number;
+  readonly log: Logger;
+  readonly gate: GateChannel;
+  /** Set once the provider session started with the lock confirmed (before the session is registered). */
+  provider!: VoiceSession;
+  lease!: OwnerLease;
+
+  status: LiveStatus = 'active';
+  endReason: EndReason = null;
+  linkState: VoiceLinkState = 'connected';
+  usageSeconds = 0;
+  /** The provider's own close (final usage), when it came before ours. */
+  providerClosed: VoiceSessionClosed | undefined;
+
+  private lastHeartbeatAt: number;
+  private heartbeatsSeen = 0;
+  private lastSpeechAt: number;
+  private checkedIn = false;
+  private warned = false;
+  private mediaAttached = false;
+  private mediaDetachedAt: number | undefined;
+  private lastQuotaCheckAt: number;
+  private quotaCheckInFlight = false;
+  private endPromise: Promise<VoiceFinal> | undefined;
+  private readonly listeners = new Set<LiveSessionListener>();
+  readonly transcripts: TranscriptAssembler;
+
+  constructor(init: LiveSessionInit, private readonly env: LiveSessionEnvironment) {
+    this.id = init.id;
+    this.accountId = init.accountId;
+    this.assistant = init.assistant;
+    this.conversationId = init.conversationId;
+    this.source = init.source;
+    this.keyless = init.keyless;
+    this.visitorId = init.visitorId;
+    this.heartbeatDeclared = init.heartbeat;
+    this.limits = init.limits;
+    this.startedAt = init.startedAt;
+    this.lastHeartbeatAt = init.startedAt;
+    this.lastSpeechAt = init.startedAt;
+    this.lastQuotaCheckAt = init.startedAt;
+    this.log = init.log;
+    this.gate = new GateChannel(env.now);
+    this.transcripts = new TranscriptAssembler((turn) => env.writeTurn(this, turn));
+  }
+
+  get quotaRequest(): VoiceQuotaRequest {
+    return { accountId: this.accountId, sessionId: this.id, assistantId: this.assistant.id, source: this.source, keyless: this.keyless };
+  }
+
+  /** Provider callbacks: internal bookkeeping first, then the listeners. Passed to startSession. */
+  readonly handlers: VoiceSessionHandlers = {
+    onOutputAudio: (pcm) => {
+      for (const l of this.listeners) l.onOutputAudio?.(pcm);
+    },
+    onInputTranscript: (delta) => {
+      // No speech events exist: visitor speech is inferred from input transcript fragments (VOICE.md).
+      this.lastSpeechAt = this.env.now();
+      this.checkedIn = false;
+      this.transcripts.add('user', delta.text);
+      if (this.status === 'active') this.gate.decide('user_speaking', delta.endMs);
+      for (const l of this.listeners) l.onInputTranscript?.(delta);
+    },
+    onOutputTranscript: (delta) => {
+      this.transcripts.add('assistant', delta.text);
+      // A reply that follows the visitor's speech without a delegation is small talk; a grounded answer opened the
+      // gate itself, and a pending one keeps it closed until the answer is handed over.
+      const reason = this.gate.current.reason;
+      if (this.status === 'active' && (reason === 'user_speaking' || reason === 'start')) this.gate.decide('social');
+      for (const l of this.listeners) l.onOutputTranscript?.(delta);
+    },
+    onDelegation: (request) => {
+      if (this.status !== 'active') return;
+      this.gate.decide('pending_backend', this.gate.current.inputEndMs);
+      this.env.ground(this, request, this.transcripts.pendingQuestion());
+    },
+    onUsage: (usage) => {
+      this.usageSeconds = usage.seconds;
+    },
+    onStateChange: (state) => {
+      this.linkState = state;
+      for (const l of this.listeners) l.onLinkState?.(state);
+      // Reconnect window exhausted or refused: control of the call is gone.
+      if (state === 'lost') void this.end('control_lost');
+    },
+    onError: (error) => {
+      this.log.warn({ code: error.code, providerStatus: error.providerStatus }, 'voice provider error');
+    },
+    onClosed: (closed) => {
+      this.providerClosed = closed;
+      this.usageSeconds = closed.usage.seconds;
+      // The provider ended the call on its own (hang-up, expiry, lost link): our control of it is gone.
+      if (this.status === 'active') void this.end('control_lost');
+    },
+  };
+
+  /** The grounded answer was handed to the model: the assistant may speak it. */
+  answerReady(sources: TurnSource[], outcome: 'answered' | 'no_answer'): void {
+    this.transcripts.attachGrounding(sources, outcome);
+    if (this.status === 'active') this.gate.decide('backend_answer', this.gate.current.inputEndMs);
+  }
+
+  subscribe(listener: LiveSessionListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onMediaAttached(): void {
+    this.mediaAttached = true;
+    this.mediaDetachedAt = undefined;
+  }
+
+  onMediaDetached(): void {
+    if (!this.mediaAttached) return;
+    this.mediaAttached = false;
+    this.mediaDetachedAt = this.env.now();
+  }
+
+  /** A heartbeat arrived. False when it came sooner than the 1-per-second limit (it then does not count). */
+  heartbeat(now: number): boolean {
+    if (now - this.lastHeartbeatAt < this.limits.heartbeatMinGapMs && this.heartbeatsSeen > 0) return false;
+    this.heartbeatsSeen++;
+    this.lastHeartbeatAt = now;
+    return true;
+  }
+
+  /** Supervisor tick: cheap comparisons; anything due starts asynchronously. */
+  check(now: number): void {
+    if (this.status !== 'active') return;
+    this.gate.keepalive(now);
+    if (this.heartbeatDeclared && now - this.lastHeartbeatAt >= this.limits.heartbeatLossMs) return void this.end('heartbeat_lost');
+    if (now - this.startedAt >= this.limits.maxDurationMs) return void this.end('max_duration');
+    if (now - this.lastSpeechAt >= this.limits.idleTimeoutMs) return void this.end('idle');
+    if (this.mediaDetachedAt !== undefined && now - this.mediaDetachedAt >= this.limits.mediaGraceMs) return void this.end('disconnected');
+    if (!this.warned && now - this.startedAt >= this.limits.maxDurationMs - this.limits.maxDurationWarningMs) {
+      this.warned = true;
+      this.say(DURATION_WARNING);
+    }
+    if (!this.checkedIn && now - this.lastSpeechAt >= this.limits.idleTimeoutMs - this.limits.idleCheckInMs) {
+      this.checkedIn = true;
+      this.say(IDLE_CHECK_IN);
+    }
+    if (!this.quotaCheckInFlight && now - this.lastQuotaCheckAt >= this.limits.quotaCheckEveryMs) {
+      this.lastQuotaCheckAt = now;
+      this.quotaCheckInFlight = true;
+      this.env.extendQuota(this, this.usageSeconds).then(
+        (ok) => {
+          this.quotaCheckInFlight = false;
+          if (!ok) void this.end('usage_limit');
+        },
+        (err: unknown) => {
+          this.quotaCheckInFlight = false;
+          this.log.error({ err }, 'voice quota check failed; the call goes on');
+        },
+      );
+    }
+  }
+
+  /** A short spoken line from the service (check-in, warning): the gate opens for it. */
+  private say(text: string): void {
+    this.provider.appendCommentary(text);
+    this.gate.decide('social');
+  }
+
+  /** End once; every later call gets the same final answer. `null` = ended by the client. */
+  end(reason: EndReason, by: 'client' | 'service' = reason === null ? 'client' : 'service'): Promise<VoiceFinal> {
+    if (this.endPromise !== undefined) return this.endPromise;
+    this.status = 'ending';
+    this.endReason = reason;
+    this.log.info({ endReason: reason, by }, 'voice session ending');
+    this.endPromise = this.env.end(this, reason, by).finally(() => {
+      this.status = 'ended';
+    });
+    return this.endPromise;
+  }
+
+  /** Tell listeners the call is over (the gate's end line is written by the service with the audience mapping). */
+  notifyEnded(presented: EndReason): void {
+    for (const l of [...this.listeners]) l.onEnded?.(presented);
+    this.listeners.clear();
+  }
+}
+

@@ -1,0 +1,114 @@
+import type { SharedStore } from '../store/types.js';
+
+/**
+ * Ownership records (API-DECISIONS, Voice; ARCHITECTURE rule 9). Every live session has one store record
+ * `voice:owner:<sessionId>` = `{instanceId, generation, expiresAt}` that its owner renews every 5 s and that expires
+ * 15 s after the last renewal. Any instance reads it to answer 421 `misrouted` (the record names the owner, so a
+ * proxy can route by it) or, once it is gone, to conclude that the owner died.
+ *
+ * Fencing: renewals are compare-and-set against the exact value the owner last wrote, so an owner whose record
+ * changed (expired, taken over, marked for ending) learns it on its next renewal and stops acting. The generation
+ * travels to the voice_sessions row too; settlement there is conditional on it, so a stale owner cannot settle a
+ * session someone else already settled (Redis can lose writes; the database is the referee).
+ */
+export interface OwnerRecord {
+  instanceId: string;
+  generation: number;
+  /** Epoch ms after which the record is gone unless renewed. */
+  expiresAt: number;
+  /**
+   * Set by another instance that needs the owner to end the session (a newer widget session of the same
+   * visitor: `superseded`). The owner sees it when its next renewal fails and ends the session itself.
+   */
+  endRequested?: string;
+}
+
+/** What the owner holds: the exact value it wrote last (the CAS expectation). */
+export interface OwnerLease {
+  readonly sessionId: string;
+  record: OwnerRecord;
+  raw: string;
+}
+
+export type RenewOutcome =
+  | { kind: 'renewed' }
+  /** The record changed under us: `current` is what is there now (null: gone). The owner must stop acting. */
+  | { kind: 'fenced'; current: OwnerRecord | null };
+
+export interface OwnershipTiming {
+  /** Renewal period (default 5 s). */
+  renewEveryMs: number;
+  /** Expiry after the last renewal (default 15 s). */
+  ttlMs: number;
+}
+
+export const OWNERSHIP_DEFAULTS: Readonly<OwnershipTiming> = Object.freeze({ renewEveryMs: 5000, ttlMs: 15_000 });
+
+const ownerKey = (sessionId: string) => `voice:owner:${sessionId}`;
+
+export function parseOwnerRecord(raw: string | null): OwnerRecord | null {
+  if (raw === null) return null;
+  try {
+    const value = JSON.parse(raw) as Partial<OwnerRecord>;
+    if (typeof value.instanceId !== 'string' || typeof value.generation !== 'number' || typeof value.expiresAt !== 'number') return null;
+    return value as OwnerRecord;
+  } catch {
+    return null;
+  }
+}
+
+export class VoiceOwnership {
+  constructor(
+    private readonly store: SharedStore,
+    readonly instanceId: string,
+    readonly timing: OwnershipTiming = OWNERSHIP_DEFAULTS,
+    /** Wall clock: records are read by other instances, so they carry real time, never a test clock. */
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Take a new session (generation 1). Null when a record already exists (an id collision: never reuse it). */
+  async claim(sessionId: string, generation = 1): Promise<OwnerLease | null> {
+    const record: OwnerRecord = { instanceId: this.instanceId, generation, expiresAt: this.now() + this.timing.ttlMs };
+    const raw = JSON.stringify(record);
+    const ok = await this.store.set(ownerKey(sessionId), raw, { ttlMs: this.timing.ttlMs, onlyIfAbsent: true });
+    return ok ? { sessionId, record, raw } : null;
+  }
+
+  /** Extend the lease; fenced when the record is no longer exactly what this owner wrote. */
+  async renew(lease: OwnerLease): Promise<RenewOutcome> {
+    const record: OwnerRecord = { ...lease.record, expiresAt: this.now() + this.timing.ttlMs };
+    const raw = JSON.stringify(record);
+    if (await this.store.compareAndSet(ownerKey(lease.sessionId), lease.raw, raw, this.timing.ttlMs)) {
+      lease.record = record;
+      lease.raw = raw;
+      return { kind: 'renewed' };
+    }
+    return { kind: 'fenced', current: await this.read(lease.sessionId) };
+  }
+
+  async read(sessionId: string): Promise<OwnerRecord | null> {
+    return parseOwnerRecord(await this.store.get(ownerKey(sessionId)));
+  }
+
+  /** Give the record up (session ended here). Only removes it while it is still ours. */
+  async release(lease: OwnerLease): Promise<void> {
+    await this.store.deleteIfEquals(ownerKey(lease.sessionId), lease.raw);
+  }
+
+  /**
+   * Ask the owner (any instance) to end a session with `reason`: the record is rewritten with `endRequested`, which
+   * fences the owner's next renewal. Returns the record asked, or null when there is no live owner.
+   */
+  async requestEnd(sessionId: string, reason: string): Promise<OwnerRecord | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const raw = await this.store.get(ownerKey(sessionId));
+      const current = parseOwnerRecord(raw);
+      if (raw === null || current === null) return null;
+      if (current.endRequested !== undefined) return current;
+      const ttl = Math.max(1, current.expiresAt - this.now());
+      const next: OwnerRecord = { ...current, endRequested: reason };
+      if (await this.store.compareAndSet(ownerKey(sessionId), raw, JSON.stringify(next), ttl)) return next;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,158 @@
+import type { Sql, TransactionSql } from '../db/index.js';
+import type { EndReason } from './end-reasons.js';
+import type { TurnSource } from './transcripts.js';
+import type { VoiceSource } from './types.js';
+
+type Db = Sql | TransactionSql;
+
+export interface VoiceSessionRow {
+  id: string;
+  accountId: string;
+  assistantId: string;
+  conversationId: string | null;
+  source: VoiceSource;
+  visitorId: string | null;
+  state: 'active' | 'ended' | 'lost' | 'failed';
+  endReason: Exclude<EndReason, null> | null;
+  endedBy: 'client' | 'service' | 'reaper' | null;
+  ownerInstance: string;
+  ownerGeneration: number;
+  usageSeconds: number;
+  billableSeconds: number;
+  usageFinalized: boolean;
+}
+
+const COLUMNS = `id, account_id, assistant_id, conversation_id, source, visitor_id, state, end_reason, ended_by, owner_instance,
+  owner_generation, usage_seconds, billable_seconds, usage_finalized`;
+
+export interface NewVoiceSession {
+  id: string;
+  accountId: string;
+  assistantId: string;
+  conversationId: string | null;
+  apiKeyId: string | null;
+  source: VoiceSource;
+  visitorId: string | null;
+  capabilities: string[];
+  recordingEnabled: boolean;
+  recordingConsent: boolean;
+  provider: string;
+  providerSessionId: string | null;
+  ownerInstance: string;
+  maxDurationSeconds: number;
+  idleTimeoutSeconds: number;
+}
+
+/** A conversation for the call's transcript (the knowledge capability's table; source api | widget | playground). */
+export async function insertConversation(
+  sql: Db,
+  row: { id: string; assistantId: string; accountId: string; visitorId: string | null; source: VoiceSource },
+): Promise<void> {
+  await sql`
+    insert into conversations (id, assistant_id, account_id, visitor_id, source)
+    values (${row.id}, ${row.assistantId}, ${row.accountId}, ${row.visitorId}, ${row.source})`;
+}
+
+/** An existing conversation of this assistant the caller may continue (bearer: same account; keyless: same visitor). */
+export async function findConversation(sql: Db, id: string, assistantId: string): Promise<{ id: string; visitorId: string | null } | undefined> {
+  const [row] = await sql<{ id: string; visitorId: string | null }[]>`
+    select id, visitor_id from conversations where id = ${id} and assistant_id = ${assistantId}`;
+  return row;
+}
+
+export async function insertActiveSession(sql: Db, s: NewVoiceSession): Promise<void> {
+  await sql`
+    insert into voice_sessions (id, account_id, assistant_id, conversation_id, api_key_id, source, visitor_id, state, capabilities,
+      recording_enabled, recording_consent, provider, provider_session_id, owner_instance, owner_generation,
+      max_duration_seconds, idle_timeout_seconds, started_at)
+    values (${s.id}, ${s.accountId}, ${s.assistantId}, ${s.conversationId}, ${s.apiKeyId}, ${s.source}, ${s.visitorId}, 'active',
+      ${sql.array(s.capabilities)}, ${s.recordingEnabled}, ${s.recordingConsent}, ${s.provider}, ${s.providerSessionId},
+      ${s.ownerInstance}, 1, ${s.maxDurationSeconds}, ${s.idleTimeoutSeconds}, now())`;
+}
+
+/** A mint the provider did not confirm: kept for the owner's records, never billed. */
+export async function insertFailedSession(sql: Db, s: NewVoiceSession & { failureCode: string }): Promise<void> {
+  await sql`
+    insert into voice_sessions (id, account_id, assistant_id, conversation_id, api_key_id, source, visitor_id, state, end_reason,
+      ended_by, capabilities, recording_enabled, recording_consent, provider, failure_code, owner_instance, max_duration_seconds,
+      idle_timeout_seconds, ended_at)
+    values (${s.id}, ${s.accountId}, ${s.assistantId}, null, ${s.apiKeyId}, ${s.source}, ${s.visitorId}, 'failed', 'voice_unavailable',
+      'service', ${sql.array(s.capabilities)}, ${s.recordingEnabled}, ${s.recordingConsent}, ${s.provider}, ${s.failureCode},
+      ${s.ownerInstance}, ${s.maxDurationSeconds}, ${s.idleTimeoutSeconds}, now())`;
+}
+
+export async function findSession(sql: Db, id: string): Promise<VoiceSessionRow | undefined> {
+  const [row] = await sql<VoiceSessionRow[]>`select ${sql.unsafe(COLUMNS)} from voice_sessions where id = ${id}`;
+  return row;
+}
+
+/**
+ * Settle an active session exactly once: the update only matches while the row is active and still carries the
+ * generation the settler knows (fencing). Returns the settled row, or undefined when someone else settled first.
+ */
+export async function settleSession(
+  sql: Db,
+  s: {
+    id: string;
+    generation: number;
+    state: 'ended' | 'lost';
+    endReason: EndReason;
+    endedBy: 'client' | 'service' | 'reaper';
+    usageSeconds: number;
+    billableSeconds: number;
+    usageFinalized: boolean;
+  },
+): Promise<VoiceSessionRow | undefined> {
+  const [row] = await sql<VoiceSessionRow[]>`
+    update voice_sessions
+    set state = ${s.state}, end_reason = ${s.endReason}, ended_by = ${s.endedBy}, ended_at = now(),
+        usage_seconds = ${s.usageSeconds}, billable_seconds = ${s.billableSeconds}, usage_finalized = ${s.usageFinalized},
+        owner_generation = owner_generation + ${s.endedBy === 'reaper' ? 1 : 0}
+    where id = ${s.id} and state = 'active' and owner_generation = ${s.generation}
+    returning ${sql.unsafe(COLUMNS)}`;
+  return row;
+}
+
+/** One statement per renewal tick for every session this instance owns: liveness and the last usage seen. */
+export async function renewSessions(sql: Db, ids: string[], usageSeconds: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    update voice_sessions v
+    set renewed_at = now(), usage_seconds = x.usage
+    from unnest(${sql.array(ids)}::text[], ${sql.array(usageSeconds)}::float8[]) as x(id, usage)
+    where v.id = x.id and v.state = 'active'`;
+}
+
+/** Active sessions whose owner has not renewed for `staleMs`: candidates for the orphan check. */
+export async function findStaleActive(sql: Db, staleMs: number, limit: number): Promise<VoiceSessionRow[]> {
+  return sql<VoiceSessionRow[]>`
+    select ${sql.unsafe(COLUMNS)} from voice_sessions
+    where state = 'active' and renewed_at < now() - make_interval(secs => ${staleMs / 1000})
+    order by renewed_at
+    limit ${limit}`;
+}
+
+/** A transcript turn as a conversation message (and the conversation's count), in one transaction. */
+export async function insertTurn(
+  sql: Sql,
+  m: {
+    id: string;
+    conversationId: string;
+    assistantId: string;
+    role: 'user' | 'assistant';
+    content: string;
+    inReplyTo: string | null;
+    outcome: 'answered' | 'no_answer' | null;
+    sources: TurnSource[];
+    provider: string;
+    model: string | null;
+  },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into messages (id, conversation_id, assistant_id, role, content, in_reply_to, outcome, sources, provider, model)
+      values (${m.id}, ${m.conversationId}, ${m.assistantId}, ${m.role}, ${m.content}, ${m.inReplyTo}, ${m.outcome},
+              ${tx.json(m.sources as never)}, ${m.provider}, ${m.model})`;
+    await tx`update conversations set message_count = message_count + 1 where id = ${m.conversationId}`;
+  });
+}
