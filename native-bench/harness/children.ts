@@ -1,0 +1,164 @@
+/**
+ * Child processes of the bench: every server under test (and the provider simulator) runs in its own process so
+ * its CPU time and RSS are its own, read from /proc/<pid>. Each child is started and killed by the runner.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BENCH_DIR = join(ROOT, 'native-bench');
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/** The bench only ever talks to loopback: a public or LAN address is refused before any traffic is sent. */
+export function assertLoopback(target: string): void {
+  const host = new URL(target).hostname;
+  if (!LOOPBACK.has(host) && !/^127\.\d+\.\d+\.\d+$/.test(host)) {
+    throw new Error(`native-bench refuses to run against ${host}: loopback targets only (127.0.0.1, ::1, localhost)`);
+  }
+}
+
+export interface StartOptions {
+  name: string;
+  /** A .ts file (run with `node --import tsx`) or a built .js file. */
+  script: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** CPUs to pin the child to with taskset (ignored when taskset is missing or the list is empty). */
+  cpus?: number[] | undefined;
+  /** Resolves with the first stdout line that passes, or rejects on exit or after timeoutMs. */
+  ready: (line: string) => string | undefined;
+  timeoutMs?: number;
+}
+
+export interface Child {
+  readonly name: string;
+  readonly pid: number;
+  /** What `ready` extracted (a URL or a port). */
+  readonly info: string;
+  readonly process: ChildProcess;
+  /** Last lines of stderr (for error messages). */
+  stderrTail(): string;
+  stop(): Promise<void>;
+}
+
+let tasksetPath: string | null | undefined;
+export function hasTaskset(): boolean {
+  if (tasksetPath === undefined) {
+    const found = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' });
+    tasksetPath = found.status === 0 ? found.stdout.trim() : null;
+  }
+  return tasksetPath !== null;
+}
+
+/** Pin an already running process (all its threads) to `cpus`. Returns false when that is not possible. */
+export function pinProcess(pid: number, cpus: number[]): boolean {
+  if (!hasTaskset() || cpus.length === 0) return false;
+  return spawnSync('taskset', ['-a', '-p', '-c', cpus.join(','), String(pid)], { stdio: 'ignore' }).status === 0;
+}
+
+export async function startChild(options: StartOptions): Promise<Child> {
+  const nodeArgs = options.script.endsWith('.ts') ? ['--import', 'tsx', options.script] : [options.script];
+  const command = [process.execPath, ...nodeArgs, ...(options.args ?? [])];
+  const pinned = options.cpus !== undefined && options.cpus.length > 0 && hasTaskset();
+  // taskset execs the command, so the pid we get is node's own pid.
+  const argv = pinned ? ['taskset', '-c', options.cpus!.join(','), ...command] : command;
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    tail.push(line);
+    if (tail.length > 30) tail.shift();
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const info = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      fail(new Error(`${options.name} did not become ready within ${options.timeoutMs ?? 30_000} ms`));
+    }, options.timeoutMs ?? 30_000);
+    const onExit = (code: number | null): void => fail(new Error(`${options.name} exited (${code}) before it was ready:\n${tail.join('\n')}`));
+    function fail(err: Error): void {
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      child.kill('SIGKILL');
+      reject(err);
+    }
+    child.once('exit', onExit);
+    child.once('error', (err) => fail(err));
+    lines.on('line', (line) => {
+      const found = options.ready(line);
+      if (found === undefined) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolve(found);
+    });
+  });
+  // Keep draining stdout so a chatty child never blocks on a full pipe.
+  child.stdout!.resume();
+  let stopping: Promise<void> | undefined;
+  return {
+    name: options.name,
+    pid: child.pid!,
+    info,
+    process: child,
+    stderrTail: () => tail.join('\n'),
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const hard = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(hard);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      });
+      return stopping;
+    },
+  };
+}
+
+/** First stdout line that is a ws:// or http:// URL (the simulator and the baselines print one). */
+export const urlLine = (line: string): string | undefined => (/^(ws|http)s?:\/\//.test(line.trim()) ? line.trim() : undefined);
+
+let clockTicks: number | undefined;
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    const out = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+    const n = Number(out.stdout?.trim());
+    clockTicks = Number.isFinite(n) && n > 0 ? n : 100;
+  }
+  return clockTicks;
+}
+
+export interface ProcSample {
+  /** User + system CPU of the whole process (every thread), milliseconds. */
+  cpuMs: number;
+  rssBytes: number;
+  at: number;
+}
+
+/** CPU and RSS of a process as the kernel counts them (Linux /proc). */
+export function sampleProcess(pid: number): ProcSample {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start at state (field 3).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return { cpuMs: ((utime + stime) * 1000) / ticksPerSecond(), rssBytes: rssKb * 1024, at: performance.now() };
+}
+
+export function canSampleProcesses(): boolean {
+  try {
+    sampleProcess(process.pid);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Parley as a server under test: a fresh build of the working tree (built JS, not tsx, for fair numbers), a data
+ * directory with a bench user and API key made by the operator CLI, and a child process on the embedded defaults
+ * plus Redis (unique key prefix), PORT=0 (the port is read from the "parley listening" log line).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, startChild, type Child } from './children.js';
+
+const CACHE = join(ROOT, 'node_modules', '.cache', 'parley-bench');
+const BUILD = join(CACHE, 'dist');
+const EMAIL = 'bench@bench.local';
+export const BENCH_ORIGIN = 'http://bench.local';
+
+export interface ParleyBuild {
+  /** Script to run: built main.js, or src/main.ts through tsx when the build failed. */
+  main: string;
+  cli: string;
+  kind: 'built' | 'tsx';
+  note: string;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Compile src/ into node_modules/.cache/parley-bench/dist (never touching dist/), incrementally, only when a source
+ * file is newer than the last build. tsc emits even when a colleague's file has a type error; only a missing
+ * main.js falls back to tsx.
+ */
+export function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void): ParleyBuild {
+  const tsx: ParleyBuild = { main: join(ROOT, 'src/main.ts'), cli: join(ROOT, 'src/cli.ts'), kind: 'tsx', note: 'src/main.ts through tsx' };
+  if (prefer === 'tsx') return tsx;
+  const stamp = join(CACHE, 'build-stamp');
+  const main = join(BUILD, 'main.js');
+  const fresh = existsSync(main) && existsSync(stamp) && Number(readFileSync(stamp, 'utf8')) >= newestMtime(join(ROOT, 'src'));
+  if (!fresh) {
+    log('building Parley (tsc -> node_modules/.cache/parley-bench/dist)...');
+    mkdirSync(CACHE, { recursive: true });
+    const started = newestMtime(join(ROOT, 'src'));
+    const out = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', BUILD, '--incremental', '--tsBuildInfoFile', join(CACHE, 'tsbuildinfo')],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    if (!existsSync(main)) {
+      log(`build produced no main.js; running src/main.ts through tsx instead\n${out.stdout.slice(0, 2000)}`);
+      return { ...tsx, note: 'src/main.ts through tsx (the build failed)' };
+    }
+    cpSync(join(ROOT, 'src/db/migrations'), join(BUILD, 'db/migrations'), { recursive: true });
+    // The cache sits under node_modules, where Node stops looking for the project's package.json: say ESM here.
+    writeFileSync(join(BUILD, 'package.json'), '{"type":"module"}\n');
+    writeFileSync(stamp, String(started));
+    if (out.status !== 0) log('note: tsc reported type errors in the working tree (output emitted anyway)');
+  }
+  return { main, cli: join(BUILD, 'cli.js'), kind: 'built', note: 'built JS (tsc of the working tree, node_modules/.cache/parley-bench/dist)' };
+}
+
+export interface ParleyFixture {
+  dataDir: string;
+  apiKey: string;
+  redisPrefix: string;
+  /** Environment every Parley child of this run gets. */
+  env: Record<string, string>;
+}
+
+function runCli(build: ParleyBuild, env: Record<string, string>, args: string[]): Record<string, unknown> {
+  const nodeArgs = build.cli.endsWith('.ts') ? ['--import', 'tsx', build.cli] : [build.cli];
+  const out = spawnSync(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const line = out.stdout.trim().split('\n').pop() ?? '';
+  if (out.status !== 0) throw new Error(`npm run cli -- ${args[0]} failed (${out.status}): ${line || out.stderr.slice(-500)}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+/**
+ * A data directory holding the bench user and key. Made once with the CLI (about 20 s on PGlite) and cached by the
+ * hash of the migrations and the CLI, then copied per run so every run starts from the same database.
+ */
+export function prepareFixture(build: ParleyBuild, log: (line: string) => void): ParleyFixture {
+  const migrations = join(ROOT, 'src/db/migrations');
+  const hash = createHash('sha256');
+  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+  hash.update(readFileSync(join(ROOT, 'src/cli.ts')));
+  const key = hash.digest('hex').slice(0, 16);
+  const cached = join(CACHE, `fixture-${key}`);
+  const baseEnv = { LOG_LEVEL: 'info', NODE_ENV: 'production' };
+  if (!existsSync(join(cached, 'bench.json'))) {
+    log('preparing the bench database with the operator CLI (once per schema)...');
+    rmSync(cached, { recursive: true, force: true });
+    mkdirSync(cached, { recursive: true });
+    const env = { ...baseEnv, DATA_DIR: cached, LOG_LEVEL: 'warn' };
+    runCli(build, env, ['user:create', '--email', EMAIL, '--password', `bench-${randomBytes(12).toString('hex')}`, '--name', 'native-bench']);
+    const made = runCli(build, env, ['key:create', '--email', EMAIL, '--scopes', 'chat,assistants:read,assistants:write,voice', '--name', 'native-bench']);
+    writeFileSync(join(cached, 'bench.json'), JSON.stringify({ apiKey: made.secret }));
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+  cpSync(cached, dataDir, { recursive: true });
+  const { apiKey } = JSON.parse(readFileSync(join(dataDir, 'bench.json'), 'utf8')) as { apiKey: string };
+  const redisPrefix = `parley-bench-${randomBytes(4).toString('hex')}:`;
+  return {
+    dataDir,
+    apiKey,
+    redisPrefix,
+    env: {
+      ...baseEnv,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: redisPrefix,
+      // Raised for the run: the bench measures the limiter's cost, not its refusals.
+      API_RATE_LIMIT_PER_MINUTE: '1000000',
+      WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE: '1000000',
+      WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE: '1000000',
+      HOSTED_USAGE_ENFORCEMENT: 'off',
+      CHAT_PROVIDER: 'local',
+      VOICE_PROVIDER: 'simulator',
+    },
+  };
+}
+
+export function removeFixture(fixture: ParleyFixture): void {
+  rmSync(fixture.dataDir, { recursive: true, force: true });
+}
+
+/** Start Parley on the fixture; `simulatorUrl` points voice at a simulator in its own process (its CPU is not Parley's). */
+export async function startParley(build: ParleyBuild, fixture: ParleyFixture, simulatorUrl: string, cpus: number[] | undefined): Promise<Child> {
+  return startChild({
+    name: 'parley',
+    script: build.main,
+    env: { ...fixture.env, VOICE_PROVIDER_URL: simulatorUrl },
+    cpus,
+    timeoutMs: 60_000,
+    ready: (line) => {
+      if (!line.includes('parley listening')) return undefined;
+      const port = (JSON.parse(line) as { port?: number }).port;
+      return port === undefined ? undefined : `http://127.0.0.1:${port}`;
+    },
+  });
+}
+
+export interface BenchAssistant {
+  id: string;
+  publicId: string;
+}
+
+/** Create the bench assistant over the owner API; undefined (with the reason) while that route is not registered. */
+export async function createAssistant(baseUrl: string, apiKey: string): Promise<BenchAssistant | string> {
+  const res = await fetch(`${baseUrl}/api/v1/assistants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'native-bench',
+      instructions: 'Answer briefly.',
+      settings: { allowedDomains: [BENCH_ORIGIN], voice: { enabled: true, recording: 'off', requireConsent: false } },
+    }),
+  });
+  const text = await res.text();
+  if (res.status === 404) return 'POST /api/v1/assistants answered 404 (the assistants routes are not registered in app.ts yet)';
+  if (res.status !== 201 && res.status !== 200) return `POST /api/v1/assistants answered ${res.status}: ${text.slice(0, 200)}`;
+  const { assistant } = JSON.parse(text) as { assistant: { id: string; publicId: string } };
+  return { id: assistant.id, publicId: assistant.publicId };
+}

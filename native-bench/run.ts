@@ -1,0 +1,182 @@
+/**
+ * native-bench: Parley against its baselines on one machine, in one run, reported as ratios.
+ *
+ *   npm run bench                       full run (under 5 minutes on 2 cores)
+ *   npm run bench -- --quick            about a minute
+ *   npm run bench -- --only=voice       or --only=http
+ *   npm run bench -- --sessions=50,200  voice concurrency levels
+ *   npm run bench -- --relays=ws-relay,uws-relay,parley   (direct always runs: it is the latency floor)
+ *   npm run bench -- --workers=2 --parley=tsx --no-pin
+ *
+ * Writes native-bench/results/latest.json, prints a table, and (on runs without --only) refreshes the generated
+ * part of native-bench/RESULTS.md and native-bench/results/chart.svg. Loopback only. Figures are never asserted:
+ * no timing enters the test suite.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { assertLoopback, BENCH_DIR, canSampleProcesses, hasTaskset, pinProcess } from './harness/children.js';
+import { describeMachine, planCpus } from './harness/machine.js';
+import { buildParley, prepareFixture, removeFixture, type ParleyBuild, type ParleyFixture } from './harness/parley.js';
+import { consoleReport, resultsMarkdown, type BenchResults } from './harness/report.js';
+import { renderChart } from './harness/chart.js';
+import { evaluateTargets } from './harness/targets.js';
+import { runHttpScenario } from './http/scenario.js';
+import { runVoiceScenario } from './voice/scenario.js';
+import type { RelayName } from './voice/implementations.js';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    sessions: { type: 'string' },
+    relays: { type: 'string' },
+    workers: { type: 'string' },
+    parley: { type: 'string', default: 'built' },
+    'no-pin': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`);
+const quick = values.quick;
+const only = values.only;
+if (only !== undefined && only !== 'voice' && only !== 'http') throw new Error('--only must be voice or http');
+const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400,800')).split(',').map(Number);
+if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
+const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
+for (const r of relays) if (!['direct', 'ws-relay', 'uws-relay', 'parley'].includes(r)) throw new Error(`unknown relay ${r}`);
+if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
+
+async function main(): Promise<void> {
+  if (!canSampleProcesses()) throw new Error('native-bench reads server CPU and RSS from /proc: run it on Linux');
+  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  assertLoopback(redisUrl);
+  const started = Date.now();
+  const machine = describeMachine();
+  const cpuPlan = planCpus(machine.cpuCount, hasTaskset() && !values['no-pin']);
+  const pin = (cpus: number[]): number[] | undefined => (cpus.length === 0 ? undefined : cpus);
+  // The runner hosts the load-generator threads: pin it (and the threads it starts) to the generator cores.
+  if (cpuPlan.generator.length > 0) pinProcess(process.pid, cpuPlan.generator);
+  log(`${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}; ${cpuPlan.note}`);
+  if (loadavg()[0]! > machine.cpuCount / 2) log(`warning: load average ${loadavg()[0]!.toFixed(2)} on ${machine.cpuCount} cores: other work is running, figures will be noisy`);
+
+  let parley: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
+  let parleyUnavailable: string | undefined;
+  const wantsParley = only !== 'voice' || relays.includes('parley');
+  if (wantsParley) {
+    try {
+      const build = buildParley(values.parley as 'built' | 'tsx', log);
+      parley = { build, fixture: prepareFixture(build, log) };
+    } catch (err) {
+      parleyUnavailable = err instanceof Error ? err.message : String(err);
+      log(`Parley unavailable: ${parleyUnavailable}`);
+    }
+  }
+
+  const workers = Number(values.workers ?? Math.max(2, Math.min(4, cpuPlan.generator.length || machine.cpuCount)));
+  const voiceSettings = { sessions, warmupMs: 2000, measureMs: quick ? 5000 : 8000, workers, frameMs: 20 };
+  const results: BenchResults = {
+    schema: 1,
+    startedAt: new Date(started).toISOString(),
+    durationSeconds: 0,
+    mode: quick ? 'quick' : 'full',
+    argv: process.argv.slice(2),
+    machine,
+    cpuPlan,
+    loadAverage: { before: Math.round(loadavg()[0]! * 100) / 100, after: 0 },
+    parley: parley === undefined ? { unavailable: parleyUnavailable ?? 'not needed for this run' } : { kind: parley.build.kind, note: parley.build.note },
+    targets: [],
+  };
+  try {
+    if (only !== 'http') {
+      const voice = await runVoiceScenario({
+        relays,
+        sessions,
+        warmupMs: voiceSettings.warmupMs,
+        measureMs: voiceSettings.measureMs,
+        drainMs: 1000,
+        workers,
+        simulatorCpus: pin(cpuPlan.simulator),
+        context: { serverCpus: pin(cpuPlan.server), parley },
+        log,
+      });
+      results.voice = { ...voice, settings: voiceSettings };
+    }
+    if (only !== 'voice') {
+      const seconds = quick ? 3 : 8;
+      const http = await runHttpScenario({
+        seconds,
+        serverCpus: pin(cpuPlan.server),
+        generatorCpus: pin(cpuPlan.generator),
+        simulatorCpus: pin(cpuPlan.simulator),
+        parley,
+        ...(parleyUnavailable === undefined ? {} : { parleyUnavailable }),
+        log,
+      });
+      results.http = { ...http, seconds };
+    }
+  } finally {
+    if (parley !== undefined) {
+      removeFixture(parley.fixture);
+      await dropRedisKeys(redisUrl, parley.fixture.redisPrefix);
+    }
+  }
+  results.targets = evaluateTargets(results.voice, results.http);
+  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  results.loadAverage.after = Math.round(loadavg()[0]! * 100) / 100;
+
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(consoleReport(results));
+  if (only === undefined) {
+    writeResultsMarkdown(results);
+    if (results.voice) writeFileSync(join(dir, 'chart.svg'), renderChart(results.voice.runs, `${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+    log('wrote native-bench/results/latest.json, native-bench/RESULTS.md and native-bench/results/chart.svg');
+  } else {
+    log('wrote native-bench/results/latest.json (RESULTS.md and the chart are refreshed only by runs without --only)');
+  }
+}
+
+const BEGIN = '<!-- bench:begin (generated by npm run bench; edit outside these markers) -->';
+const END = '<!-- bench:end -->';
+
+/** Replace only the generated block of RESULTS.md; the hand-written reading notes around it stay. */
+function writeResultsMarkdown(results: BenchResults): void {
+  const path = join(BENCH_DIR, 'RESULTS.md');
+  const generated = `${BEGIN}\n${resultsMarkdown(results, '')}\n${END}`;
+  const current = existsSync(path) ? readFileSync(path, 'utf8') : `# native-bench results\n\n${BEGIN}\n${END}\n`;
+  const start = current.indexOf(BEGIN);
+  const end = current.indexOf(END);
+  const next = start === -1 || end === -1 ? `${current.trimEnd()}\n\n${generated}\n` : `${current.slice(0, start)}${generated}${current.slice(end + END.length)}`;
+  writeFileSync(path, next);
+}
+
+/** The run's Redis keys live under a unique prefix; remove them so repeated runs leave nothing behind. */
+async function dropRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } catch {
+    // Redis absent: Parley would have failed to start anyway, and there is nothing to clean.
+  } finally {
+    redis.disconnect();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`native-bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,86 @@
+/**
+ * The relays under test. Each one is started fresh for every concurrency level (so "empty process" RSS is clean),
+ * in its own process pinned to the server cores, and exposes a WebSocket where a caller streams 960-byte PCM frames
+ * and gets the echoed assistant audio back. Adding Parley's relay needed no change here: its driver speaks the
+ * documented API and skips itself while the media socket answers 404.
+ */
+import { join } from 'node:path';
+import { BENCH_DIR, startChild, urlLine } from '../harness/children.js';
+import type { Child } from '../harness/children.js';
+import { createAssistant, startParley, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
+import type { ParleyTarget } from './parley-client.js';
+import type { CallerProtocol } from './protocol.js';
+
+export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay';
+
+export interface StartedRelay {
+  /** The server process whose CPU and RSS are measured; absent for `direct` (no relay). */
+  server: Child | undefined;
+  url?: string;
+  parley?: ParleyTarget;
+  stop(): Promise<void>;
+}
+
+export interface RelayContext {
+  simulatorUrl: string;
+  serverCpus: number[] | undefined;
+  parley?: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
+}
+
+export interface RelayUnderTest {
+  name: RelayName;
+  label: string;
+  protocol: CallerProtocol;
+  start(ctx: RelayContext): Promise<StartedRelay>;
+}
+
+function baseline(name: 'ws-relay' | 'uws-relay', label: string): RelayUnderTest {
+  return {
+    name,
+    label,
+    protocol: 'pcm',
+    async start(ctx) {
+      const server = await startChild({
+        name,
+        script: join(BENCH_DIR, 'baselines', `${name}.ts`),
+        args: ['--simulator', ctx.simulatorUrl],
+        cpus: ctx.serverCpus,
+        ready: urlLine,
+      });
+      return { server, url: server.info, stop: () => server.stop() };
+    },
+  };
+}
+
+/** Thrown by a relay that cannot run in this tree yet; the scenario reports it as skipped with this message. */
+export class SkipRelay extends Error {}
+
+export const RELAYS: Record<RelayName, RelayUnderTest> = {
+  direct: {
+    name: 'direct',
+    label: 'straight to the simulator (GPT-Live, no relay)',
+    protocol: 'gpt-live',
+    start: async (ctx) => ({ server: undefined, url: ctx.simulatorUrl, stop: async () => undefined }),
+  },
+  parley: {
+    name: 'parley',
+    label: 'Parley (mint + media socket + heartbeats + gate)',
+    protocol: 'parley',
+    async start(ctx) {
+      if (ctx.parley === undefined) throw new SkipRelay('Parley could not be prepared (see the log above)');
+      const server = await startParley(ctx.parley.build, ctx.parley.fixture, ctx.simulatorUrl, ctx.serverCpus);
+      const assistant = await createAssistant(server.info, ctx.parley.fixture.apiKey);
+      if (typeof assistant === 'string') {
+        await server.stop();
+        throw new SkipRelay(`no assistant to mint for: ${assistant}`);
+      }
+      return {
+        server,
+        parley: { baseUrl: server.info, apiKey: ctx.parley.fixture.apiKey, assistantId: assistant.id },
+        stop: () => server.stop(),
+      };
+    },
+  },
+  'uws-relay': baseline('uws-relay', 'bare uWS + Parley GPT-Live adapter (no control plane)'),
+  'ws-relay': baseline('ws-relay', 'node:http + ws, JSON.stringify/parse (the usual way)'),
+};
