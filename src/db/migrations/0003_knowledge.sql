@@ -54,9 +54,23 @@ create table document_chunks (
   content      text        not null,
   tsv          tsvector    not null
 );
+-- Ranking reads `tsv` of every candidate row: keep it in the row (MAIN) and push the text out of line
+-- (EXTERNAL), so a candidate costs one heap tuple, not a TOAST fetch; the text is read for the top k only.
+alter table document_chunks alter column tsv set storage main;
+alter table document_chunks alter column content set storage external;
 create index document_chunks_tsv on document_chunks using gin (tsv);
 create index document_chunks_assistant on document_chunks (assistant_id);
 create index document_chunks_document on document_chunks (document_id, ordinal);
+
+-- Document frequency of every lexeme in an assistant's passages, maintained on ingest and delete. Retrieval
+-- uses it to choose the rare query terms that select candidates (a term in half the passages says little
+-- about relevance and would make every query rank half the corpus).
+create table assistant_lexemes (
+  assistant_id text    not null references assistants (id) on delete cascade,
+  lexeme       text    not null,
+  df           integer not null,
+  primary key (assistant_id, lexeme)
+);
 
 -- The durable ingestion queue: one row per document that needs (re)processing. Workers claim a row with
 -- FOR UPDATE SKIP LOCKED and hold a lease (locked_until); a process that dies mid-job leaves a lease that
@@ -91,6 +105,8 @@ create trigger conversations_touch before update on conversations for each row e
 -- Messages carry what metering needs (provider, model, token counts, cost in micros) from day one.
 create table messages (
   id              text        primary key,             -- msg_...
+  -- Insertion order: a question and its answer are written in one transaction (same now()).
+  seq             bigint      generated always as identity,
   conversation_id text        not null references conversations (id) on delete cascade,
   assistant_id    text        not null references assistants (id) on delete cascade,
   role            text        not null check (role in ('user', 'assistant')),
@@ -106,7 +122,7 @@ create table messages (
   cost_micros     bigint      not null default 0,
   created_at      timestamptz not null default now()
 );
-create index messages_conversation on messages (conversation_id, created_at, id);
+create index messages_conversation on messages (conversation_id, seq);
 create index messages_assistant_created on messages (assistant_id, created_at);
 
 -- One rating per answer; a visitor may change their mind (upsert).

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { principalOf } from '../auth/principal.js';
+import { sourceSchema } from '../conversations/index.js';
+import { defineRoute, reply, sseEvent, type AnyRoute } from '../http/index.js';
+import { ChatErrorCodes, chatErrors } from './errors.js';
+import * as service from './service.js';
+import { TextQueue } from './text-queue.js';
+
+export const chatBodySchema = z
+  .object({
+    assistantId: z.string().min(1).max(100).describe('Keyless callers: the public asst_ id. Bearer callers: either id of an assistant the key owns.'),
+    message: z.string().trim().min(1).max(4000),
+    conversationId: z.string().min(1).max(100).optional().describe('Continue this conversation (same assistant, and for keyless callers the same visitor).'),
+    visitorId: z.string().min(8).max(80).regex(/^[A-Za-z0-9._:-]+$/).optional(),
+    history: z
+      .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string().max(4000) }).strict())
+      .max(40)
+      .optional()
+      .describe('Earlier turns for a new conversation (ignored when conversationId is given: the stored messages are used).'),
+    source: z.enum(['api', 'widget', 'playground']).optional(),
+    voiceUnavailable: z
+      .boolean()
+      .optional()
+      .describe('Sent by the widget after a voice session ended for a usage reason: the answer says neutrally that voice has ended. Carries no reason; not stored.'),
+  })
+  .strict();
+
+const outcomeSchema = z.enum(['answered', 'no_answer', 'model_failure']);
+
+export const chatAnswerSchema = z.object({
+  messageId: z.string(),
+  conversationId: z.string(),
+  answer: z.string(),
+  sources: z.array(sourceSchema),
+  outcome: outcomeSchema,
+});
+
+/** POST /api/v1/chat: Bearer key with `chat` scope, or keyless (public id, widget policy). JSON or SSE. */
+export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/chat',
+      auth: 'bearer-or-keyless',
+      scope: 'chat',
+      cors: true,
+      bodyLimit: 256 * 1024,
+      schemas: { body: chatBodySchema, response: { 200: chatAnswerSchema } },
+      openapi: {
+        summary: 'Answer a message for one assistant',
+        description:
+          'With `Accept: text/event-stream` the answer streams as SSE: `token {text}` events, then `meta {messageId, conversationId, sources, outcome}`, ' +
+          'then `done`. A provider failure after the stream began is an `error {code, message}` event followed by `done`. Otherwise JSON.',
+        tags: ['Chat'],
+        errors: {
+          400: 'Invalid body',
+          401: 'Invalid API key (keyless callers send no Authorization header)',
+          403: 'Missing chat scope; keyless: Origin not allowed or visitor signature missing or invalid',
+          404: 'No such assistant (keyless callers must use the public asst_ id) or conversation',
+          429: 'Rate limit (plain, with Retry-After)',
+          502: 'The AI provider failed before answering',
+          503: 'The selected AI provider is not configured',
+          504: 'The AI provider did not answer in time',
+        },
+        contentTypes: { 200: 'application/json' },
+      },
+      handler: async (ctx) => {
+        const principal = principalOf(ctx);
+        const prepared = await service.prepareChat(deps, principal, ctx, ctx.body);
+        const wantsStream = /\btext\/event-stream\b/i.test(ctx.headers['accept'] ?? '');
+        if (!wantsStream) {
+          const result = await service.runChat(deps, prepared, { signal: ctx.signal });
+          if (result.error) throw chatErrors.fromProvider(result.error);
+          return reply.json({ messageId: result.messageId, conversationId: result.conversationId, answer: result.answer, sources: result.sources, outcome: result.outcome });
+        }
+        const queue = new TextQueue();
+        const running = service.runChat(deps, prepared, { signal: ctx.signal, onText: (t) => queue.push(t) });
+        running.then(
+          () => queue.close(),
+          () => queue.close(),
+        );
+        // Commit to a 200 stream only once the answer has begun: a failure before that is a proper HTTP error.
+        if (!(await queue.first())) {
+          const result = await running;
+          if (result.error) throw chatErrors.fromProvider(result.error);
+        }
+        return reply.sse(async (sink) => {
+          for await (const text of queue) {
+            if (!(await sink.write(sseEvent('token', { text })))) break;
+          }
+          let result: service.ChatResult;
+          try {
+            result = await running;
+          } catch (err) {
+            ctx.log.error({ err }, 'chat failed after the stream began');
+            await sink.write(sseEvent('error', { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' }));
+            await sink.write(sseEvent('done', {}));
+            return;
+          }
+          if (result.error) {
+            await sink.write(sseEvent('error', { code: ChatErrorCodes.STREAM_INTERRUPTED, message: 'The answer was interrupted; please ask again.' }));
+          } else {
+            await sink.write(sseEvent('meta', { messageId: result.messageId, conversationId: result.conversationId, sources: result.sources, outcome: result.outcome }));
+          }
+          await sink.write(sseEvent('done', {}));
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,194 @@
+import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
+import type { Principal } from '../auth/principal.js';
+import { findContinuableConversation, recentMessages, recordExchange, type ConversationSource, type Outcome, type StoredSource } from '../conversations/index.js';
+import type { Sql } from '../db/index.js';
+import type { Logger } from '../log/index.js';
+import { ChatProviderError, type ChatProvider, type ChatProviders } from '../providers/chat/index.js';
+import { retrievePassages, snippetOf, type Passage } from '../retrieval/index.js';
+import type { PolicyRequest, WidgetPolicy } from '../widget/index.js';
+import { chatErrors } from './errors.js';
+import type { ChatMeter, ChatReservation } from './meter.js';
+import { buildMessages } from './prompt.js';
+
+export interface ChatDeps {
+  sql: Sql;
+  log: Logger;
+  providers: ChatProviders;
+  meter: ChatMeter;
+  policy: WidgetPolicy;
+}
+
+export interface ChatBody {
+  assistantId: string;
+  message: string;
+  conversationId?: string | undefined;
+  visitorId?: string | undefined;
+  history?: Array<{ role: 'user' | 'assistant'; content: string }> | undefined;
+  source?: ConversationSource | undefined;
+  voiceUnavailable?: boolean | undefined;
+}
+
+/** Passages retrieved per question. */
+export const TOP_K = 5;
+/** Stored messages replayed to the provider when a conversation continues. */
+export const HISTORY_MESSAGES = 20;
+
+export interface PreparedChat {
+  assistant: Assistant;
+  provider: ChatProvider;
+  conversation: { id: string; visitorId: string | null; source: ConversationSource };
+  question: string;
+  passages: Passage[];
+  sources: StoredSource[];
+  request: Parameters<ChatProvider['stream']>[0];
+  reservation: ChatReservation;
+}
+
+export interface ChatResult {
+  messageId: string;
+  conversationId: string;
+  answer: string;
+  sources: StoredSource[];
+  outcome: Outcome;
+  /** Set when the provider failed (before or during the answer); the exchange is stored with outcome model_failure. */
+  error?: ChatProviderError | undefined;
+}
+
+function sourcesOf(passages: Passage[], question: string): StoredSource[] {
+  const seen = new Set<string>();
+  const out: StoredSource[] = [];
+  for (const p of passages) {
+    if (seen.has(p.documentId)) continue;
+    seen.add(p.documentId);
+    out.push({ documentId: p.documentId, name: p.documentName, snippet: snippetOf(p.content, question), score: Number(p.score.toFixed(6)) });
+  }
+  return out;
+}
+
+/**
+ * Everything that can refuse a chat, before any provider call: the assistant (keyless callers by public id
+ * only, after the widget policy; owners by either id of their own assistant), the conversation, the provider
+ * (503 when not configured), retrieval, and the meter's admission.
+ */
+export async function prepareChat(deps: ChatDeps, principal: Principal, request: PolicyRequest, body: ChatBody): Promise<PreparedChat> {
+  const keyless = principal.kind === 'keyless';
+  let assistant: Assistant;
+  if (keyless) {
+    assistant = await getAssistantByPublicId(deps.sql, body.assistantId);
+    await deps.policy.admit(request, assistant, body.visitorId ?? null);
+  } else {
+    assistant = await getOwnedAssistant(deps.sql, principal, body.assistantId);
+  }
+  const source: ConversationSource = keyless ? (body.source === 'playground' ? 'playground' : 'widget') : (body.source ?? 'api');
+  const visitorId = body.visitorId ?? null;
+
+  let conversationId: string;
+  let history: Array<{ role: 'user' | 'assistant'; content: string }>;
+  if (body.conversationId !== undefined) {
+    const existing = await findContinuableConversation(deps.sql, body.conversationId, assistant.id, keyless ? visitorId : undefined);
+    if (!existing) throw chatErrors.conversationNotFound();
+    conversationId = existing.id;
+    history = await recentMessages(deps.sql, existing.id, HISTORY_MESSAGES);
+  } else {
+    conversationId = newKnowledgeId('conv');
+    history = body.history ?? [];
+  }
+
+  const providerName = assistant.settings.chatProvider === 'default' ? deps.providers.defaultName : assistant.settings.chatProvider;
+  const provider = deps.providers.get(providerName);
+  if (!provider) throw chatErrors.providerNotConfigured(providerName);
+
+  const passages = await retrievePassages(deps.sql, { id: assistant.id, language: assistant.settings.language }, body.message, TOP_K);
+  const messages = buildMessages({
+    instructions: assistant.instructions,
+    passages,
+    history,
+    question: body.message,
+    voiceUnavailable: body.voiceUnavailable === true,
+  });
+  const reservation = await deps.meter.admit({
+    accountId: assistant.accountId,
+    assistantId: assistant.id,
+    source,
+    audience: keyless ? 'visitor' : 'owner',
+    provider: provider.name,
+    model: provider.model,
+    promptText: messages.map((m) => m.content).join('\n'),
+    promptMessages: messages.length,
+  });
+  return {
+    assistant,
+    provider,
+    conversation: { id: conversationId, visitorId, source },
+    question: body.message,
+    passages,
+    sources: sourcesOf(passages, body.message),
+    request: {
+      messages,
+      passages: passages.map((p) => ({ documentName: p.documentName, heading: p.heading, content: p.content })),
+      question: body.message,
+      voiceUnavailable: body.voiceUnavailable === true,
+      maxOutputTokens: deps.meter.maxOutputTokens,
+    },
+    reservation,
+  };
+}
+
+/**
+ * Runs the provider, hands each text piece to `onText` as it arrives, then stores the exchange (also when the
+ * provider failed: outcome model_failure) and settles the meter. Provider failures are returned in `error`,
+ * not thrown, so the caller decides how to show them (HTTP status before the stream began, an SSE `error` after).
+ * `voiceUnavailable` shapes the answer only; it is stored nowhere.
+ */
+export async function runChat(deps: ChatDeps, prepared: PreparedChat, options: { signal: AbortSignal; onText?: (text: string) => void }): Promise<ChatResult> {
+  const { provider } = prepared;
+  let answer = '';
+  let usage: { inputTokens: number; outputTokens: number } | undefined;
+  let error: ChatProviderError | undefined;
+  try {
+    for await (const event of provider.stream(prepared.request, options.signal)) {
+      if (event.type === 'text') {
+        answer += event.text;
+        options.onText?.(event.text);
+      } else usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
+    }
+  } catch (err) {
+    error = err instanceof ChatProviderError ? err : new ChatProviderError('interrupted', 'The provider failed.', { cause: err });
+    if (error.failure !== 'aborted') deps.log.warn({ provider: provider.name, failure: error.failure, status: error.status, partial: answer.length > 0 }, 'chat provider failed');
+  }
+  const failed = error !== undefined && error.failure !== 'aborted';
+  const outcome: Outcome = failed ? 'model_failure' : prepared.passages.length > 0 ? 'answered' : 'no_answer';
+  const inputTokens = usage?.inputTokens ?? (answer.length > 0 || failed ? Math.ceil(prepared.request.messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
+  const outputTokens = usage?.outputTokens ?? Math.ceil(answer.length / 4);
+
+  let costMicros = 0;
+  // Nothing reached the provider (could not connect): give the reservation back; otherwise settle what was used.
+  if (error && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted')) await deps.meter.release(prepared.reservation);
+  else costMicros = await deps.meter.settle(prepared.reservation, { provider: provider.name, model: provider.model, inputTokens, outputTokens });
+
+  const messageId = newKnowledgeId('msg');
+  await deps.sql.begin((tx) =>
+    recordExchange(tx, {
+      conversation: {
+        id: prepared.conversation.id,
+        assistantId: prepared.assistant.id,
+        accountId: prepared.assistant.accountId,
+        visitorId: prepared.conversation.visitorId,
+        source: prepared.conversation.source,
+      },
+      user: { id: newKnowledgeId('msg'), content: prepared.question },
+      answer: {
+        id: messageId,
+        content: answer,
+        outcome,
+        sources: outcome === 'model_failure' ? [] : prepared.sources,
+        provider: provider.name,
+        model: provider.model,
+        inputTokens,
+        outputTokens,
+        costMicros,
+      },
+    }),
+  );
+  return { messageId, conversationId: prepared.conversation.id, answer, sources: prepared.sources, outcome, error };
+}

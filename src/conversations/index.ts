@@ -1,0 +1,12 @@
+/** Conversations: stored exchanges (chat and voice write them), owner list/get, feedback targets. */
+export { conversationRoutes, sourceSchema } from './routes.js';
+export {
+  recordExchange,
+  findContinuableConversation,
+  recentMessages,
+  findFeedbackTarget,
+  upsertFeedback,
+  type Exchange,
+} from './service.js';
+export { ConversationErrorCodes } from './errors.js';
+export type { ConversationSource, Outcome, StoredSource } from './queries.js';

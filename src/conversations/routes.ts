@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { ownerOf } from '../auth/principal.js';
+import { assistantIdParam, pageQuerySchema } from '../assistants/index.js';
+import type { Sql } from '../db/index.js';
+import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import * as service from './service.js';
+
+export const sourceSchema = z.object({
+  documentId: z.string(),
+  name: z.string(),
+  snippet: z.string(),
+  score: z.number(),
+});
+
+const conversationSchema = z.object({
+  id: z.string(),
+  assistantId: z.string().describe('Internal id of the assistant.'),
+  visitorId: z.string().nullable(),
+  source: z.enum(['api', 'widget', 'playground']),
+  messageCount: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const messageSchema = z.object({
+  id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  outcome: z.enum(['answered', 'no_answer', 'model_failure']).nullable(),
+  sources: z.array(sourceSchema),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  costMicros: z.number().int(),
+  createdAt: z.string(),
+});
+
+const tags = ['Conversations'];
+
+/** v1: GET /api/v1/conversations and /api/v1/conversations/{conversationId} (Bearer, conversations:read). */
+export function conversationRoutes(deps: { sql: Sql }): AnyRoute[] {
+  const { sql } = deps;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/conversations',
+      auth: 'bearer',
+      scope: 'conversations:read',
+      schemas: {
+        query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }),
+        response: { 200: z.object({ conversations: z.array(conversationSchema), nextCursor: z.string().nullable() }) },
+      },
+      openapi: { summary: 'List conversations (optionally of one assistant), newest first', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' } },
+      handler: async (ctx) => {
+        const page = await service.listConversations(sql, ownerOf(ctx), ctx.query);
+        return reply.json({ conversations: page.conversations.map(service.presentConversation), nextCursor: page.nextCursor });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/conversations/:conversationId',
+      auth: 'bearer',
+      scope: 'conversations:read',
+      schemas: {
+        params: z.object({ conversationId: z.string().min(1).max(100) }),
+        response: { 200: z.object({ conversation: conversationSchema, messages: z.array(messageSchema) }) },
+      },
+      openapi: { summary: 'Get a conversation with its messages and their sources', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' } },
+      handler: async (ctx) => {
+        const found = await service.getConversation(sql, ownerOf(ctx), ctx.params.conversationId);
+        return reply.json({ conversation: service.presentConversation(found.conversation), messages: found.messages.map(service.presentMessage) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,96 @@
+import type { OwnerPrincipal } from '../auth/principal.js';
+import { decodeCursor, getOwnedAssistant, hasIdShape, pageOf } from '../assistants/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
+import { conversationErrors } from './errors.js';
+import * as q from './queries.js';
+
+type Owner = Pick<OwnerPrincipal, 'accountId'>;
+
+export function presentConversation(row: q.ConversationRow) {
+  return {
+    id: row.id,
+    assistantId: row.assistantId,
+    visitorId: row.visitorId,
+    source: row.source,
+    messageCount: row.messageCount,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function presentMessage(row: q.MessageRow) {
+  return {
+    id: row.id,
+    role: row.role,
+    content: row.content,
+    outcome: row.outcome,
+    sources: row.sources,
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    costMicros: row.costMicros,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export async function listConversations(sql: Sql, owner: Owner, filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined }) {
+  const assistant = filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
+  const rows = await q.listPage(sql, { accountId: owner.accountId, assistantId: assistant?.id }, decodeCursor(filter.cursor), filter.limit);
+  const { items, nextCursor } = pageOf(rows, filter.limit);
+  return { conversations: items, nextCursor };
+}
+
+export async function getConversation(sql: Sql, owner: Owner, conversationId: string) {
+  const row = hasIdShape('conv', conversationId) ? await q.findOwnedConversation(sql, owner.accountId, conversationId) : undefined;
+  if (!row) throw conversationErrors.notFound();
+  return { conversation: row, messages: await q.messagesOf(sql, row.id) };
+}
+
+/** One stored exchange: the user's message and the assistant's answer (chat writes both in one transaction). */
+export interface Exchange {
+  conversation: { id: string; assistantId: string; accountId: string; visitorId: string | null; source: q.ConversationSource };
+  user: { id: string; content: string };
+  answer: {
+    id: string;
+    content: string;
+    outcome: q.Outcome;
+    sources: q.StoredSource[];
+    provider: string;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    costMicros: number;
+  };
+}
+
+export async function recordExchange(tx: TransactionSql, exchange: Exchange): Promise<void> {
+  const { conversation, user, answer } = exchange;
+  await q.ensureConversation(tx, conversation);
+  const base = { conversationId: conversation.id, assistantId: conversation.assistantId };
+  await q.insertMessage(tx, {
+    ...base,
+    id: user.id,
+    role: 'user',
+    content: user.content,
+    inReplyTo: null,
+    outcome: null,
+    sources: [],
+    provider: null,
+    model: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    costMicros: 0,
+  });
+  await q.insertMessage(tx, { ...base, role: 'assistant', inReplyTo: user.id, ...answer });
+  await q.bumpMessageCount(tx, conversation.id, 2);
+}
+
+/** A conversation the chat may continue: same assistant, and for keyless callers the same visitor. */
+export async function findContinuableConversation(sql: Sql, id: string, assistantId: string, visitorId: string | null | undefined): Promise<q.ConversationRow | undefined> {
+  if (!hasIdShape('conv', id)) return undefined;
+  const row = await q.findConversation(sql, id);
+  if (!row || row.assistantId !== assistantId) return undefined;
+  if (visitorId !== undefined && row.visitorId !== null && row.visitorId !== visitorId) return undefined;
+  return row;
+}
+
+export { recentMessages, findFeedbackTarget, upsertFeedback } from './queries.js';

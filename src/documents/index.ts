@@ -1,0 +1,64 @@
+/** Documents: uploads and sources, the durable ingestion queue and worker, the guarded URL fetcher. */
+import type { Deps } from '../deps.js';
+import { publicAddressesOnly, type AddressPolicy } from './address-policy.js';
+import { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
+import { guardedFetch, type LookupAll } from './fetcher.js';
+import { ingestDocument } from './ingestion.js';
+import { documentRoutes } from './routes.js';
+import { createIngestionWorker, type IngestionWorker } from './worker.js';
+import type { AnyRoute } from '../http/index.js';
+
+export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
+export { guardedFetch, GuardedFetchError, type FetchedResource, type GuardedFetchOptions } from './fetcher.js';
+export { chunkText, type Chunk } from './chunker.js';
+export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
+export { createIngestionWorker, type IngestionWorker } from './worker.js';
+export { DocumentErrorCodes } from './errors.js';
+export { documentSchema } from './routes.js';
+
+/** Knobs tests (and a future deployment setting) turn; production uses the defaults. */
+export interface DocumentsOptions {
+  addressPolicy?: AddressPolicy;
+  lookup?: LookupAll;
+  pdf?: PdfTextExtractor;
+  fetchTimeoutMs?: number;
+  fetchMaxBytes?: number;
+  pollMs?: number;
+  leaseMs?: number;
+  backoffMs?: (attempt: number) => number;
+}
+
+export interface DocumentsCapability {
+  routes: AnyRoute[];
+  /** Started by the running app on listen, stopped on close. */
+  worker: IngestionWorker;
+}
+
+/** Builds routes and the (not yet started) ingestion worker. Does no I/O. */
+export function documentsCapability(deps: Pick<Deps, 'sql' | 'log' | 'config'>, options: DocumentsOptions = {}): DocumentsCapability {
+  const addressPolicy = options.addressPolicy ?? publicAddressesOnly;
+  const pdf = options.pdf ?? builtinPdfExtractor;
+  const fetchUrl = (url: string, signal: AbortSignal) =>
+    guardedFetch(url, {
+      policy: addressPolicy,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+      maxBytes: options.fetchMaxBytes ?? deps.config.UPLOAD_LIMIT_BYTES,
+      timeoutMs: options.fetchTimeoutMs ?? 15_000,
+      maxRedirects: 3,
+      signal,
+    });
+  const worker = createIngestionWorker({
+    sql: deps.sql,
+    log: deps.log.child({ component: 'ingestion' }),
+    process: (doc, signal) => ingestDocument({ pdf, fetchUrl }, doc, signal),
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+  });
+  const routes = documentRoutes({
+    sql: deps.sql,
+    config: deps.config,
+    service: { sql: deps.sql, addressPolicy, onQueued: () => worker.kick() },
+  });
+  return { routes, worker };
+}

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { ownerOf } from '../auth/principal.js';
+import { assistantIdParam, pageQuerySchema } from '../assistants/index.js';
+import type { Config } from '../config/index.js';
+import type { Sql } from '../db/index.js';
+import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import * as service from './service.js';
+
+export const documentSchema = z.object({
+  id: z.string(),
+  assistantId: z.string().describe('Internal id of the assistant.'),
+  type: z.enum(['file', 'text', 'url', 'faq']),
+  name: z.string(),
+  mimeType: z.string().nullable(),
+  sourceUrl: z.string().nullable(),
+  status: z.enum(['pending', 'processing', 'ready', 'failed']),
+  error: z.string().nullable().describe('Why the last attempt failed (also set while a retry is pending).'),
+  chunkCount: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const single = z.object({ document: documentSchema });
+const page = z.object({ documents: z.array(documentSchema), nextCursor: z.string().nullable() });
+const documentParams = z.object({ documentId: z.string().min(1).max(100) });
+const assistantParams = z.object({ assistantId: assistantIdParam });
+const tags = ['Documents'];
+const errors = { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such document (or not yours)' };
+
+const sourceSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('url'), url: z.string().trim().min(1).max(2048), name: z.string().trim().min(1).max(300).optional() }).strict(),
+  z.object({ type: z.literal('text'), name: z.string().trim().min(1).max(300), text: z.string().min(1).max(2_000_000) }).strict(),
+  z
+    .object({
+      type: z.literal('faq'),
+      name: z.string().trim().min(1).max(300),
+      pairs: z.array(z.object({ question: z.string().trim().min(1).max(1000), answer: z.string().trim().min(1).max(20_000) }).strict()).min(1).max(2000),
+    })
+    .strict(),
+]);
+
+export interface DocumentRouteDeps {
+  sql: Sql;
+  config: Pick<Config, 'UPLOAD_LIMIT_BYTES'>;
+  service: service.DocumentServiceDeps;
+}
+
+/** v1 owner routes (Bearer key) and the dashboard-only upload and source routes (session cookie). */
+export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
+  const { sql } = deps;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/documents',
+      auth: 'bearer',
+      scope: 'documents:read',
+      schemas: { query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }), response: { 200: page } },
+      openapi: { summary: 'List documents (optionally of one assistant)', tags, errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' } },
+      handler: async (ctx) => {
+        const result = await service.listDocuments(sql, ownerOf(ctx), ctx.query);
+        return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/documents/:documentId',
+      auth: 'bearer',
+      scope: 'documents:read',
+      schemas: { params: documentParams, response: { 200: single } },
+      openapi: { summary: 'Get a document and its processing status', tags, errors },
+      handler: async (ctx) => reply.json({ document: service.presentDocument(await service.getDocument(sql, ownerOf(ctx), ctx.params.documentId)) }),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/v1/documents/:documentId',
+      auth: 'bearer',
+      scope: 'documents:write',
+      schemas: { params: documentParams, response: { 200: z.object({ ok: z.literal(true) }) } },
+      openapi: { summary: 'Delete a document and its passages', tags, errors },
+      handler: async (ctx) => {
+        await service.deleteDocument(sql, ownerOf(ctx), ctx.params.documentId);
+        return reply.json({ ok: true });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/documents/:documentId/reprocess',
+      auth: 'bearer',
+      scope: 'documents:write',
+      schemas: { params: documentParams, body: z.object({}).strict(), response: { 202: single } },
+      openapi: { summary: 'Process a document again (status back to pending)', tags, errors },
+      handler: async (ctx) => reply.json({ document: service.presentDocument(await service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId)) }, 202),
+    }),
+
+    // ---- dashboard-only (not in the v1 document) ----
+    defineRoute({
+      method: 'POST',
+      path: '/api/assistants/:assistantId/uploads',
+      auth: 'session',
+      rawBody: true,
+      bodyLimit: deps.config.UPLOAD_LIMIT_BYTES,
+      schemas: {
+        params: assistantParams,
+        query: z.object({ filename: z.string().max(300).optional() }),
+        body: z.unknown(),
+        response: { 201: single },
+      },
+      openapi: {
+        summary: 'Upload a file (text, Markdown, HTML, PDF): multipart "file" part, or the raw body with ?filename=',
+        hidden: true,
+        errors: { 413: 'Larger than UPLOAD_LIMIT_BYTES', 415: 'Not text, Markdown, HTML or PDF' },
+      },
+      handler: async (ctx) => {
+        const row = await service.uploadDocument(deps.service, ownerOf(ctx), ctx.params.assistantId, {
+          rawBody: ctx.rawBody ?? Buffer.alloc(0),
+          contentType: ctx.headers['content-type'],
+          filename: ctx.query.filename,
+        });
+        return reply.json({ document: service.presentDocument(row) }, 201);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/assistants/:assistantId/sources',
+      auth: 'session',
+      schemas: { params: assistantParams, body: sourceSchema, response: { 201: single } },
+      openapi: { summary: 'Add a knowledge source: a URL, a text or FAQ pairs', hidden: true },
+      handler: async (ctx) => {
+        const row = await service.addSource(deps.service, ownerOf(ctx), ctx.params.assistantId, ctx.body);
+        return reply.json({ document: service.presentDocument(row) }, 201);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/assistants/:assistantId/sources',
+      auth: 'session',
+      schemas: { params: assistantParams, query: pageQuerySchema, response: { 200: page } },
+      openapi: { summary: 'List an assistant\'s documents', hidden: true },
+      handler: async (ctx) => {
+        const result = await service.listDocuments(sql, ownerOf(ctx), { ...ctx.query, assistantId: ctx.params.assistantId });
+        return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import type { Sql } from '../db/index.js';
+import type { Logger } from '../log/index.js';
+import { addDocumentTerms, lockAssistantTerms, removeDocumentTerms } from '../retrieval/index.js';
+import { IngestionError, type IngestionResult } from './ingestion.js';
+import * as q from './queries.js';
+
+export interface IngestionWorkerOptions {
+  sql: Sql;
+  log: Logger;
+  /** Turns a document into chunks (ingestDocument with its deps bound). */
+  process: (doc: q.DocumentSource, signal: AbortSignal) => Promise<IngestionResult>;
+  /** Idle poll interval (other instances' jobs, retries coming due). Default 1000 ms. */
+  pollMs?: number;
+  /** How long a claim holds before another worker may take the job over. Default 60 s; renewed while running. */
+  leaseMs?: number;
+  /** Delay before retry number `attempt` (1-based). Default: 2 s doubling, at most 5 min, ±20 % jitter. */
+  backoffMs?: (attempt: number) => number;
+}
+
+/** A background loop; the app starts it on listen and stops it on close (never at import or route build). */
+export interface IngestionWorker {
+  start(): void;
+  /** Stops claiming, aborts the running job (its lease lapses and another worker retries it), waits for the loop. */
+  stop(): Promise<void>;
+  /** Wake the loop now (a document was just queued on this instance). */
+  kick(): void;
+  /** Claims and processes at most one job; resolves whether one was found. For tests and the loop. */
+  runOnce(): Promise<boolean>;
+}
+
+export function defaultBackoffMs(attempt: number): number {
+  const base = Math.min(300_000, 2000 * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+export function createIngestionWorker(options: IngestionWorkerOptions): IngestionWorker {
+  const { sql, log } = options;
+  const pollMs = options.pollMs ?? 1000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const backoff = options.backoffMs ?? defaultBackoffMs;
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let kicked = false;
+  const stopping = new AbortController();
+
+  async function runOnce(): Promise<boolean> {
+    const token = randomBytes(12).toString('base64url');
+    const job = await q.claimJob(sql, token, leaseMs);
+    if (!job) return false;
+    const jobLog = log.child({ jobId: job.id, documentId: job.documentId, attempt: job.attempts });
+    const doc = await q.loadSource(sql, job.documentId);
+    if (!doc) {
+      await q.finishJob(sql, job.id);
+      return true;
+    }
+    await q.markProcessing(sql, job.documentId);
+    const controller = new AbortController();
+    const onStop = () => controller.abort();
+    stopping.signal.addEventListener('abort', onStop, { once: true });
+    const renew = setInterval(() => {
+      q.renewLease(sql, job.id, token, leaseMs)
+        .then((held) => {
+          if (!held) controller.abort(); // reprocessed or deleted meanwhile: stop wasting work
+        })
+        .catch((err: unknown) => jobLog.warn({ err }, 'ingestion lease renewal failed'));
+    }, Math.max(50, Math.floor(leaseMs / 3)));
+    try {
+      const started = Date.now();
+      const result = await options.process(doc, controller.signal);
+      const stored = await sql.begin(async (tx) => {
+        if (!(await q.holdsLease(tx, job.id, token))) return false; // fenced: a newer claim owns it
+        await lockAssistantTerms(tx, doc.assistantId);
+        await removeDocumentTerms(tx, doc.assistantId, doc.id);
+        await q.replaceChunks(tx, { id: doc.id, assistantId: doc.assistantId, language: doc.language, name: result.name, mimeType: result.mimeType }, result.chunks);
+        await addDocumentTerms(tx, doc.assistantId, doc.id);
+        await q.finishJob(tx, job.id);
+        return true;
+      });
+      jobLog.info({ chunks: result.chunks.length, durationMs: Date.now() - started, stored }, 'document ingested');
+    } catch (err) {
+      if (stopping.signal.aborted) {
+        await q.releaseJob(sql, job, token).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr }, 'could not release the job'));
+        jobLog.info('ingestion interrupted by shutdown; the job will be claimed again');
+        return true;
+      }
+      const retryable = !(err instanceof IngestionError) || err.retryable;
+      const message = err instanceof IngestionError ? err.message : 'Processing failed unexpectedly.';
+      if (!(err instanceof IngestionError)) jobLog.error({ err }, 'ingestion failed unexpectedly');
+      const giveUp = !retryable || job.attempts >= job.maxAttempts;
+      await sql.begin(async (tx) => {
+        if (!(await q.holdsLease(tx, job.id, token))) return;
+        if (giveUp) {
+          await lockAssistantTerms(tx, doc.assistantId);
+          await removeDocumentTerms(tx, doc.assistantId, doc.id);
+          await q.failDocument(tx, job, message);
+        }
+        else await q.scheduleRetry(tx, job, message, backoff(job.attempts));
+      });
+      jobLog.warn({ retryable, giveUp, error: message }, 'document ingestion attempt failed');
+    } finally {
+      clearInterval(renew);
+      stopping.signal.removeEventListener('abort', onStop);
+    }
+    return true;
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      let found = false;
+      try {
+        found = await runOnce();
+      } catch (err) {
+        if (!running) break;
+        log.error({ err }, 'ingestion worker iteration failed');
+      }
+      if (!running) break;
+      if (found || kicked) {
+        kicked = false;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      stopping.abort();
+      wake?.();
+      await loop;
+    },
+    kick() {
+      kicked = true;
+      wake?.();
+    },
+    runOnce,
+  };
+}

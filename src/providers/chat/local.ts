@@ -1,0 +1,66 @@
+import type { ChatCompletionRequest, ChatProvider, ChatStreamEvent, ContextPassage } from './types.js';
+
+/**
+ * The offline default: no model, no network. It answers with sentences quoted from the best passages,
+ * chosen by overlap with the question, and says so in its first line, so nobody mistakes it for a model.
+ */
+export const LOCAL_LABEL = 'From the knowledge base (quoted, no AI model):';
+export const LOCAL_NO_ANSWER = "I couldn't find anything about that in my knowledge base.";
+export const VOICE_UNAVAILABLE_NOTE = "Voice isn't available right now, but I'm happy to keep helping here in text.";
+
+const MAX_SENTENCES = 3;
+const MAX_CHARS = 700;
+
+function stemsOf(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w.slice(0, 5)));
+}
+
+function sentencesOf(passage: ContextPassage): string[] {
+  return (passage.content.replace(/\s+/g, ' ').match(/[^.!?]+[.!?]*/g) ?? []).map((s) => s.trim()).filter((s) => s.length > 2);
+}
+
+/** The answer text the local provider gives (exported for tests and for the contract suite). */
+export function composeExtractiveAnswer(request: Pick<ChatCompletionRequest, 'passages' | 'question' | 'voiceUnavailable'>): string {
+  const parts: string[] = [];
+  if (request.voiceUnavailable) parts.push(VOICE_UNAVAILABLE_NOTE);
+  const best = request.passages[0];
+  if (!best) {
+    parts.push(LOCAL_NO_ANSWER);
+    return parts.join('\n\n');
+  }
+  const wanted = stemsOf(request.question);
+  const scored = request.passages.slice(0, 2).flatMap((passage, p) =>
+    sentencesOf(passage).map((sentence, i) => {
+      let hits = 0;
+      for (const stem of stemsOf(sentence)) if (wanted.has(stem)) hits++;
+      return { sentence, p, i, score: hits - p * 0.5 };
+    }),
+  );
+  const chosen = scored
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, MAX_SENTENCES)
+    .sort((a, b) => a.p - b.p || a.i - b.i);
+  let quote = (chosen.length > 0 ? chosen.map((s) => s.sentence) : sentencesOf(best).slice(0, 2)).join(' ');
+  if (quote.length > MAX_CHARS) quote = `${quote.slice(0, quote.lastIndexOf(' ', MAX_CHARS))} …`;
+  const where = best.heading ? `“${best.documentName}” (${best.heading})` : `“${best.documentName}”`;
+  parts.push(`${LOCAL_LABEL}\n\n${quote}\n\nSource: ${where}`);
+  return parts.join('\n\n');
+}
+
+export function createLocalProvider(): ChatProvider {
+  return {
+    name: 'local',
+    model: 'local-extractive',
+    async *stream(request, signal): AsyncGenerator<ChatStreamEvent> {
+      const answer = composeExtractiveAnswer(request);
+      // Word-sized pieces, so streaming clients see the same shape as from a model.
+      for (const piece of answer.match(/\S+\s*|\s+/g) ?? []) {
+        if (signal.aborted) return;
+        yield { type: 'text', text: piece };
+      }
+      const input = request.messages.reduce((n, m) => n + m.content.length, 0);
+      yield { type: 'usage', inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(answer.length / 4) };
+    },
+  };
+}

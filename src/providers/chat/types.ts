@@ -1,0 +1,79 @@
+/**
+ * The chat provider seam: two real implementations (`openai`: any OpenAI-compatible Chat Completions endpoint;
+ * `local`: an offline extractive answer), one interface, one shared contract suite (test/providers/chat).
+ */
+export interface ChatTurn {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A passage of the assistant's knowledge given to the provider as context. */
+export interface ContextPassage {
+  documentName: string;
+  heading: string | null;
+  content: string;
+}
+
+export interface ChatCompletionRequest {
+  /** The full prompt for model providers: system message (instructions + passages), history, the question. */
+  messages: ChatTurn[];
+  /** The same knowledge as structured passages, best first (the local provider composes from these). */
+  passages: ContextPassage[];
+  /** The visitor's question, as asked. */
+  question: string;
+  /** The widget says a voice call ended: say neutrally that voice is not available, give no reason. */
+  voiceUnavailable: boolean;
+  /** Output-token ceiling (metering caps cost with it). */
+  maxOutputTokens: number;
+}
+
+export type ChatStreamEvent =
+  | { type: 'text'; text: string }
+  /** Token counts as the provider reports them (or estimates, for local). At most once, at the end. */
+  | { type: 'usage'; inputTokens: number; outputTokens: number };
+
+export interface ChatProvider {
+  readonly name: 'openai' | 'local';
+  readonly model: string;
+  /**
+   * Streams the answer. Errors are ChatProviderError. Retries (openai) happen only before the first text
+   * event: once text was yielded, a failure surfaces as `interrupted`, never as a silent restart.
+   */
+  stream(request: ChatCompletionRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;
+}
+
+/** What went wrong, by meaning (openai-node style), not by transport detail. */
+export type ChatProviderFailure =
+  /** The provider is selected but not configured (no key / base URL). */
+  | 'not_configured'
+  /** 401/403 from upstream: the key is wrong or lacks access. Never retried. */
+  | 'authentication'
+  /** 400/404/422: the request or model is wrong. Never retried. */
+  | 'bad_request'
+  /** 429 from upstream after the retries. */
+  | 'rate_limited'
+  /** 5xx, 408, 409 from upstream after the retries. */
+  | 'unavailable'
+  /** No answer (headers or the next chunk) within OPENAI_TIMEOUT_MS. */
+  | 'timeout'
+  /** Could not connect, or the connection failed before any answer. */
+  | 'connection'
+  /** The stream broke after it had begun (dropped connection, malformed chunk, no end marker). */
+  | 'interrupted'
+  /** The caller went away. */
+  | 'aborted';
+
+export class ChatProviderError extends Error {
+  readonly failure: ChatProviderFailure;
+  readonly status: number | undefined;
+  constructor(failure: ChatProviderFailure, message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ChatProviderError';
+    this.failure = failure;
+    this.status = options.status;
+  }
+}
+
+export function isChatProviderError(value: unknown): value is ChatProviderError {
+  return value instanceof ChatProviderError;
+}

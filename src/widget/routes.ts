@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import * as service from './service.js';
+
+const tags = ['Widget'];
+const visitorId = z.string().min(8).max(80).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+const policyErrors = {
+  403: 'Origin not allowed, or the visitor signature is missing or invalid',
+  404: 'No such assistant',
+  429: 'Widget rate limit (plain, with Retry-After)',
+};
+
+/** Keyless widget routes, behind the assistant's security policy (Origin -> rate limits -> signature). */
+export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/widget/:publicId/config',
+      auth: 'none',
+      cors: true,
+      schemas: {
+        params: z.object({ publicId: z.string().min(1).max(100).describe('The assistant\'s public asst_ id.') }),
+        response: {
+          200: z.object({
+            assistantId: z.string().describe('The public asst_ id.'),
+            name: z.string(),
+            welcomeMessage: z.string().nullable(),
+            voice: z.object({ enabled: z.boolean(), recording: z.enum(['off', 'on']), requireConsent: z.boolean() }),
+            requireWidgetSigning: z.boolean(),
+          }),
+        },
+      },
+      openapi: { summary: 'Widget configuration of an assistant', tags, errors: policyErrors },
+      handler: async (ctx) => reply.json(await service.widgetConfig(deps, ctx, ctx.params.publicId)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/feedback',
+      auth: 'none',
+      cors: true,
+      schemas: {
+        body: z.object({ messageId: z.string().min(1).max(100), rating: z.enum(['positive', 'negative']), visitorId: visitorId.optional() }).strict(),
+        response: {
+          200: z.object({
+            ok: z.literal(true),
+            feedback: z.object({ messageId: z.string(), rating: z.enum(['positive', 'negative']), createdAt: z.string(), updatedAt: z.string() }),
+          }),
+        },
+      },
+      openapi: { summary: 'Rate an answer (one rating per answer; a new one replaces it)', tags, errors: { 400: 'Invalid body', ...policyErrors, 404: 'No such message' } },
+      handler: async (ctx) => reply.json({ ok: true, feedback: await service.recordFeedback(deps, ctx, ctx.body) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/widget/sign',
+      auth: 'none',
+      cors: true,
+      schemas: {
+        body: z.object({ assistantId: z.string().min(1).max(100).describe('The public asst_ id.'), visitorId }).strict(),
+        response: {
+          200: z.object({
+            timestamp: z.number().int().describe('Unix seconds.'),
+            signature: z.string().describe('t=<unix>,v1=<hex HMAC-SHA256 over publicId:visitorId:timestamp>; send as X-Parley-Signature.'),
+          }),
+        },
+      },
+      openapi: { summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)', tags, errors: { 400: 'Invalid body', ...policyErrors } },
+      handler: async (ctx) => reply.json(await service.signVisitor(deps, ctx, ctx.body)),
+    }),
+  ];
+}
