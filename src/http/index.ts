@@ -5,3 +5,4 @@ export { reply, ndjsonLine, sseEvent } from './reply.js';
 export { errorBodySchema, type ErrorBody } from './errors.js';
 export { buildOpenApiDocument, operationsFingerprint, type OpenApiOptions } from './openapi.js';
 export type { AnySocketRoute, RealtimeSocket, SocketRoute, UpgradeRequest } from './socket-types.js';
+export { fileReply, parseRange, type FileReplyOptions, type RangeRequest } from './file.js';

@@ -7,7 +7,7 @@ import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickR
 import { attachSocketRoute } from './socket.js';
 import type { AnySocketRoute } from './socket-types.js';
 import type { AnyRoute, Authenticator, HttpMethod, Reply, RequestContext, RouteMeta } from './types.js';
-import { ResponseState, writeReply, writeStream } from './writer.js';
+import { ResponseState, writeReply, writeSized, writeStream } from './writer.js';
 
 export interface HttpServerOptions {
   log: Logger;
@@ -95,7 +95,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return headers;
   }
 
-  function errorReply(err: unknown, requestId: string, reqLog: () => Logger): Exclude<Reply, { kind: 'stream' }> {
+  function errorReply(err: unknown, requestId: string, reqLog: () => Logger): Exclude<Reply, { kind: 'stream' | 'sized' }> {
     if (isAppError(err)) {
       return { kind: 'json', status: err.status, body: errorBody(err, requestId), ...(err.headers ? { headers: err.headers } : {}) };
     }
@@ -104,7 +104,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   /** 404 / 405 / preflight: answered synchronously, nothing to await. */
-  function answerNow(res: HttpResponse, copied: CopiedRequest, reply: Exclude<Reply, { kind: 'stream' }>, cors: boolean): void {
+  function answerNow(res: HttpResponse, copied: CopiedRequest, reply: Exclude<Reply, { kind: 'stream' | 'sized' }>, cors: boolean): void {
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
     writeReply(new ResponseState(res), reply, commonHeaders(requestId, copied, cors), []);
   }
@@ -211,6 +211,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
     if (!state.open) return; // the client went away while we worked: nothing to write
     if (reply.kind === 'stream') await writeStream(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies, reqLog());
+    else if (reply.kind === 'sized') await writeSized(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies, reqLog());
     else writeReply(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies);
   }
 

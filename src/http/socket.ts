@@ -82,7 +82,7 @@ export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env:
           (decision) => {
             if (!state.open) return;
             if ('refuse' in decision) {
-              if (decision.refuse.kind === 'stream') throw new Error('a refused upgrade cannot stream');
+              if (decision.refuse.kind === 'stream' || decision.refuse.kind === 'sized') throw new Error('a refused upgrade cannot stream');
               writeReply(state, decision.refuse, common, []);
               return;
             }

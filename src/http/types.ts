@@ -125,4 +125,17 @@ export type Reply =
       headers?: Record<string, string>;
       /** Produces the stream; the response ends when it resolves (or rejects, after a last write). */
       run: (sink: StreamSink) => Promise<void>;
+    }
+  | {
+      /**
+       * A body of known length streamed with Content-Length (files, Range answers): written with uWS tryEnd and
+       * onWritable, so a slow reader holds the producer back. The producer must write exactly `length` bytes;
+       * if it stops short the connection is closed (the client sees a truncated body, never a wrong one).
+       */
+      kind: 'sized';
+      status: number;
+      contentType: string;
+      length: number;
+      headers?: Record<string, string>;
+      run: (sink: StreamSink) => Promise<void>;
     };

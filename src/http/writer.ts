@@ -63,7 +63,7 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string> | undef
  * Writes a complete (non-stream) reply in one corked call (uWS rule 3). Does nothing when the client
  * has gone away or the response was already finished.
  */
-export function writeReply(state: ResponseState, reply: Exclude<Reply, { kind: 'stream' }>, common: Record<string, string>, cookies: string[], closeConnection = false): void {
+export function writeReply(state: ResponseState, reply: Exclude<Reply, { kind: 'stream' | 'sized' }>, common: Record<string, string>, cookies: string[], closeConnection = false): void {
   if (!state.open) return;
   state.finished = true;
   const res = state.res;
@@ -135,4 +135,94 @@ export async function writeStream(
   if (!state.open) return;
   state.finished = true;
   res.cork(() => res.end());
+}
+
+/**
+ * Writes a body of known length (Content-Length) as the producer supplies it: each chunk goes through uWS tryEnd;
+ * when the socket is full the producer waits for onWritable and the rest of the chunk is retried from the offset
+ * uWS reports (the uWS streaming example). Nothing is buffered here beyond the chunk in hand.
+ */
+export async function writeSized(
+  state: ResponseState,
+  reply: Extract<Reply, { kind: 'sized' }>,
+  common: Record<string, string>,
+  cookies: string[],
+  log: Logger,
+): Promise<void> {
+  if (!state.open) return;
+  const res = state.res;
+  const total = reply.length;
+  if (total === 0) {
+    state.finished = true;
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status));
+      writeHeaders(res, common);
+      writeHeaders(res, reply.headers);
+      for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+      res.writeHeader('content-type', reply.contentType);
+      res.end();
+    });
+    return;
+  }
+  let headersWritten = false;
+  let written = 0;
+  let waiting: { chunk: Uint8Array; startOffset: number; resolve: (ok: boolean) => void } | undefined;
+  const settle = (ok: boolean) => {
+    const w = waiting;
+    waiting = undefined;
+    w?.resolve(ok);
+  };
+  state.onAbort(() => settle(false));
+  const attempt = (chunk: Uint8Array): [boolean, boolean] => {
+    const [ok, done] = res.tryEnd(chunk, total);
+    if (done) state.finished = true;
+    return [ok, done];
+  };
+  res.onWritable((offset) => {
+    const w = waiting;
+    if (w === undefined) return true;
+    const [ok, done] = attempt(w.chunk.subarray(offset - w.startOffset));
+    if (ok || done) settle(true);
+    return ok;
+  });
+  const sink: StreamSink = {
+    signal: state.controller.signal,
+    get closed() {
+      return !state.open;
+    },
+    write(data) {
+      if (!state.open) return Promise.resolve(false);
+      const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+      if (written + chunk.length > total) return Promise.reject(new Error('sized reply: the producer wrote more than its declared length'));
+      written += chunk.length;
+      let result: [boolean, boolean] = [false, false];
+      let startOffset = 0;
+      res.cork(() => {
+        if (!headersWritten) {
+          headersWritten = true;
+          res.writeStatus(statusLine(reply.status));
+          writeHeaders(res, common);
+          writeHeaders(res, reply.headers);
+          for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+          res.writeHeader('content-type', reply.contentType);
+        }
+        startOffset = res.getWriteOffset();
+        result = attempt(chunk);
+      });
+      if (result[0] || result[1]) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        waiting = { chunk, startOffset, resolve };
+      });
+    },
+  };
+  try {
+    await reply.run(sink);
+  } catch (err) {
+    log.error({ err }, 'sized producer failed');
+  }
+  if (!state.open) return;
+  // The producer stopped short of the length it declared: the body cannot be completed, so the connection goes.
+  log.error({ written, total }, 'sized reply ended short; closing the connection');
+  state.finished = true;
+  res.close();
 }

@@ -175,6 +175,14 @@ export async function listStaleReservationIds(sql: Queryable, before: Date, limi
   return rows.map((r) => r.id);
 }
 
+/** Every voice grant of one session, oldest first (settling a session whose owner died). */
+export async function listVoiceReservations(sql: Queryable, sessionId: string): Promise<Array<{ id: string; status: ReservationStatus; reservedSeconds: number }>> {
+  return sql<Array<{ id: string; status: ReservationStatus; reservedSeconds: number }>>`
+    select id, status, reserved_seconds from usage_reservations
+    where kind = 'voice' and voice_session_id = ${sessionId}
+    order by created_at, id`;
+}
+
 /** Voice sessions of the account holding an open grant, other than `exceptSessionId`. */
 export async function countActiveVoiceSessions(sql: Queryable, accountId: string, exceptSessionId: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`

@@ -124,3 +124,10 @@ export async function settleVoiceSeconds(meter: Meter, grant: VoiceGrant | strin
   });
   return { status, seconds: status === 'duplicate' ? 0 : seconds };
 }
+
+/** The voice grants of one session, oldest first: what an instance that did not hold the call needs to settle it. */
+export async function listVoiceGrants(meter: Meter, sessionId: string): Promise<Array<{ id: string; status: 'open' | 'settled' | 'released' | 'expired'; seconds: number }>> {
+  if (meter.mode === 'off') return [];
+  const rows = await q.listVoiceReservations(meter.sql, sessionId);
+  return rows.map((r) => ({ id: r.id, status: r.status, seconds: r.reservedSeconds }));
+}

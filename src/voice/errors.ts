@@ -25,6 +25,13 @@ export const VoiceErrorCodes = {
   PROVIDER_NOT_CONFIGURED: 'VOICE_PROVIDER_NOT_CONFIGURED',
   /** 503: the instance is draining; mint on another one. */
   DRAINING: 'VOICE_DRAINING',
+  /**
+   * 429 `voice_concurrency_limit`: this instance already runs VOICE_MAX_CONCURRENT_SESSIONS calls (every enforcement
+   * mode). Widget callers get VOICE_UNAVAILABLE instead.
+   */
+  INSTANCE_CONCURRENCY_LIMIT: 'VOICE_INSTANCE_CONCURRENCY_LIMIT',
+  /** 404: no recording for this session (not recorded, no consent, not finished yet, or its conversation is gone). */
+  RECORDING_NOT_FOUND: 'VOICE_RECORDING_NOT_FOUND',
 } as const;
 
 export type VoiceErrorCode = (typeof VoiceErrorCodes)[keyof typeof VoiceErrorCodes];
@@ -58,5 +65,12 @@ export const voiceErrors = {
     new AppError(VoiceErrorCodes.GATE_STREAM_LIMIT, 429, `At most ${max} gate streams may be open per session.`),
   providerNotConfigured: () =>
     new AppError(VoiceErrorCodes.PROVIDER_NOT_CONFIGURED, 503, 'Voice is not configured on this server.'),
+  instanceConcurrencyLimit: (max: number) =>
+    new AppError(VoiceErrorCodes.INSTANCE_CONCURRENCY_LIMIT, 429, 'Too many voice calls are active on this server.', {
+      reason: 'voice_concurrency_limit',
+      details: { maxConcurrentSessions: max },
+      headers: { 'retry-after': '5' },
+    }),
+  recordingNotFound: () => new AppError(VoiceErrorCodes.RECORDING_NOT_FOUND, 404, 'No recording for this voice session.'),
   draining: () => new AppError(VoiceErrorCodes.DRAINING, 503, 'This server is shutting down; try again.', { headers: { 'retry-after': '1' } }),
 };

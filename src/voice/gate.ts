@@ -85,7 +85,11 @@ export class GateChannel {
   private readonly streams = new Set<GateStream>();
   private endLine: string | undefined;
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    /** Told of every new decision (the media relay mirrors the state to the caller). */
+    private readonly observe?: (decision: Readonly<GateDecision>) => void,
+  ) {}
 
   /** Hot path for the relay: may assistant audio be played right now? */
   get isOpen(): boolean {
@@ -114,6 +118,7 @@ export class GateChannel {
     this.decisionLine = ndjsonLine(this.decision);
     const now = this.now();
     for (const stream of this.streams) stream.push(this.decisionLine, now);
+    this.observe?.(this.decision);
   }
 
   /**

@@ -2,7 +2,10 @@
  * Voice sessions: the control plane of realtime voice (mint, heartbeat supervision, playback gate, end,
  * ownership records with 421). The media relay (voice-relay) plugs into `VoiceService.sessions` / LiveVoiceSession.
  */
-import type { Authenticator } from '../http/index.js';
+import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
+import { VoiceRecordings } from './recording/recordings.js';
+import { recordingRoutes } from './recording/routes.js';
+import { mediaSockets, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './service.js';
 
@@ -14,11 +17,29 @@ export { VoiceOwnership, OWNERSHIP_DEFAULTS, type OwnerLease, type OwnerRecord, 
 export { issueControlToken, verifyControlToken } from './control-token.js';
 export { END_REASONS, presentEndReason, type EndReason, type VoiceAudience } from './end-reasons.js';
 export { VoiceErrorCodes, voiceErrors } from './errors.js';
-export { noVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './quota.js';
+export { noVoiceQuota, meteredVoiceQuota, type MeteredVoiceQuotaOptions, type VoiceQuota, type VoiceQuotaRequest } from './quota.js';
+export { MediaRelay, RELAY_DEFAULTS, RELAY_CLOSE, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay.js';
+export { linkOfSession, type RelayLink } from './relay/link.js';
+export { mediaSockets, MEDIA_SOCKET_PATH, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
+export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { wavHeader, readWavHeader } from './recording/wav.js';
 export type { VoiceFinal, VoiceSource, HeartbeatStatus, VoiceCapability as VoiceClientCapability } from './types.js';
 
+/** Knobs of the media side (tests: relay limits, a recording clock). */
+export interface VoiceMediaOptions {
+  relay?: MediaSocketOptions['relay'];
+  /** Recording timeline clock (ms, monotonic). Real time by default. */
+  recordingNow?: () => number;
+  /** How often recordings of deleted conversations are swept (default 10 minutes). */
+  recordingSweepEveryMs?: number;
+}
+
 export interface VoiceCapabilityParts {
-  routes: ReturnType<typeof voiceRoutes>;
+  routes: AnyRoute[];
+  /** The media WebSocket (`stream.url`). */
+  sockets: AnySocketRoute[];
+  media: MediaSockets;
+  recordings: VoiceRecordings;
   /** `control-token`: heartbeat and gate carry the session token in the body; the service checks it. */
   authenticators: Record<string, Authenticator>;
   service: VoiceService;
@@ -28,13 +49,36 @@ export interface VoiceCapabilityParts {
 }
 
 /** Builds routes and the (not yet started) service. Does no I/O. */
-export function voiceCapability(deps: VoiceServiceDeps, options: VoiceOptions = {}): VoiceCapabilityParts {
+/** Everything the app (and tests) may tune: the session service's options and the media side's. */
+export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions };
+
+export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
   const service = new VoiceService(deps, options);
+  const recordings = new VoiceRecordings({ dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) }, options.media?.recordingNow);
+  const media = mediaSockets(service, {
+    ...(options.media?.relay ? { relay: options.media.relay } : {}),
+    tapFor: (session) => recordings.tapFor(session),
+  });
+  service.media = media;
+  service.recordings = recordings;
+  let sweepTimer: NodeJS.Timeout | undefined;
   return {
-    routes: voiceRoutes(service),
+    routes: [...voiceRoutes(service), ...recordingRoutes({ sql: deps.sql, recordings })],
+    sockets: [media.route],
+    media,
+    recordings,
     authenticators: { 'control-token': () => undefined },
     service,
-    start: () => service.start(),
-    stop: () => service.stop(),
+    start: () => {
+      service.start();
+      sweepTimer ??= setInterval(() => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')), options.media?.recordingSweepEveryMs ?? 10 * 60_000);
+      sweepTimer.unref();
+    },
+    stop: async () => {
+      if (sweepTimer !== undefined) clearInterval(sweepTimer);
+      sweepTimer = undefined;
+      await service.stop();
+      await recordings.settled();
+    },
   };
 }

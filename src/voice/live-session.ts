@@ -3,7 +3,7 @@ import type {
   VoiceDelegationRequest, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionHandlers, VoiceTranscriptDelta,
 } from '../providers/voice/index.js';
 import type { EndReason } from './end-reasons.js';
-import { GateChannel } from './gate.js';
+import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { Supervised } from './supervisor.js';
@@ -37,6 +37,8 @@ export interface LiveSessionListener {
   onInputTranscript?(delta: VoiceTranscriptDelta): void;
   onOutputTranscript?(delta: VoiceTranscriptDelta): void;
   onLinkState?(state: VoiceLinkState): void;
+  /** A new playback gate decision (the state follows from it). */
+  onGate?(decision: Readonly<GateDecision>): void;
   /** The session is ending (reason as presented to this session's audience): close the media socket. */
   onEnded?(endReason: EndReason): void;
 }
@@ -50,6 +52,8 @@ export interface LiveSessionInit {
   keyless: boolean;
   visitorId: string | null;
   heartbeat: boolean;
+  /** The call is recorded: the assistant records and the caller consented (no consent, no file). */
+  recorded?: boolean;
   limits: SessionLimits;
   startedAt: number;
   log: Logger;
@@ -91,6 +95,8 @@ export class LiveVoiceSession implements Supervised {
   readonly keyless: boolean;
   readonly visitorId: string | null;
   readonly heartbeatDeclared: boolean;
+  /** Both directions are written to a recording while the call runs (assistant records and consent given). */
+  readonly recorded: boolean;
   readonly limits: SessionLimits;
   readonly startedAt: number;
   readonly log: Logger;
@@ -128,13 +134,16 @@ export class LiveVoiceSession implements Supervised {
     this.keyless = init.keyless;
     this.visitorId = init.visitorId;
     this.heartbeatDeclared = init.heartbeat;
+    this.recorded = init.recorded === true;
     this.limits = init.limits;
     this.startedAt = init.startedAt;
     this.lastHeartbeatAt = init.startedAt;
     this.lastSpeechAt = init.startedAt;
     this.lastQuotaCheckAt = init.startedAt;
     this.log = init.log;
-    this.gate = new GateChannel(env.now);
+    this.gate = new GateChannel(env.now, (decision) => {
+      for (const l of this.listeners) l.onGate?.(decision);
+    });
     this.transcripts = new TranscriptAssembler((turn) => env.writeTurn(this, turn));
   }
 

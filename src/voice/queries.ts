@@ -156,3 +156,40 @@ export async function insertTurn(
     await tx`update conversations set message_count = message_count + 1 where id = ${m.conversationId}`;
   });
 }
+
+/** Of these sessions, the ones still linked to a conversation (their recordings may be kept). */
+export async function sessionsWithConversation(sql: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    select id from voice_sessions where id = any(${sql.array(ids)}::text[]) and conversation_id is not null`;
+  return rows.map((r) => r.id);
+}
+
+/** Of these sessions, the ones still active somewhere in the fleet. */
+export async function activeSessionIds(sql: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    select id from voice_sessions where id = any(${sql.array(ids)}::text[]) and state = 'active'`;
+  return rows.map((r) => r.id);
+}
+
+/** A recorded session of this assistant that still belongs to a conversation (the recording route's check). */
+export async function findRecordedSession(
+  sql: Db,
+  id: string,
+  assistantId: string,
+): Promise<{ id: string; conversationId: string; state: VoiceSessionRow['state'] } | undefined> {
+  const [row] = await sql<{ id: string; conversationId: string; state: VoiceSessionRow['state'] }[]>`
+    select id, conversation_id, state from voice_sessions
+    where id = ${id} and assistant_id = ${assistantId} and conversation_id is not null
+      and recording_enabled and recording_consent`;
+  return row;
+}
+
+/** The recorded sessions of a conversation (for listing its recordings). */
+export async function recordedSessionsOf(sql: Db, conversationId: string): Promise<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>> {
+  return sql<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>>`
+    select id, assistant_id, state from voice_sessions
+    where conversation_id = ${conversationId} and recording_enabled and recording_consent
+    order by created_at`;
+}

@@ -21,6 +21,8 @@ import * as q from './queries.js';
 import { noVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './quota.js';
 import { Supervisor } from './supervisor.js';
 import type { TranscriptTurn } from './transcripts.js';
+import type { MediaSockets } from './relay/media-socket.js';
+import type { VoiceRecordings } from './recording/recordings.js';
 import type { HeartbeatStatus, VoiceCapability, VoiceFinal, VoiceSource } from './types.js';
 
 export interface VoiceServiceDeps {
@@ -133,6 +135,9 @@ function finalOfRow(row: q.VoiceSessionRow): VoiceFinal {
  */
 export class VoiceService {
   readonly sessions = new Map<string, LiveVoiceSession>();
+  /** The media side of this instance (set by voiceCapability): relays per session, recordings. Tests and metrics read them. */
+  media: Pick<MediaSockets, 'relays' | 'closedTotals'> | undefined;
+  recordings: VoiceRecordings | undefined;
   readonly supervisor: Supervisor;
   readonly ownership: VoiceOwnership;
   private readonly quota: VoiceQuota;
@@ -225,6 +230,8 @@ export class VoiceService {
         keyless: isKeyless,
         visitorId,
         heartbeat: input.capabilities.includes('heartbeat'),
+        // No consent, no file: an assistant that records still records only callers who said yes.
+        recorded: recorded && input.recordingConsent === true,
         limits: {
           heartbeatLossMs: HEARTBEAT_LOSS_MS,
           maxDurationMs,
@@ -383,6 +390,22 @@ export class VoiceService {
       nextHeartbeatMs: interval,
       endReason: presentEndReason(final.endReason, audienceOf(final.keyless)),
     };
+  }
+
+  /**
+   * The media socket's upgrade: the control token must open the session, and the session must run here and be
+   * active. Another instance's session is 421 misrouted (before upgrading); an unknown or finished one is 404.
+   */
+  async locateForMedia(id: string, token: string): Promise<LiveVoiceSession> {
+    this.checkToken(id, token);
+    const live = this.sessions.get(id);
+    if (live !== undefined) {
+      if (live.status !== 'active') throw voiceErrors.notFound();
+      return live;
+    }
+    const record = await this.ownership.read(id);
+    if (record !== null && record.instanceId !== this.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+    throw voiceErrors.notFound();
   }
 
   async openGate(id: string, token: string): Promise<GateOpening> {

@@ -1,0 +1,114 @@
+import type { RealtimeSocket, SocketRoute } from '../../http/index.js';
+import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
+import type { LiveVoiceSession } from '../live-session.js';
+import type { VoiceService } from '../service.js';
+import { voiceErrors } from '../errors.js';
+import { linkOfSession } from './link.js';
+import { MediaRelay, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay.js';
+
+/** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
+export interface MediaConnection {
+  session: LiveVoiceSession;
+  relay: MediaRelay | undefined;
+}
+
+export interface MediaSocketOptions {
+  /** Media time (refusal-notice rate, mute toggles). Real time by default: supervision clocks do not apply. */
+  clock?: Pick<VoiceClock, 'now'>;
+  relay?: Partial<RelayOptions>;
+  /** The recording tap of a session that is recorded (VoiceRecordings.tapFor). */
+  tapFor?: (session: LiveVoiceSession) => RelayTap | undefined;
+}
+
+/** The media sockets of one instance: the route, and what tests and metrics read. */
+export interface MediaSockets {
+  route: SocketRoute<MediaConnection>;
+  /** The current relay of each session with a caller connected. */
+  readonly relays: ReadonlyMap<string, MediaRelay>;
+  /** Counters of relays that have closed, summed (live ones: read `relays`). */
+  readonly closedTotals: RelayStats;
+}
+
+export const MEDIA_SOCKET_PATH = '/api/v1/voice/sessions/:sessionId/stream';
+const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
+
+/**
+ * The media WebSocket at the minted `stream.url` (API-DECISIONS, Voice): the upgrade checks the control token
+ * (`?token=`) and that the session runs on this instance (else 421 misrouted with `X-Parley-Instance`, before
+ * upgrading). One media socket per session: a second connection replaces the first (closed 4001 "replaced").
+ */
+export function mediaSockets(service: VoiceService, options: MediaSocketOptions = {}): MediaSockets {
+  const clock = options.clock ?? systemClock;
+  const relayOptions = { ...RELAY_DEFAULTS, ...options.relay };
+  const relays = new Map<string, MediaRelay>();
+  const closedTotals = emptyTotals();
+
+  const route: SocketRoute<MediaConnection> = {
+    path: MEDIA_SOCKET_PATH,
+    // A little above the relay's own frame limit, so an oversized frame gets a refusal notice rather than uWS's
+    // 1009 close; anything far beyond it (over 64 KiB) still closes the socket.
+    maxPayloadLength: Math.max(64 * 1024, relayOptions.maxFrameBytes + 1024),
+    // The relay keeps its own backlog far below this (socketHighWaterBytes + one provider chunk); this is the
+    // shell's hard stop.
+    maxBackpressure: 512 * 1024,
+    idleTimeoutSeconds: 60,
+    async upgrade(req) {
+      const sessionId = req.params['sessionId'] ?? '';
+      const token = req.query['token'];
+      if (!SESSION_ID.test(sessionId) || typeof token !== 'string' || token === '') throw voiceErrors.notFound();
+      const session = await service.locateForMedia(sessionId, token);
+      return { accept: { session, relay: undefined } };
+    },
+    open(socket) {
+      const { session } = socket.data;
+      if (session.status !== 'active') {
+        // It ended between the upgrade and now.
+        socket.send(JSON.stringify({ type: 'ended', endReason: session.endReason }), false);
+        socket.end(1000, 'ended');
+        return;
+      }
+      relays.get(session.id)?.replace();
+      const relay = new MediaRelay(socket as RealtimeSocket<unknown>, linkOfSession(session), clock, relayOptions, options.tapFor?.(session));
+      socket.data.relay = relay;
+      relays.set(session.id, relay);
+      relay.start();
+    },
+    message(socket, data, binary) {
+      socket.data.relay?.onMessage(data, binary);
+    },
+    drain(socket) {
+      socket.data.relay?.onDrain();
+    },
+    close(socket) {
+      const relay = socket.data.relay;
+      if (relay === undefined) return;
+      relay.onClose();
+      if (relays.get(socket.data.session.id) === relay) relays.delete(socket.data.session.id);
+      addTotals(closedTotals, relay.stats);
+      const s = relay.stats;
+      socket.data.session.log.info(
+        {
+          callerFrames: s.callerFrames, callerFramesRefused: s.callerFramesRefused, callerTextDropped: s.callerTextDropped,
+          assistantBytes: s.assistantBytes, assistantWithheldBytes: s.assistantWithheldBytes, assistantDroppedBytes: s.assistantDroppedBytes,
+          inputFramesDroppedByLink: relay.link.inputFramesDropped, eventsDropped: s.eventsDropped, maxSocketBuffered: s.maxSocketBuffered,
+        },
+        'voice media socket closed',
+      );
+    },
+  };
+  return { route, relays, closedTotals };
+}
+
+function emptyTotals(): RelayStats {
+  return {
+    callerFrames: 0, callerBytes: 0, callerFramesRefusedByLink: 0, callerFramesRefused: 0, callerTextDropped: 0, mutes: 0, unmutes: 0,
+    assistantChunks: 0, assistantBytes: 0, assistantWithheldChunks: 0, assistantWithheldBytes: 0, assistantDroppedBytes: 0,
+    assistantSentBytes: 0, transcriptsWithheld: 0, eventsDropped: 0, maxSocketBuffered: 0, maxPending: 0,
+  };
+}
+
+function addTotals(into: RelayStats, add: RelayStats): void {
+  for (const key of Object.keys(into) as (keyof RelayStats)[]) {
+    into[key] = key === 'maxSocketBuffered' || key === 'maxPending' ? Math.max(into[key], add[key]) : into[key] + add[key];
+  }
+}
