@@ -151,12 +151,30 @@ t.test('no consent, no file; an assistant that does not record writes nothing', 
   t.equal(((await res.json()) as any).code, 'VOICE_RECORDING_NOT_FOUND');
 });
 
+t.test('echo mode announces itself with one transcript: the gate opens and the caller hears its own frames back', async (t) => {
+  const app = await startVoiceApp(t);
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner, { instructions: 'Echo. [sim:echo]' });
+  const minted = await mintWithKey(app, owner, assistant);
+  const media = await openMedia(mediaUrl(app, minted));
+  await media.waitText((e) => e.type === 'state', 'the first state');
+  const frame = Buffer.alloc(960);
+  frame.writeUInt32LE(0xc0ffee, 0);
+  media.send(frame);
+  await media.waitText((e) => e.type === 'state' && e.gate === 'open', 'the gate to open');
+  media.send(frame);
+  await waitFor(() => (media.binaryBytes() >= 960 ? true : undefined), 'the echo');
+  const heard = media.events.find((e) => e.kind === 'binary')!.data;
+  t.same(heard, frame, 'the echoed frame, byte for byte');
+  await endWithKey(app, owner, minted.sessionId);
+});
+
 t.test('echo without a gate decision: the assistant audio is withheld, counted, never heard', async (t) => {
   const app = await startVoiceApp(t);
   const owner = await ownerWithVoice(app);
   // The simulator echoes every frame back as assistant audio and never says a word (no transcripts): the gate
   // stays closed at `start`.
-  const assistant = await voiceAssistant(app, owner, { instructions: 'Echo. [sim:echo]' });
+  const assistant = await voiceAssistant(app, owner, { instructions: 'Echo. [sim:echo=silent]' });
   const minted = await mintWithKey(app, owner, assistant);
   const media = await openMedia(mediaUrl(app, minted));
   await media.waitText((e) => e.type === 'state', 'the first state');

@@ -18,7 +18,8 @@
  *   usage-jump=seconds                add this many seconds to usage at the second usage tick
  *   stall-reads=ms                    stop reading the client's frames for ms after start (fills its send path)
  *   garbage                           interleave unreadable frames (non-JSON, binary, typeless JSON)
- *   echo                              echo mode: output audio = the input audio just received, frame for frame
+ *   echo[=silent]                     echo mode: output audio = the input audio just received, frame for frame;
+ *                                     announced by one output transcript ('silent': none, so a gate never opens)
  *   delegate                          end of the first utterance creates a client delegation instead of a reply
  */
 export interface SimulatorFaults {
@@ -32,6 +33,8 @@ export interface SimulatorFaults {
   stallReadsMs?: number;
   garbage?: boolean;
   echo?: boolean;
+  /** Echo without the announcing output transcript. */
+  echoSilent?: boolean;
   delegate?: boolean;
 }
 
@@ -84,6 +87,7 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
         break;
       case 'echo':
         faults.echo = true;
+        if (value === 'silent') faults.echoSilent = true;
         break;
       case 'delegate':
         faults.delegate = true;

@@ -55,6 +55,7 @@ export class SimSession {
   private chunkStartMs = 0;
   private voiced = false;
   private delegated = false;
+  private echoAnnounced = false;
   private outputCursorMs = 0;
   private outputOffset = 0;
   private speech: Word[] = [];
@@ -173,6 +174,14 @@ export class SimSession {
     this.stats.audioFramesIn++;
     if (this.faults.echo) {
       // Echo mode: the same payload straight back, no decode/re-encode, so the bench measures the relay, not us.
+      // The first echo is announced with one output transcript, as a real assistant's speech is: without it a
+      // client that honours the playback gate (Parley's relay) would never hear the echo.
+      if (!this.echoAnnounced && this.faults.echoSilent !== true) {
+        this.echoAnnounced = true;
+        const at = Math.round(this.timing.now() - this.startedAt);
+        this.record.outputTranscripts.push({ text: 'echo', startMs: at, endMs: at });
+        this.emit(ev.transcript('session.output_transcript.delta', this.eventId(), 'echo', at, at));
+      }
       this.record.audioFramesOut++;
       this.stats.audioFramesOut++;
       this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + base64 + ev.OUTPUT_AUDIO_SUFFIX);
