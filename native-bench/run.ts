@@ -36,6 +36,8 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     parley: { type: 'string', default: 'built' },
     'no-pin': { type: 'boolean', default: false },
+    /** postgres (default: BENCH_DATABASE_URL or the local server, a fresh database per run) or embedded (PGlite). */
+    database: { type: 'string', default: 'postgres' },
   },
   strict: true,
 });
@@ -69,7 +71,9 @@ async function main(): Promise<void> {
   if (wantsParley) {
     try {
       const build = buildParley(values.parley as 'built' | 'tsx', log);
-      parley = { build, fixture: prepareFixture(build, log) };
+      const databaseUrl = values.database === 'embedded' ? undefined : (process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+      if (databaseUrl !== undefined) assertLoopback(databaseUrl);
+      parley = { build, fixture: await prepareFixture(build, log, databaseUrl) };
     } catch (err) {
       parleyUnavailable = err instanceof Error ? err.message : String(err);
       log(`Parley unavailable: ${parleyUnavailable}`);
@@ -120,7 +124,7 @@ async function main(): Promise<void> {
     }
   } finally {
     if (parley !== undefined) {
-      removeFixture(parley.fixture);
+      await removeFixture(parley.fixture);
       await dropRedisKeys(redisUrl, parley.fixture.redisPrefix);
     }
   }

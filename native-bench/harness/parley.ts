@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { ROOT, startChild, type Child } from './children.js';
 
 const CACHE = join(ROOT, 'node_modules', '.cache', 'parley-bench');
@@ -67,6 +68,8 @@ export function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void
 
 export interface ParleyFixture {
   dataDir: string;
+  /** The database created for this run on an external PostgreSQL (dropped by removeFixture), if any. */
+  database?: { adminUrl: string; name: string };
   apiKey: string;
   redisPrefix: string;
   /** Environment every Parley child of this run gets. */
@@ -82,36 +85,62 @@ function runCli(build: ParleyBuild, env: Record<string, string>, args: string[])
 }
 
 /**
- * A data directory holding the bench user and key. Made once with the CLI (about 20 s on PGlite) and cached by the
- * hash of the migrations and the CLI, then copied per run so every run starts from the same database.
+ * The bench user and key, made with the operator CLI. On an external PostgreSQL (`databaseUrl`, the default: a
+ * deployment runs on one) a fresh database is created for the run and dropped afterwards. On the embedded default
+ * the data directory is made once (about 20 s on PGlite), cached by the hash of the migrations and the CLI, then
+ * copied per run so every run starts from the same database.
  */
-export function prepareFixture(build: ParleyBuild, log: (line: string) => void): ParleyFixture {
-  const migrations = join(ROOT, 'src/db/migrations');
-  const hash = createHash('sha256');
-  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
-  hash.update(readFileSync(join(ROOT, 'src/cli.ts')));
-  const key = hash.digest('hex').slice(0, 16);
-  const cached = join(CACHE, `fixture-${key}`);
+export async function prepareFixture(build: ParleyBuild, log: (line: string) => void, databaseUrl?: string): Promise<ParleyFixture> {
   const baseEnv = { LOG_LEVEL: 'info', NODE_ENV: 'production' };
-  if (!existsSync(join(cached, 'bench.json'))) {
-    log('preparing the bench database with the operator CLI (once per schema)...');
-    rmSync(cached, { recursive: true, force: true });
-    mkdirSync(cached, { recursive: true });
-    const env = { ...baseEnv, DATA_DIR: cached, LOG_LEVEL: 'warn' };
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+  let apiKey: string;
+  let database: ParleyFixture['database'];
+  const dbEnv: Record<string, string> = {};
+  if (databaseUrl !== undefined) {
+    const name = `parley_bench_${randomBytes(4).toString('hex')}`;
+    const admin = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+    try {
+      await admin.unsafe(`create database "${name}"`);
+    } finally {
+      await admin.end();
+    }
+    database = { adminUrl: databaseUrl, name };
+    const url = new URL(databaseUrl);
+    url.pathname = `/${name}`;
+    dbEnv['DATABASE_URL'] = url.toString();
+    log(`bench database: ${name} on ${url.host}`);
+    const env = { ...baseEnv, ...dbEnv, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
     runCli(build, env, ['user:create', '--email', EMAIL, '--password', `bench-${randomBytes(12).toString('hex')}`, '--name', 'native-bench']);
     const made = runCli(build, env, ['key:create', '--email', EMAIL, '--scopes', 'chat,assistants:read,assistants:write,voice', '--name', 'native-bench']);
-    writeFileSync(join(cached, 'bench.json'), JSON.stringify({ apiKey: made.secret }));
+    apiKey = String(made.secret);
+  } else {
+    const migrations = join(ROOT, 'src/db/migrations');
+    const hash = createHash('sha256');
+    for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+    hash.update(readFileSync(join(ROOT, 'src/cli.ts')));
+    const key = hash.digest('hex').slice(0, 16);
+    const cached = join(CACHE, `fixture-${key}`);
+    if (!existsSync(join(cached, 'bench.json'))) {
+      log('preparing the embedded bench database with the operator CLI (once per schema)...');
+      rmSync(cached, { recursive: true, force: true });
+      mkdirSync(cached, { recursive: true });
+      const env = { ...baseEnv, DATA_DIR: cached, LOG_LEVEL: 'warn' };
+      runCli(build, env, ['user:create', '--email', EMAIL, '--password', `bench-${randomBytes(12).toString('hex')}`, '--name', 'native-bench']);
+      const made = runCli(build, env, ['key:create', '--email', EMAIL, '--scopes', 'chat,assistants:read,assistants:write,voice', '--name', 'native-bench']);
+      writeFileSync(join(cached, 'bench.json'), JSON.stringify({ apiKey: made.secret }));
+    }
+    cpSync(cached, dataDir, { recursive: true });
+    apiKey = (JSON.parse(readFileSync(join(dataDir, 'bench.json'), 'utf8')) as { apiKey: string }).apiKey;
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
-  cpSync(cached, dataDir, { recursive: true });
-  const { apiKey } = JSON.parse(readFileSync(join(dataDir, 'bench.json'), 'utf8')) as { apiKey: string };
   const redisPrefix = `parley-bench-${randomBytes(4).toString('hex')}:`;
   return {
     dataDir,
+    ...(database ? { database } : {}),
     apiKey,
     redisPrefix,
     env: {
       ...baseEnv,
+      ...dbEnv,
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: '0',
@@ -128,8 +157,16 @@ export function prepareFixture(build: ParleyBuild, log: (line: string) => void):
   };
 }
 
-export function removeFixture(fixture: ParleyFixture): void {
+export async function removeFixture(fixture: ParleyFixture): Promise<void> {
   rmSync(fixture.dataDir, { recursive: true, force: true });
+  if (fixture.database) {
+    const admin = postgres(fixture.database.adminUrl, { max: 1, onnotice: () => undefined });
+    try {
+      await admin.unsafe(`drop database if exists "${fixture.database.name}" with (force)`);
+    } finally {
+      await admin.end();
+    }
+  }
 }
 
 /** Start Parley on the fixture; `simulatorUrl` points voice at a simulator in its own process (its CPU is not Parley's). */

@@ -120,6 +120,9 @@ export async function connectRedisStore(options: RedisStoreOptions): Promise<Red
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: options.connectTimeoutMs ?? 5000,
+    // Commands issued in the same tick share one write: under load (a rate-limit check and a key lookup per
+    // request, many requests in flight) this saves a syscall per command without changing any semantics.
+    enableAutoPipelining: true,
     // Redis Cluster / Sentinel are out of scope; a plain server or a managed single endpoint.
   });
 
