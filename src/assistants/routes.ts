@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ownerOf } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import type { Meter } from '../metering/index.js';
 import { pageQuerySchema } from './pagination.js';
 import { assistantCreateSchema, assistantIdParam, assistantPatchSchema, assistantSchema } from './schemas.js';
 import * as service from './service.js';
@@ -11,9 +12,12 @@ const params = z.object({ assistantId: assistantIdParam });
 const single = z.object({ assistant: assistantSchema });
 const errors = { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant (or not yours)' };
 
-/** Owner REST: /api/v1/assistants (Bearer key, assistants:read / assistants:write). */
-export function assistantRoutes(deps: Pick<Deps, 'sql'>): AnyRoute[] {
-  const { sql } = deps;
+/**
+ * Owner REST: /api/v1/assistants (Bearer key, assistants:read / assistants:write). Creation is checked against the
+ * plan's assistant count through the meter (enforce mode: 403 `plan_limit`).
+ */
+export function assistantRoutes(deps: Pick<Deps, 'sql'> & { meter: Meter }): AnyRoute[] {
+  const { sql, meter } = deps;
   return [
     defineRoute({
       method: 'GET',
@@ -33,9 +37,13 @@ export function assistantRoutes(deps: Pick<Deps, 'sql'>): AnyRoute[] {
       auth: 'bearer',
       scope: 'assistants:write',
       schemas: { body: assistantCreateSchema, response: { 201: single } },
-      openapi: { summary: 'Create an assistant', tags, errors: { 400: 'Invalid body', 401: errors[401], 403: errors[403] } },
+      openapi: {
+        summary: 'Create an assistant',
+        tags,
+        errors: { 400: 'Invalid body', 401: errors[401], 403: 'The key lacks the scope, or the plan allows no more assistants (reason plan_limit)' },
+      },
       handler: async (ctx) => {
-        const created = await service.createAssistant(sql, ownerOf(ctx), ctx.body);
+        const created = await service.createAssistant(sql, ownerOf(ctx), ctx.body, { meter });
         return reply.json({ assistant: service.presentAssistant(created) }, 201);
       },
     }),

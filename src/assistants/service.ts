@@ -1,5 +1,6 @@
 import type { OwnerPrincipal } from '../auth/principal.js';
 import type { Sql } from '../db/index.js';
+import { assertCanCreateAssistant, type Meter } from '../metering/index.js';
 import { lockAssistantTerms, rebuildAssistantTerms } from '../retrieval/index.js';
 import { assistantErrors } from './errors.js';
 import { isInternalAssistantId, isPublicAssistantId, newInternalAssistantId, newKnowledgeId } from './ids.js';
@@ -92,18 +93,32 @@ export async function listAssistants(sql: Sql, owner: Pick<OwnerPrincipal, 'acco
   return { assistants: items.map(toAssistant), nextCursor };
 }
 
-export async function createAssistant(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, input: AssistantInput): Promise<Assistant> {
+/**
+ * Creates an assistant. With `limits.meter` (the POST route always passes it) the plan's assistant cap is checked
+ * in the same transaction as the insert: assertCanCreateAssistant row-locks the hosting account, so two concurrent
+ * creations at the last free slot serialise and the second sees the first's row (enforce mode: 403 `plan_limit`;
+ * shadow and off never refuse). Without `limits` (internal seeding, tests) no cap applies.
+ */
+export async function createAssistant(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  input: AssistantInput,
+  limits?: { meter: Meter },
+): Promise<Assistant> {
   const settings = mergeSettings(DEFAULT_SETTINGS, input.settings);
-  const row = await q.insertAssistant(sql, {
-    id: newInternalAssistantId(),
-    publicId: newKnowledgeId('asst'),
-    accountId: owner.accountId,
-    name: input.name,
-    description: input.description ?? null,
-    welcomeMessage: input.welcomeMessage ?? null,
-    instructions: input.instructions ?? null,
-    language: settings.language,
-    settings,
+  const row = await sql.begin(async (tx) => {
+    if (limits) await assertCanCreateAssistant(limits.meter, tx, owner.accountId, 'owner');
+    return q.insertAssistant(tx, {
+      id: newInternalAssistantId(),
+      publicId: newKnowledgeId('asst'),
+      accountId: owner.accountId,
+      name: input.name,
+      description: input.description ?? null,
+      welcomeMessage: input.welcomeMessage ?? null,
+      instructions: input.instructions ?? null,
+      language: settings.language,
+      settings,
+    });
   });
   return toAssistant(row);
 }

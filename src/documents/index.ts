@@ -7,12 +7,13 @@ import { ingestDocument } from './ingestion.js';
 import { documentRoutes } from './routes.js';
 import { createIngestionWorker, type IngestionWorker } from './worker.js';
 import type { AnyRoute } from '../http/index.js';
+import type { Meter } from '../metering/index.js';
 
 export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
 export { guardedFetch, GuardedFetchError, type FetchedResource, type GuardedFetchOptions } from './fetcher.js';
 export { chunkText, type Chunk } from './chunker.js';
 export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
-export { createIngestionWorker, type IngestionWorker } from './worker.js';
+export { createIngestionWorker, INGESTION_REFUSED_MESSAGE, type IngestionWorker } from './worker.js';
 export { DocumentErrorCodes } from './errors.js';
 export { documentSchema } from './routes.js';
 
@@ -34,8 +35,8 @@ export interface DocumentsCapability {
   worker: IngestionWorker;
 }
 
-/** Builds routes and the (not yet started) ingestion worker. Does no I/O. */
-export function documentsCapability(deps: Pick<Deps, 'sql' | 'log' | 'config'>, options: DocumentsOptions = {}): DocumentsCapability {
+/** Builds routes and the (not yet started) ingestion worker, which meters every job through `meter`. Does no I/O. */
+export function documentsCapability(deps: Pick<Deps, 'sql' | 'log' | 'config'> & { meter: Meter }, options: DocumentsOptions = {}): DocumentsCapability {
   const addressPolicy = options.addressPolicy ?? publicAddressesOnly;
   const pdf = options.pdf ?? builtinPdfExtractor;
   const fetchUrl = (url: string, signal: AbortSignal) =>
@@ -50,6 +51,7 @@ export function documentsCapability(deps: Pick<Deps, 'sql' | 'log' | 'config'>, 
   const worker = createIngestionWorker({
     sql: deps.sql,
     log: deps.log.child({ component: 'ingestion' }),
+    meter: deps.meter,
     process: (doc, signal) => ingestDocument({ pdf, fetchUrl }, doc, signal),
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
+import { isUsageRefusal, MeteringErrorCodes, priceIngestion, type Meter, type Reservation } from '../metering/index.js';
 import { addDocumentTerms, lockAssistantTerms, removeDocumentTerms } from '../retrieval/index.js';
 import { IngestionError, type IngestionResult } from './ingestion.js';
 import * as q from './queries.js';
@@ -8,6 +9,11 @@ import * as q from './queries.js';
 export interface IngestionWorkerOptions {
   sql: Sql;
   log: Logger;
+  /**
+   * Meters every job (kind `ingestion`, priced per stored chunk): admitted after chunking and before the chunks are
+   * stored, settled once they are, released otherwise. Its mode decides: enforce refuses, shadow records, off writes nothing.
+   */
+  meter: Meter;
   /** Turns a document into chunks (ingestDocument with its deps bound). */
   process: (doc: q.DocumentSource, signal: AbortSignal) => Promise<IngestionResult>;
   /** Idle poll interval (other instances' jobs, retries coming due). Default 1000 ms. */
@@ -34,8 +40,44 @@ export function defaultBackoffMs(attempt: number): number {
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
+/**
+ * The document's error when the meter refuses a job in enforce mode (written for the owner; the job is not retried:
+ * the owner reprocesses the document once usage is available again).
+ */
+export const INGESTION_REFUSED_MESSAGE =
+  'Not processed: the usage budget for this billing period is used up. Reprocess the document once usage is available again (next billing period, a plan upgrade or added credit).';
+
+function refusedMessage(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === MeteringErrorCodes.LIMIT_REACHED || code === MeteringErrorCodes.REQUEST_CAP_REACHED) return INGESTION_REFUSED_MESSAGE;
+  // Account inactive (or any other refusal): its own sentence, e.g. "The hosting account is suspended."
+  return `Not processed: ${(err as Error).message}`;
+}
+
+/**
+ * Reserves one job attempt's price before its chunks are stored. A usage refusal becomes a non-retryable
+ * IngestionError (the document is failed with an owner-facing message); any other failure is retried as usual.
+ */
+async function admitIngestion(meter: Meter, doc: q.DocumentSource, chunks: number): Promise<Reservation> {
+  try {
+    return await meter.admit({
+      accountId: doc.accountId,
+      kind: 'ingestion',
+      // Documents are added from the dashboard (uploads, sources); a v1 reprocess runs the same job.
+      source: 'dashboard',
+      audience: 'owner',
+      countsAsRequest: false,
+      estimateMicros: priceIngestion(chunks),
+      assistantId: doc.assistantId,
+    });
+  } catch (err) {
+    if (isUsageRefusal(err)) throw new IngestionError(refusedMessage(err), { retryable: false, cause: err });
+    throw err;
+  }
+}
+
 export function createIngestionWorker(options: IngestionWorkerOptions): IngestionWorker {
-  const { sql, log } = options;
+  const { sql, log, meter } = options;
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
   const backoff = options.backoffMs ?? defaultBackoffMs;
@@ -66,9 +108,15 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         })
         .catch((err: unknown) => jobLog.warn({ err }, 'ingestion lease renewal failed'));
     }, Math.max(50, Math.floor(leaseMs / 3)));
+    // Billing (no double billing across retries): every attempt that reaches the priced part holds a reservation of
+    // its own, and closes it exactly once: settled when its chunks were stored (the job is then done, so no later
+    // attempt exists), released when they were not (failure, shutdown, or fenced by a newer claim, which bills itself).
+    let reservation: Reservation | undefined;
     try {
       const started = Date.now();
       const result = await options.process(doc, controller.signal);
+      const chunks = result.chunks.length;
+      reservation = await admitIngestion(meter, doc, chunks);
       const stored = await sql.begin(async (tx) => {
         if (!(await q.holdsLease(tx, job.id, token))) return false; // fenced: a newer claim owns it
         await lockAssistantTerms(tx, doc.assistantId);
@@ -78,8 +126,22 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         await q.finishJob(tx, job.id);
         return true;
       });
-      jobLog.info({ chunks: result.chunks.length, durationMs: Date.now() - started, stored }, 'document ingested');
+      const held = reservation;
+      reservation = undefined; // closed below, never by the failure path: the job's outcome is already decided
+      let costMicros = 0;
+      try {
+        if (stored) costMicros = (await meter.settle(held, { actualMicros: priceIngestion(chunks), units: chunks })).costMicros;
+        else await meter.release(held);
+      } catch (err) {
+        // The chunks' fate is committed; an unclosed reservation is expired by the usage sweeper (never billed twice).
+        jobLog.error({ err, reservationId: held.id, stored }, 'closing the ingestion reservation failed');
+      }
+      jobLog.info({ chunks, costMicros, durationMs: Date.now() - started, stored }, 'document ingested');
     } catch (err) {
+      if (reservation) {
+        const held = reservation;
+        await meter.release(held).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr, reservationId: held.id }, 'could not release the ingestion reservation'));
+      }
       if (stopping.signal.aborted) {
         await q.releaseJob(sql, job, token).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr }, 'could not release the job'));
         jobLog.info('ingestion interrupted by shutdown; the job will be claimed again');

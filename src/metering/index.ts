@@ -3,7 +3,7 @@
  * catalog, billing periods, the stale-reservation sweeper and the owner usage routes.
  */
 export { Meter, costOf, type AdmitRequest, type EnforcementMode, type MeterConfig, type MeterDeps, type Reservation, type SettleOutcome, type SettleUsage, type UsageSource } from './service.js';
-export { reserveVoiceSeconds, settleVoiceSeconds, VOICE_GRANT_SECONDS, VOICE_MIN_GRANT_SECONDS, type VoiceGrant, type VoiceGrantRequest } from './voice.js';
+export { reserveVoiceSeconds, settleVoiceSeconds, listVoiceGrants, VOICE_GRANT_SECONDS, VOICE_MIN_GRANT_SECONDS, type VoiceGrant, type VoiceGrantRequest } from './voice.js';
 export { assertCanCreateAssistant, assertEvalsAllowed } from './entitlements.js';
 export { sweepStaleReservations, startUsageSweeper, type SweepResult, type UsageSweeper } from './sweeper.js';
 export { MeteringErrorCodes, refusalError, isUsageRefusal, type Audience, type MeteringErrorCode, type Refusal } from './errors.js';

@@ -8,26 +8,29 @@ import type { IngestionResult } from '../../src/documents/ingestion.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { createOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
+import { createTestMeter } from '../helpers/metering.js';
 
 async function setup(t: Test) {
   const db = await createTestDatabase(t);
   const owner = await createOwner(db.sql);
   const assistant = await createAssistant(db.sql, owner, { name: 'Worker test' });
+  // The default deployment mode: every job is metered and recorded, never refused.
+  const { meter } = createTestMeter(db.sql, { config: { HOSTED_USAGE_ENFORCEMENT: 'shadow' } });
   const add = (text: string) => addSource({ sql: db.sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, { type: 'text', name: 'Doc', text });
   const status = async (id: string) => (await db.sql<Array<{ status: string; error: string | null; chunkCount: number }>>`select status, error, chunk_count from documents where id = ${id}`)[0]!;
   const job = async (id: string) => (await db.sql<Array<{ attempts: number }>>`select attempts from ingestion_jobs where document_id = ${id}`)[0];
-  return { db, owner, assistant, add, status, job };
+  return { db, owner, assistant, add, status, job, meter };
 }
 
 const chunksOf = (text: string): IngestionResult => ({ chunks: chunkText(text) });
 
 t.test('a job whose worker died mid-way is claimed again once its lease expires', async (t) => {
-  const { db, add, status } = await setup(t);
+  const { db, add, status, meter } = await setup(t);
   const doc = await add('# Title\n\nSome text to index.');
   // A worker claims the job and dies (never finishes, never releases).
   const dead = await claimJob(db.sql, 'dead-worker-token', 200);
   t.equal(dead?.documentId, doc.id);
-  const worker = createIngestionWorker({ sql: db.sql, log: captureLogger().log, process: async (d) => chunksOf((d.source ?? Buffer.alloc(0)).toString()), leaseMs: 200 });
+  const worker = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async (d) => chunksOf((d.source ?? Buffer.alloc(0)).toString()), leaseMs: 200 });
   t.equal(await worker.runOnce(), false, 'while the lease holds, nobody else takes the job');
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await worker.runOnce(), true, 'after the lease expired, the job is claimed again');
@@ -36,12 +39,13 @@ t.test('a job whose worker died mid-way is claimed again once its lease expires'
 });
 
 t.test('a stale worker cannot finish a job that was claimed again (fencing by lease token)', async (t) => {
-  const { db, add, status } = await setup(t);
+  const { db, add, status, meter } = await setup(t);
   const doc = await add('Original text.');
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const slow = createIngestionWorker({
     sql: db.sql,
+    meter,
     log: captureLogger().log,
     leaseMs: 150,
     process: async () => {
@@ -53,7 +57,7 @@ t.test('a stale worker cannot finish a job that was claimed again (fencing by le
   await new Promise((r) => setTimeout(r, 50));
   // Reprocess while the slow worker holds the job: its lease token is replaced.
   await db.sql`update ingestion_jobs set lease_token = null, locked_until = null, attempts = 0 where document_id = ${doc.id}`;
-  const fresh = createIngestionWorker({ sql: db.sql, log: captureLogger().log, process: async () => chunksOf('fresh result') });
+  const fresh = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('fresh result') });
   t.equal(await fresh.runOnce(), true);
   release();
   await slowRun;
@@ -63,11 +67,12 @@ t.test('a stale worker cannot finish a job that was claimed again (fencing by le
 });
 
 t.test('retries with backoff, then fails with the error message after max attempts', async (t) => {
-  const { db, add, status, job } = await setup(t);
+  const { db, add, status, job, meter } = await setup(t);
   const doc = await add('text');
   let calls = 0;
   const worker = createIngestionWorker({
     sql: db.sql,
+    meter,
     log: captureLogger().log,
     backoffMs: () => 0,
     process: async () => {
@@ -88,12 +93,13 @@ t.test('retries with backoff, then fails with the error message after max attemp
 });
 
 t.test('stop() during a job hands it back for the next worker at once', async (t) => {
-  const { db, add, status, job } = await setup(t);
+  const { db, add, status, job, meter } = await setup(t);
   const doc = await add('text');
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
   const worker = createIngestionWorker({
     sql: db.sql,
+    meter,
     log: captureLogger().log,
     pollMs: 20,
     process: (_doc, signal) =>
@@ -108,18 +114,19 @@ t.test('stop() during a job hands it back for the next worker at once', async (t
   await worker.stop();
   t.equal((await status(doc.id)).status, 'pending', 'back to pending');
   t.equal((await job(doc.id))?.attempts, 0, 'the interrupted attempt does not count');
-  const next = createIngestionWorker({ sql: db.sql, log: captureLogger().log, process: async () => chunksOf('done') });
+  const next = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('done') });
   t.equal(await next.runOnce(), true, 'claimable immediately');
   t.equal((await status(doc.id)).status, 'ready');
 });
 
 t.test('two workers never process the same job (FOR UPDATE SKIP LOCKED)', async (t) => {
-  const { db, add } = await setup(t);
+  const { db, add, meter } = await setup(t);
   const docs = await Promise.all(Array.from({ length: 6 }, (_, i) => add(`Document number ${i}.`)));
   const seen: string[] = [];
   const make = () =>
     createIngestionWorker({
       sql: db.sql,
+      meter,
       log: captureLogger().log,
       process: async (d) => {
         seen.push(d.id);
