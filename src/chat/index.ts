@@ -3,3 +3,6 @@ export { chatRoutes, chatBodySchema, chatAnswerSchema } from './routes.js';
 export { prepareChat, runChat, type ChatDeps, type ChatBody, type ChatResult } from './service.js';
 export { unmeteredChat, chatMeterFrom, type ChatMeter, type ChatReservation, type ChatUsage, type ChatAdmitRequest } from './meter.js';
 export { ChatErrorCodes } from './errors.js';
+/** The chat prompt and retrieval depth, shared with evals (which run each case like a chat turn). */
+export { buildMessages } from './prompt.js';
+export { TOP_K } from './service.js';

@@ -1,0 +1,34 @@
+/**
+ * How an eval answer is scored against the expected answer: token-overlap F1, the SQuAD measure. Both texts are
+ * lower-cased (NFKC), split into runs of letters and digits, and the articles "a", "an", "the" dropped; then
+ * precision = shared tokens / answer tokens, recall = shared tokens / expected tokens (shared counted as a
+ * multiset), F1 = 2PR / (P + R), rounded to 4 decimals. 1 is every expected word and nothing else; 0 is no word in
+ * common. Deliberately simple and deterministic: it rewards answers that contain the expected facts and penalises
+ * padding (a long answer quoting the right sentence scores lower than the sentence alone). No model is called.
+ */
+const ARTICLES = new Set(['a', 'an', 'the']);
+
+export function scoreTokens(text: string): string[] {
+  return (text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !ARTICLES.has(w));
+}
+
+/** Token-overlap F1 of `answer` against `expected`, 0..1. Two texts without any word score 1 (both empty). */
+export function tokenF1(answer: string, expected: string): number {
+  const got = scoreTokens(answer);
+  const want = scoreTokens(expected);
+  if (got.length === 0 || want.length === 0) return got.length === want.length ? 1 : 0;
+  const remaining = new Map<string, number>();
+  for (const w of want) remaining.set(w, (remaining.get(w) ?? 0) + 1);
+  let shared = 0;
+  for (const w of got) {
+    const left = remaining.get(w) ?? 0;
+    if (left > 0) {
+      shared++;
+      remaining.set(w, left - 1);
+    }
+  }
+  if (shared === 0) return 0;
+  const precision = shared / got.length;
+  const recall = shared / want.length;
+  return Math.round(((2 * precision * recall) / (precision + recall)) * 10_000) / 10_000;
+}
