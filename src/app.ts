@@ -1,19 +1,48 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { adminRoutes } from './admin/index.js';
+import { analyticsRoutes } from './analytics/index.js';
+import { assistantRoutes } from './assistants/index.js';
+import { chatMeterFrom, chatRoutes } from './chat/index.js';
+import { conversationRoutes } from './conversations/index.js';
+import { documentsCapability, type DocumentsOptions } from './documents/index.js';
+import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
+import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
+import { createAuthenticators, identityRoutes } from './auth/index.js';
+import { billingRoutes } from './billing/index.js';
 import { loadConfig } from './config/index.js';
 import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
+import { evalsCapability } from './evals/index.js';
 import { healthRoutes } from './health/routes.js';
 import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions } from './http/index.js';
 import { createLogger } from './log/index.js';
+import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { MemoryStore } from './store/index.js';
+import { meteredVoiceQuota, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
 
 export const API_VERSION = '1.3.0';
 
 export interface BuildOptions {
   /** Check every success body against its schema (on in tests). */
   validateResponses?: boolean;
+  /** Voice session knobs (tests: a manual supervision clock, short ownership timings, a quota, relay limits). */
+  voice?: VoiceCapabilityOptions;
+  /** Knowledge knobs (tests: the URL fetcher's address policy, fast ingestion retries, a chat provider set). */
+  knowledge?: KnowledgeOptions;
+}
+
+export interface KnowledgeOptions {
+  documents?: DocumentsOptions;
+  chatProviders?: ChatProviders;
+}
+
+/** Background work: started once the server listens, stopped (in reverse order) before the HTTP server drains. */
+export interface LifecycleItem {
+  name: string;
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface ParleyApp {
@@ -22,8 +51,10 @@ export interface ParleyApp {
   /** The v1 OpenAPI document (the contract of record). */
   readonly openapi: Record<string, unknown>;
   listen(host: string, port: number): Promise<number>;
-  /** Drain: readiness 503, listen socket closed, in-flight finished or cut at the deadline. */
+  /** Drain: background work stopped (voice sessions end with `shutdown`), then readiness 503, listen socket closed, in-flight finished or cut at the deadline. */
   close(graceMs: number): Promise<void>;
+  /** The voice session service of this instance (the media relay and tests reach live sessions through it). */
+  readonly voice: VoiceService;
 }
 
 /** How each authenticator reads in OpenAPI. */
@@ -49,9 +80,24 @@ export interface AppHooks {
  * Every capability's routes, authenticators and sockets. Building them does no I/O, so the same table
  * serves the server, the OpenAPI document and the fingerprint.
  */
-export function collectCapabilities(deps: Deps, hooks: AppHooks): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[] } {
+export function collectCapabilities(
+  deps: Deps,
+  hooks: AppHooks,
+  options: Pick<BuildOptions, 'voice' | 'knowledge'> = {},
+): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[]; lifecycle: LifecycleItem[]; voice: VoiceService } {
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
+  const lifecycle: LifecycleItem[] = [];
+
+  // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
+  const meter = new Meter({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'metering' }) });
+  // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
+  const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
+  const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
+  // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
+  const voiceQuota = meteredVoiceQuota(meter, { maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS, log: deps.log.child({ capability: 'voice-quota' }) });
+  const voice = voiceCapability(deps, { keylessPolicy: widgetPolicy, quota: voiceQuota, ...options.voice });
+  sockets.push(...voice.sockets);
   const routes: AnyRoute[] = [
     ...healthRoutes(
       [
@@ -61,18 +107,54 @@ export function collectCapabilities(deps: Deps, hooks: AppHooks): { routes: AnyR
       hooks.isDraining,
     ),
     ...docsRoutesFor(hooks.openApiBytes),
+    ...identityRoutes(deps),
+    ...voice.routes,
+    ...assistantRoutes({ sql: deps.sql, meter }),
+    ...documents.routes,
+    ...conversationRoutes(deps),
+    ...analyticsRoutes(deps),
+    ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
+    ...chatRoutes({
+      sql: deps.sql,
+      log: deps.log.child({ capability: 'chat' }),
+      providers: options.knowledge?.chatProviders ?? createChatProviders(deps.config),
+      meter: chatMeterFrom(meter),
+      policy: widgetPolicy,
+    }),
+    ...usageRoutes(meter),
+    ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
+    ...billingRoutes({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'billing' }), clock: systemClock }),
   ];
-  return { routes, authenticators, sockets };
+  Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
+  lifecycle.push({ name: 'voice sessions', start: voice.start, stop: voice.stop });
+  lifecycle.push({ name: 'ingestion worker', start: () => documents.worker.start(), stop: () => documents.worker.stop() });
+  let sweeper: UsageSweeper | undefined;
+  lifecycle.push({
+    name: 'usage sweeper',
+    start: () => void (sweeper = startUsageSweeper(meter)),
+    stop: async () => sweeper?.stop(),
+  });
+  // Evals (dashboard-only): cases run like chat turns by a background runner, each metered as kind `eval`.
+  const evals = evalsCapability({
+    sql: deps.sql,
+    log: deps.log.child({ capability: 'evals' }),
+    meter,
+    providers: options.knowledge?.chatProviders ?? createChatProviders(deps.config),
+  });
+  routes.push(...evals.routes);
+  lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
+  return { routes, authenticators, sockets, lifecycle, voice: voice.service };
 }
 
 /** Registers every capability on one uWS app. Never listens by itself (main.ts does). */
 export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   let server: HttpServer | undefined;
   let documentBytes: Buffer | undefined;
-  const { routes, authenticators, sockets } = collectCapabilities(deps, {
-    isDraining: () => server?.draining ?? false,
-    openApiBytes: () => documentBytes!,
-  });
+  const { routes, authenticators, sockets, lifecycle, voice } = collectCapabilities(
+    deps,
+    { isDraining: () => server?.draining ?? false, openApiBytes: () => documentBytes! },
+    options,
+  );
   const openapi = v1Document(routes);
   documentBytes = Buffer.from(JSON.stringify(openapi));
   const httpServer = createHttpServer({
@@ -89,8 +171,23 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
     server: httpServer,
     routes,
     openapi,
-    listen: (host, port) => httpServer.listen(host, port),
-    close: (graceMs) => httpServer.close(graceMs),
+    voice,
+    async listen(host, port) {
+      const bound = await httpServer.listen(host, port);
+      for (const item of lifecycle) await item.start();
+      return bound;
+    },
+    async close(graceMs) {
+      // Background work first: voice sessions end with `shutdown` while their gate streams can still say so.
+      for (const item of [...lifecycle].reverse()) {
+        try {
+          await item.stop();
+        } catch (err) {
+          deps.log.error({ err, lifecycle: item.name }, 'stopping background work failed');
+        }
+      }
+      await httpServer.close(graceMs);
+    },
   };
 }
 
