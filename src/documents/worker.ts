@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createPollLoop } from '../jobs/poll-loop.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { isUsageRefusal, MeteringErrorCodes, priceIngestion, type Meter, type Reservation } from '../metering/index.js';
@@ -81,11 +82,6 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
   const backoff = options.backoffMs ?? defaultBackoffMs;
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let kicked = false;
-  const stopping = new AbortController();
 
   async function runOnce(): Promise<boolean> {
     const token = randomBytes(12).toString('base64url');
@@ -100,7 +96,7 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
     await q.markProcessing(sql, job.documentId);
     const controller = new AbortController();
     const onStop = () => controller.abort();
-    stopping.signal.addEventListener('abort', onStop, { once: true });
+    loop.signal.addEventListener('abort', onStop, { once: true });
     const renew = setInterval(() => {
       q.renewLease(sql, job.id, token, leaseMs)
         .then((held) => {
@@ -142,7 +138,7 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         const held = reservation;
         await meter.release(held).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr, reservationId: held.id }, 'could not release the ingestion reservation'));
       }
-      if (stopping.signal.aborted) {
+      if (loop.signal.aborted) {
         await q.releaseJob(sql, job, token).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr }, 'could not release the job'));
         jobLog.info('ingestion interrupted by shutdown; the job will be claimed again');
         return true;
@@ -163,53 +159,17 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
       jobLog.warn({ retryable, giveUp, error: message }, 'document ingestion attempt failed');
     } finally {
       clearInterval(renew);
-      stopping.signal.removeEventListener('abort', onStop);
+      loop.signal.removeEventListener('abort', onStop);
     }
     return true;
   }
 
-  async function run(): Promise<void> {
-    while (running) {
-      let found = false;
-      try {
-        found = await runOnce();
-      } catch (err) {
-        if (!running) break;
-        log.error({ err }, 'ingestion worker iteration failed');
-      }
-      if (!running) break;
-      if (found || kicked) {
-        kicked = false;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  }
+  const loop = createPollLoop({ name: 'ingestion worker', pollMs, log, runOnce });
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
-    async stop() {
-      if (!running) return;
-      running = false;
-      stopping.abort();
-      wake?.();
-      await loop;
-    },
-    kick() {
-      kicked = true;
-      wake?.();
-    },
+    start: () => loop.start(),
+    stop: () => loop.stop(),
+    kick: () => loop.kick(),
     runOnce,
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createPollLoop } from '../jobs/poll-loop.js';
 import { getAssistantById } from '../assistants/index.js';
 import { isUsageRefusal } from '../metering/index.js';
 import { EvalErrorCodes } from './errors.js';
@@ -32,11 +33,6 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
   const { sql, log } = deps;
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let kicked = false;
-  let stopping = new AbortController();
 
   async function runOnce(): Promise<boolean> {
     const token = randomBytes(12).toString('base64url');
@@ -64,7 +60,7 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
 
     const controller = new AbortController();
     const onStop = () => controller.abort();
-    stopping.signal.addEventListener('abort', onStop, { once: true });
+    loop.signal.addEventListener('abort', onStop, { once: true });
     const renew = setInterval(() => {
       q.renewLease(sql, claimed.id, token, leaseMs)
         .then((held) => {
@@ -85,7 +81,7 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
         if (result === 'interrupted') break;
       }
       if (controller.signal.aborted) {
-        if (stopping.signal.aborted && (await q.requeueEval(sql, claimed.id, token))) evalLog.info('eval interrupted by shutdown; it will be resumed');
+        if (loop.signal.aborted && (await q.requeueEval(sql, claimed.id, token))) evalLog.info('eval interrupted by shutdown; it will be resumed');
         return true;
       }
       if (await q.finishEval(sql, claimed.id, token, { status: 'done' })) evalLog.info({ cases: cases.length, durationMs: Date.now() - started }, 'eval done');
@@ -93,7 +89,7 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
       if (isUsageRefusal(err)) {
         // Enforce mode: the budget ran out (or the plan or account changed) mid-run. Finished cases keep their results.
         await fail(EvalErrorCodes.USAGE_REFUSED, `Stopped: ${(err as Error).message}`);
-      } else if (stopping.signal.aborted) {
+      } else if (loop.signal.aborted) {
         await q.requeueEval(sql, claimed.id, token).catch((requeueErr: unknown) => evalLog.warn({ err: requeueErr }, 'could not requeue the eval'));
       } else {
         // Left running: the lease lapses and a runner resumes it (attempts bound the retries).
@@ -101,54 +97,17 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
       }
     } finally {
       clearInterval(renew);
-      stopping.signal.removeEventListener('abort', onStop);
+      loop.signal.removeEventListener('abort', onStop);
     }
     return true;
   }
 
-  async function run(): Promise<void> {
-    while (running) {
-      let found = false;
-      try {
-        found = await runOnce();
-      } catch (err) {
-        if (!running) break;
-        log.error({ err }, 'eval runner iteration failed');
-      }
-      if (!running) break;
-      if (found || kicked) {
-        kicked = false;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  }
+  const loop = createPollLoop({ name: 'eval runner', pollMs, log, runOnce });
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      stopping = new AbortController();
-      loop = run();
-    },
-    async stop() {
-      if (!running) return;
-      running = false;
-      stopping.abort();
-      wake?.();
-      await loop;
-    },
-    kick() {
-      kicked = true;
-      wake?.();
-    },
+    start: () => loop.start(),
+    stop: () => loop.stop(),
+    kick: () => loop.kick(),
     runOnce,
   };
 }
