@@ -59,6 +59,14 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string> | undef
   for (const key in headers) res.writeHeader(key, headers[key]!);
 }
 
+/** Status line, the shared headers, the reply's own and its cookies; call inside a cork. */
+function writeHead(res: HttpResponse, status: number, common: Record<string, string>, own: Record<string, string> | undefined, cookies: string[]): void {
+  res.writeStatus(statusLine(status));
+  writeHeaders(res, common);
+  writeHeaders(res, own);
+  for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+}
+
 /**
  * Writes a complete (non-stream) reply in one corked call (uWS rule 3). Does nothing when the client
  * has gone away or the response was already finished.
@@ -68,10 +76,7 @@ export function writeReply(state: ResponseState, reply: Exclude<Reply, { kind: '
   state.finished = true;
   const res = state.res;
   res.cork(() => {
-    res.writeStatus(statusLine(reply.status));
-    writeHeaders(res, common);
-    writeHeaders(res, reply.headers);
-    for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+    writeHead(res, reply.status, common, reply.headers, cookies);
     switch (reply.kind) {
       case 'json':
         res.writeHeader('content-type', 'application/json; charset=utf-8');
@@ -103,10 +108,7 @@ export async function writeStream(
   if (!state.open) return;
   const res = state.res;
   res.cork(() => {
-    res.writeStatus(statusLine(reply.status));
-    writeHeaders(res, common);
-    writeHeaders(res, reply.headers);
-    for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+    writeHead(res, reply.status, common, reply.headers, cookies);
     res.writeHeader('content-type', reply.contentType);
   });
   res.onWritable(() => {
@@ -155,10 +157,7 @@ export async function writeSized(
   if (total === 0) {
     state.finished = true;
     res.cork(() => {
-      res.writeStatus(statusLine(reply.status));
-      writeHeaders(res, common);
-      writeHeaders(res, reply.headers);
-      for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+      writeHead(res, reply.status, common, reply.headers, cookies);
       res.writeHeader('content-type', reply.contentType);
       res.end();
     });
@@ -200,10 +199,7 @@ export async function writeSized(
       res.cork(() => {
         if (!headersWritten) {
           headersWritten = true;
-          res.writeStatus(statusLine(reply.status));
-          writeHeaders(res, common);
-          writeHeaders(res, reply.headers);
-          for (const cookie of cookies) res.writeHeader('set-cookie', cookie);
+          writeHead(res, reply.status, common, reply.headers, cookies);
           res.writeHeader('content-type', reply.contentType);
         }
         startOffset = res.getWriteOffset();
