@@ -26,6 +26,8 @@ export interface StartOptions {
   /** A .ts file (run with `node --import tsx`) or a built .js file. */
   script: string;
   args?: string[];
+  /** Extra node flags before the script (profiling: --cpu-prof). */
+  nodeArgs?: string[];
   env?: Record<string, string>;
   /** CPUs to pin the child to with taskset (ignored when taskset is missing or the list is empty). */
   cpus?: number[] | undefined;
@@ -62,7 +64,7 @@ export function pinProcess(pid: number, cpus: number[]): boolean {
 
 export async function startChild(options: StartOptions): Promise<Child> {
   const nodeArgs = options.script.endsWith('.ts') ? ['--import', 'tsx', options.script] : [options.script];
-  const command = [process.execPath, ...nodeArgs, ...(options.args ?? [])];
+  const command = [process.execPath, ...(options.nodeArgs ?? []), ...nodeArgs, ...(options.args ?? [])];
   const pinned = options.cpus !== undefined && options.cpus.length > 0 && hasTaskset();
   // taskset execs the command, so the pid we get is node's own pid.
   const argv = pinned ? ['taskset', '-c', options.cpus!.join(','), ...command] : command;

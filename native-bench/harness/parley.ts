@@ -174,6 +174,9 @@ export async function startParley(build: ParleyBuild, fixture: ParleyFixture, si
   return startChild({
     name: 'parley',
     script: build.main,
+    // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): extra node flags for the Parley child
+    // only, to profile it under the exact bench load. Unset in normal runs.
+    ...(process.env.BENCH_PARLEY_NODE_ARGS ? { nodeArgs: process.env.BENCH_PARLEY_NODE_ARGS.split(' ').filter(Boolean) } : {}),
     env: { ...fixture.env, VOICE_PROVIDER_URL: simulatorUrl },
     cpus,
     timeoutMs: 60_000,

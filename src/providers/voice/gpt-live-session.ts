@@ -10,7 +10,7 @@ import { openProviderSocket, type ProviderSocketEvents } from './provider-socket
 import { errorFromEvent, readCloseReason, readDelegation, readTranscript, readUsageSeconds } from './inbound.js';
 import {
   CLOSE_FRAME, MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, buildSessionStart, decodeOutputAudioFast,
-  encodeAudioAppend, isLockConfirmed, parseServerFrame, type WireEvent,
+  encodeAudioAppendFrame, isLockConfirmed, parseServerFrame, type WireEvent,
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
 import { EventDedupe } from './event-dedupe.js';
@@ -82,7 +82,7 @@ export class GptLiveSession implements VoiceSession {
       return false;
     }
     this.stats.audioFramesSent++;
-    this.queue.push(encodeAudioAppend(pcm), true);
+    this.queue.push(encodeAudioAppendFrame(pcm), true);
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
   }

@@ -1,8 +1,11 @@
 /** What the queue writes to: a `ws` WebSocket fits, and so does a fake in tests. */
 export interface OutgoingSink {
   readonly bufferedAmount: number;
-  send(data: string, options: { binary: boolean; compress: boolean }, cb: (err?: Error) => void): void;
+  send(data: string | Buffer, options: { binary: boolean; compress: boolean }, cb: (err?: Error) => void): void;
 }
+
+/** A frame: control commands are strings, audio appends are pre-encoded Buffers (protocol.encodeAudioAppendFrame). */
+export type OutgoingFrame = string | Buffer;
 
 const SEND_OPTIONS = { binary: false, compress: false } as const;
 
@@ -19,7 +22,7 @@ const SEND_OPTIONS = { binary: false, compress: false } as const;
  */
 export class OutgoingQueue {
   private sink: OutgoingSink | null = null;
-  private items: string[] = [];
+  private items: OutgoingFrame[] = [];
   private audio: boolean[] = [];
   private head = 0;
   private queuedBytes = 0;
@@ -49,7 +52,7 @@ export class OutgoingQueue {
   /** Detach on a dropped link. Waiting audio is stale by the time a new link exists, so it is discarded. */
   detach(): void {
     this.sink = null;
-    const keptItems: string[] = [];
+    const keptItems: OutgoingFrame[] = [];
     const keptAudio: boolean[] = [];
     for (let i = this.head; i < this.items.length; i++) {
       if (this.audio[i]) {
@@ -66,7 +69,7 @@ export class OutgoingQueue {
   }
 
   /** Queue or send one frame. `isAudio` frames may be discarded when full; others never are. */
-  push(frame: string, isAudio: boolean): void {
+  push(frame: OutgoingFrame, isAudio: boolean): void {
     const sink = this.sink;
     if (sink !== null && this.head === this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
       sink.send(frame, SEND_OPTIONS, this.onWritten);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { OutgoingQueue, type OutgoingSink } from '../../../src/providers/voice/outgoing-queue.js';
 import { EventDedupe } from '../../../src/providers/voice/event-dedupe.js';
 import { nextReconnectDelay, isRecoverableCloseCode } from '../../../src/providers/voice/reconnect-policy.js';
-import { decodeOutputAudioFast, encodeAudioAppend, isLockConfirmed, buildSessionStart } from '../../../src/providers/voice/protocol.js';
+import { decodeOutputAudioFast, encodeAudioAppend, encodeAudioAppendFrame, isLockConfirmed, buildSessionStart } from '../../../src/providers/voice/protocol.js';
 import { errorFromHttpStatus } from '../../../src/providers/voice/errors.js';
 import { parseFaults, faultsFromInstructions } from '../../../src/providers/voice/simulator/faults.js';
 
@@ -66,6 +66,8 @@ t.test('outgoing queue: detach drops waiting audio but keeps control for the nex
 t.test('append frames are byte-identical to JSON.stringify and output deltas decode on both paths', async (t) => {
   const pcm = Buffer.from(Array.from({ length: 960 }, (_, i) => (i * 7) & 0xff));
   t.equal(encodeAudioAppend(pcm), JSON.stringify({ type: 'session.input_audio.append', audio: pcm.toString('base64') }));
+  t.same(encodeAudioAppendFrame(pcm), Buffer.from(encodeAudioAppend(pcm)), 'the Buffer form carries the same bytes');
+  t.same(encodeAudioAppendFrame(Buffer.alloc(0)), Buffer.from(encodeAudioAppend(Buffer.alloc(0))));
   const fast = Buffer.from(JSON.stringify({ type: 'session.output_audio.delta', delta: pcm.toString('base64') }));
   t.same(decodeOutputAudioFast(fast), pcm);
   const reordered = Buffer.from(JSON.stringify({ delta: pcm.toString('base64'), type: 'session.output_audio.delta' }));
