@@ -20,7 +20,7 @@ import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRo
 import { createLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { MemoryStore } from './store/index.js';
-import { meteredVoiceQuota, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
+import { meteredVoiceQuota, recordingLinksOf, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -111,7 +111,7 @@ export function collectCapabilities(
     ...voice.routes,
     ...assistantRoutes({ sql: deps.sql, meter }),
     ...documents.routes,
-    ...conversationRoutes(deps),
+    ...conversationRoutes({ sql: deps.sql, recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId) }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
     ...chatRoutes({

@@ -34,10 +34,19 @@ const messageSchema = z.object({
   createdAt: z.string(),
 });
 
+const recordingSchema = z.object({
+  sessionId: z.string(),
+  url: z.string().describe('Dashboard-only: fetch with the owner\'s dashboard session (Range supported).'),
+  ready: z.boolean().describe('False while the call runs or its file is being written.'),
+});
+
 const tags = ['Conversations'];
 
+/** The conversation's voice recordings (consented calls only); supplied by the voice capability. */
+export type RecordingsOf = (conversationId: string) => Promise<Array<z.output<typeof recordingSchema>>>;
+
 /** v1: GET /api/v1/conversations and /api/v1/conversations/{conversationId} (Bearer, conversations:read). */
-export function conversationRoutes(deps: { sql: Sql }): AnyRoute[] {
+export function conversationRoutes(deps: { sql: Sql; recordingsOf?: RecordingsOf }): AnyRoute[] {
   const { sql } = deps;
   return [
     defineRoute({
@@ -62,12 +71,13 @@ export function conversationRoutes(deps: { sql: Sql }): AnyRoute[] {
       scope: 'conversations:read',
       schemas: {
         params: z.object({ conversationId: z.string().min(1).max(100) }),
-        response: { 200: z.object({ conversation: conversationSchema, messages: z.array(messageSchema) }) },
+        response: { 200: z.object({ conversation: conversationSchema, messages: z.array(messageSchema), recordings: z.array(recordingSchema) }) },
       },
-      openapi: { summary: 'Get a conversation with its messages and their sources', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' } },
+      openapi: { summary: 'Get a conversation with its messages, their sources and its voice recordings', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' } },
       handler: async (ctx) => {
         const found = await service.getConversation(sql, ownerOf(ctx), ctx.params.conversationId);
-        return reply.json({ conversation: service.presentConversation(found.conversation), messages: found.messages.map(service.presentMessage) });
+        const recordings = deps.recordingsOf ? await deps.recordingsOf(found.conversation.id) : [];
+        return reply.json({ conversation: service.presentConversation(found.conversation), messages: found.messages.map(service.presentMessage), recordings });
       },
     }),
   ];

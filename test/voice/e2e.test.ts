@@ -120,6 +120,12 @@ t.test('a recorded call from mint to usage summary', async (t) => {
   t.same(await recordingLinksOf(app.database.sql, app.app.voice.recordings!, minted.conversationId), [
     { sessionId: minted.sessionId, url: `/api/assistants/${assistant.id}/voice/recordings/${minted.sessionId}`, ready: true },
   ], 'the conversation links its recording');
+  const viewed = await fetch(`${app.url}/api/v1/conversations/${minted.conversationId}`, { headers: bearer(owner.secret) });
+  t.equal(viewed.status, 200);
+  const conversation = (await viewed.json()) as { recordings: unknown[] };
+  t.same(conversation.recordings, [
+    { sessionId: minted.sessionId, url: `/api/assistants/${assistant.id}/voice/recordings/${minted.sessionId}`, ready: true },
+  ], 'the owner finds the recording on the conversation through the v1 API');
 
   // Deleting the conversation deletes the recording: the route stops at once, the sweep removes the file.
   const wavPath = app.app.voice.recordings!.pathOf(minted.sessionId);
@@ -145,6 +151,8 @@ t.test('no consent, no file; an assistant that does not record writes nothing', 
   await media.closed;
   await app.app.voice.recordings!.settled();
   t.notOk(existsSync(app.app.voice.recordings!.pathOf(notConsented.sessionId)), 'no file');
+  const viewed = await fetch(`${app.url}/api/v1/conversations/${notConsented.conversationId}`, { headers: bearer(owner.secret) });
+  t.same(((await viewed.json()) as { recordings: unknown[] }).recordings, [], 'no recording on the conversation');
   const cookie = await login(app.url, owner.email, owner.password);
   const res = await fetch(`${app.url}/api/assistants/${assistant.id}/voice/recordings/${notConsented.sessionId}`, { headers: { cookie } });
   t.equal(res.status, 404);
