@@ -1,3 +1,4 @@
+import { AppError } from '../../src/errors/index.js';
 import type { Sql } from '../../src/db/index.js';
 import { captureLogger } from './log.js';
 import { Meter, type Clock, type MeterConfig } from '../../src/metering/index.js';
@@ -47,4 +48,15 @@ export async function balanceOf(sql: Sql, accountId: string) {
 /** Sets an account's plan and limit override directly (tests only). */
 export async function setPlan(sql: Sql, accountId: string, planCode: string, limitOverrideMicros: number | null = null): Promise<void> {
   await sql`update hosting_accounts set plan_code = ${planCode}, limit_override_micros = ${limitOverrideMicros} where account_id = ${accountId}`;
+}
+
+/** The AppError a refused admission (or grant) rejects with; fails the test if the promise resolves. */
+export async function refusalOf(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
 }

@@ -1,24 +1,13 @@
 import t from 'tap';
 import { createUser } from '../../src/auth/index.js';
-import { AppError } from '../../src/errors/index.js';
 import { reserveVoiceSeconds, settleVoiceSeconds, sweepStaleReservations } from '../../src/metering/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { TEST_PASSWORD } from '../helpers/identity.js';
-import { balanceOf, createTestMeter, ManualClock, setPlan } from '../helpers/metering.js';
+import { balanceOf, createTestMeter, ManualClock, refusalOf, setPlan } from '../helpers/metering.js';
 
 const { sql } = await createTestDatabase(t);
 let n = 0;
 const newAccount = async () => (await createUser(sql, { email: `voice-${++n}-${Date.now()}@example.test`, password: TEST_PASSWORD })).accountId;
-
-async function refusalOf(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const grantFor = (accountId: string, sessionId: string, extra: Record<string, unknown> = {}) => ({
   accountId,
