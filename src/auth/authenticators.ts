@@ -29,8 +29,11 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
   const policy = `${limit};w=${RATE_PERIOD_MS / 1000}`;
 
   const bearer = async (ctx: RequestContext, route: RouteMeta): Promise<Principal> => {
-    ctx.responseHeaders['ratelimit-policy'] = policy;
     const header = ctx.headers['authorization'];
+    // The owner dashboard (web/dashboard) calls the owner REST routes with its session cookie instead of a key: the
+    // signed-in owner may do everything a key of theirs could (same account, CSRF Origin check on mutations).
+    if (header === undefined && hasSessionCookie(ctx)) return session(ctx);
+    ctx.responseHeaders['ratelimit-policy'] = policy;
     if (header === undefined || header.trim() === '') throw authErrors.missingKey();
     const secret = BEARER.exec(header.trim())?.[1];
     // Shape and checksum first: a typo or a guess costs no database lookup.
@@ -64,7 +67,7 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     }
     if (live.account.status === 'disabled') throw authErrors.accountDisabled();
     if (isMutation(ctx.method) && !isSameOrigin(ctx, deps.config.PUBLIC_URL)) throw authErrors.csrf();
-    return { kind: 'session', accountId: live.account.id, userId: live.user.id, sessionId: live.sessionId, isAdmin: live.user.isAdmin };
+    return sessionPrincipal(live);
   };
 
   const admin = async (ctx: RequestContext): Promise<Principal> => {
@@ -73,8 +76,27 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     return principal;
   };
 
-  const bearerOrKeyless = (ctx: RequestContext, route: RouteMeta): Promise<Principal> | Principal =>
-    ctx.headers['authorization'] !== undefined ? bearer(ctx, route) : { kind: 'keyless' };
+  /**
+   * A key when one is sent; else the owner's dashboard session when a live one comes from the dashboard's own origin
+   * (the playground: chat as the owner, source playground); else keyless. A stale or cross-origin cookie never
+   * refuses a widget visitor: it is simply keyless.
+   */
+  const bearerOrKeyless = async (ctx: RequestContext, route: RouteMeta): Promise<Principal> => {
+    if (ctx.headers['authorization'] !== undefined) return bearer(ctx, route);
+    if (hasSessionCookie(ctx) && isSameOrigin(ctx, deps.config.PUBLIC_URL)) {
+      const live = await findSession(deps, readCookie(ctx.headers['cookie'], SESSION_COOKIE));
+      if (live && live.account.status !== 'disabled') return sessionPrincipal(live);
+    }
+    return { kind: 'keyless' };
+  };
 
   return { bearer, session, admin, 'bearer-or-keyless': bearerOrKeyless };
+}
+
+function sessionPrincipal(live: NonNullable<Awaited<ReturnType<typeof findSession>>>): Principal {
+  return { kind: 'session', accountId: live.account.id, userId: live.user.id, sessionId: live.sessionId, isAdmin: live.user.isAdmin };
+}
+
+function hasSessionCookie(ctx: RequestContext): boolean {
+  return readCookie(ctx.headers['cookie'], SESSION_COOKIE) !== undefined;
 }
