@@ -9,6 +9,7 @@ import { documentsCapability, type DocumentsOptions } from './documents/index.js
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
 import { createAuthenticators, identityRoutes } from './auth/index.js';
+import { dashboardRoutes } from './dashboard/index.js';
 import { billingRoutes } from './billing/index.js';
 import { loadConfig } from './config/index.js';
 import { createSql } from './db/index.js';
@@ -124,6 +125,8 @@ export function collectCapabilities(
     ...usageRoutes(meter),
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
     ...billingRoutes({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'billing' }), clock: systemClock }),
+    // The owner web app (web/dashboard) and what it may offer; outside /api/v1, so never in the document.
+    ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
   lifecycle.push({ name: 'voice sessions', start: voice.start, stop: voice.stop });

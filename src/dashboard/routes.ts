@@ -1,0 +1,139 @@
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { defineRoute, reply, type AnyRoute, type Reply, type RequestContext } from '../http/index.js';
+import { loadAssets, type Asset } from './assets.js';
+import { dashboardErrors } from './errors.js';
+
+/** Where `npm run build:dashboard` writes the app (same relative place from src/dashboard and dist/dashboard). */
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../web/dashboard/dist/', import.meta.url));
+
+/**
+ * The dashboard's own policy: everything from this origin, nothing inline, nothing framed. `media-src blob:` lets
+ * the recording player and the playground's voice play audio; `connect-src 'self'` covers fetch, SSE and the
+ * voice WebSocket (same origin; CSP 3 matches ws: for 'self').
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': DASHBOARD_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+/** Hashed names (Vite's `assets/name-<hash>.ext`) never change content: cache for a year. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** The HTML names the current hashes, so the browser revalidates it every time (ETag makes that a 304). */
+const REVALIDATE = 'no-cache';
+
+export interface DashboardOptions {
+  /** The built app (default web/dashboard/dist). */
+  dir?: string;
+  /** Whether POST /api/auth/signup exists (SIGNUP_ENABLED), told to the sign-in page. */
+  signupEnabled: boolean;
+}
+
+/**
+ * GET /dashboard and /dashboard/*: the owner web app, served from memory. Paths with a file extension are files
+ * (404 when missing, never the index page); every other path is a client route and gets index.html.
+ * GET /api/dashboard/config tells the app what the server allows (sign-up). None is in the v1 document.
+ */
+export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
+  const dir = options.dir ?? DEFAULT_DASHBOARD_DIR;
+  let assets: Map<string, Asset> | null = null;
+  // Loaded on first use (and retried while missing), so building after the server started works in development.
+  const current = () => (assets ??= loadAssets(dir));
+
+  const serve = (ctx: RequestContext<unknown, unknown, unknown>): Reply => {
+    const files = current();
+    if (files === null) throw dashboardErrors.notBuilt();
+    const rel = ctx.path === '/dashboard' ? '' : ctx.path.slice('/dashboard/'.length);
+    const last = rel.slice(rel.lastIndexOf('/') + 1);
+    const isFile = rel.startsWith('assets/') || last.includes('.');
+    let name = 'index.html';
+    if (isFile) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(rel);
+      } catch {
+        throw dashboardErrors.assetNotFound(ctx.path);
+      }
+      if (!files.has(decoded)) throw dashboardErrors.assetNotFound(ctx.path);
+      name = decoded;
+    }
+    const asset = files.get(name)!;
+    const cacheControl = name === 'index.html' ? REVALIDATE : rel.startsWith('assets/') ? IMMUTABLE : 'public, max-age=3600';
+    const headers: Record<string, string> = { ...SECURITY_HEADERS, 'cache-control': cacheControl, etag: asset.etag, vary: 'Accept-Encoding' };
+    if (matchesEtag(ctx.headers['if-none-match'], asset.etag)) return reply.empty(304, headers);
+    if (asset.gzip !== undefined && acceptsGzip(ctx.headers['accept-encoding'])) {
+      return reply.bytes(asset.gzip, asset.contentType, 200, { ...headers, 'content-encoding': 'gzip' });
+    }
+    return reply.bytes(asset.body, asset.contentType, 200, headers);
+  };
+
+  const page = { 200: z.string().describe('index.html or a built file'), 304: z.undefined().describe('Not modified (ETag)') };
+  const openapi = {
+    tags: ['dashboard'],
+    hidden: true as const,
+    errors: { 404: 'No such file', 503: 'The dashboard is not built' },
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/dashboard',
+      auth: 'none',
+      schemas: { response: page },
+      openapi: { summary: 'The owner dashboard (index page)', ...openapi },
+      handler: serve,
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/dashboard/*',
+      auth: 'none',
+      schemas: { response: page },
+      openapi: { summary: 'The owner dashboard: its files, and index.html for client routes', ...openapi },
+      handler: serve,
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/dashboard/config',
+      auth: 'none',
+      schemas: { response: { 200: z.object({ signupEnabled: z.boolean() }) } },
+      openapi: { summary: 'What the dashboard may offer (sign-up)', tags: ['dashboard'], hidden: true },
+      handler: () => reply.json({ signupEnabled: options.signupEnabled }, 200, { 'cache-control': 'no-store' }),
+    }),
+  ];
+}
+
+/** `gzip` listed and not refused with q=0 (RFC 9110 §12.5.3). */
+function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== '*') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/** Weak comparison of If-None-Match against one strong ETag (RFC 9110 §13.1.2); `*` matches. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+}
