@@ -20,7 +20,7 @@ export { VoiceErrorCodes, voiceErrors } from './errors.js';
 export { noVoiceQuota, meteredVoiceQuota, type MeteredVoiceQuotaOptions, type VoiceQuota, type VoiceQuotaRequest } from './quota.js';
 export { MediaRelay, RELAY_DEFAULTS, RELAY_CLOSE, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay.js';
 export { linkOfSession, type RelayLink } from './relay/link.js';
-export { mediaSockets, MEDIA_SOCKET_PATH, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
+export { mediaSockets, MEDIA_SOCKET_PATH, type MediaSessionLocator, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
 export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
 export { wavHeader, readWavHeader } from './recording/wav.js';
 export type { VoiceFinal, VoiceSource, HeartbeatStatus, VoiceCapability as VoiceClientCapability } from './types.js';

@@ -1,7 +1,6 @@
 import type { RealtimeSocket, SocketRoute } from '../../http/index.js';
 import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
 import type { LiveVoiceSession } from '../live-session.js';
-import type { VoiceService } from '../service.js';
 import { voiceErrors } from '../errors.js';
 import { linkOfSession } from './link.js';
 import { MediaRelay, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay.js';
@@ -29,6 +28,11 @@ export interface MediaSockets {
   readonly closedTotals: RelayStats;
 }
 
+/** What the socket needs of the control plane (VoiceService): the session an upgrade may open, or 404 / 421. */
+export interface MediaSessionLocator {
+  locateForMedia(sessionId: string, token: string): Promise<LiveVoiceSession>;
+}
+
 export const MEDIA_SOCKET_PATH = '/api/v1/voice/sessions/:sessionId/stream';
 const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
 
@@ -37,7 +41,7 @@ const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
  * (`?token=`) and that the session runs on this instance (else 421 misrouted with `X-Parley-Instance`, before
  * upgrading). One media socket per session: a second connection replaces the first (closed 4001 "replaced").
  */
-export function mediaSockets(service: VoiceService, options: MediaSocketOptions = {}): MediaSockets {
+export function mediaSockets(service: MediaSessionLocator, options: MediaSocketOptions = {}): MediaSockets {
   const clock = options.clock ?? systemClock;
   const relayOptions = { ...RELAY_DEFAULTS, ...options.relay };
   const relays = new Map<string, MediaRelay>();

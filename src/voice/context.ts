@@ -1,0 +1,61 @@
+import type { Config } from '../config/index.js';
+import type { Sql } from '../db/index.js';
+import type { Logger } from '../log/index.js';
+import type { VoiceClock, VoiceProvider } from '../providers/voice/index.js';
+import type { SharedStore } from '../store/types.js';
+import type { WidgetPolicy } from '../widget/index.js';
+import type { VoiceAudience } from './end-reasons.js';
+import type { LiveSessionEnvironment, LiveVoiceSession, SessionLimits } from './live-session.js';
+import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
+import type { VoiceQuota } from './quota.js';
+import type { Supervisor } from './supervisor.js';
+
+export interface VoiceServiceDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  sql: Sql;
+  store: SharedStore;
+  /** Absent when no provider is configured: mints answer 503. */
+  voiceProvider?: VoiceProvider | undefined;
+}
+
+/** Knobs for tests and benches; production uses the defaults (API-DECISIONS, Voice). */
+export interface VoiceOptions {
+  /** Supervision clock (heartbeat loss, idle, max duration, keepalives). Tests pass a ManualClock. */
+  clock?: VoiceClock;
+  /** Ownership renewal and expiry (wall time: other instances read the records). Default 5 s / 15 s. */
+  ownership?: Partial<OwnershipTiming>;
+  /** How often an instance looks for sessions whose owner died (wall time). Default 30 s. */
+  orphanSweepEveryMs?: number;
+  quota?: VoiceQuota;
+  /** The widget's keyless policy (Origin, rate limits, signature); the app passes the one chat uses. */
+  keylessPolicy?: WidgetPolicy;
+  limits?: Partial<Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs'>>;
+}
+
+export const HEARTBEAT_LOSS_MS = 45_000;
+/** A final answer stays readable this long after the end (API-DECISIONS: 5 minutes). */
+export const TOMBSTONE_TTL_MS = 5 * 60_000;
+
+/**
+ * What the parts of one instance's control plane share (mint admission, session control, settlement, fleet):
+ * the registry of the sessions this instance owns and the collaborators that act on them. VoiceService builds it.
+ */
+export interface VoiceContext {
+  readonly deps: VoiceServiceDeps;
+  readonly sessions: Map<string, LiveVoiceSession>;
+  readonly supervisor: Supervisor;
+  readonly ownership: VoiceOwnership;
+  readonly quota: VoiceQuota;
+  readonly keyless: WidgetPolicy;
+  readonly clock: VoiceClock;
+  readonly limits: Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs'>;
+  /** What a live session asks of the service (end, grounding, transcript writes, quota). */
+  readonly environment: LiveSessionEnvironment;
+  /** SIGTERM: no new mints. */
+  draining: boolean;
+}
+
+export function audienceOf(keyless: boolean): VoiceAudience {
+  return keyless ? 'visitor' : 'owner';
+}

@@ -1,0 +1,143 @@
+import { getAssistantById } from '../assistants/index.js';
+import type { Principal } from '../auth/index.js';
+import type { PolicyRequest } from '../widget/index.js';
+import { audienceOf, type VoiceContext } from './context.js';
+import { verifyControlToken } from './control-token.js';
+import { presentEndReason, type EndReason } from './end-reasons.js';
+import { voiceErrors } from './errors.js';
+import type { GateStream } from './gate.js';
+import type { LiveVoiceSession } from './live-session.js';
+import * as q from './queries.js';
+import { finalOfRow, present, readTombstone, settleOrphan, type EndAnswer } from './settlement.js';
+import type { HeartbeatStatus, VoiceFinal } from './types.js';
+
+/**
+ * Session control after the mint: heartbeat, the playback gate, the media socket's lookup, end. A session this
+ * instance holds answers from memory; one owned elsewhere is 421 misrouted; one that is over answers its final
+ * answer (tombstone or row), settling it as `lost` when its owner died.
+ */
+
+export interface HeartbeatAnswer {
+  status: HeartbeatStatus;
+  nextHeartbeatMs: number;
+  endReason?: EndReason;
+}
+
+export type GateOpening = { kind: 'live'; stream: GateStream } | { kind: 'over'; lines: string[] };
+
+export interface EndCaller {
+  principal: Principal;
+  visitorId: string | null;
+  request: PolicyRequest;
+}
+
+const DEGRADED_HEARTBEAT_MS = 2000;
+
+function checkToken(ctx: VoiceContext, id: string, token: string): void {
+  if (!verifyControlToken(ctx.deps.config.secretKey, token, id, Date.now())) throw voiceErrors.notFound();
+}
+
+export async function heartbeat(ctx: VoiceContext, id: string, token: string): Promise<HeartbeatAnswer> {
+  checkToken(ctx, id, token);
+  const interval = ctx.deps.config.VOICE_HEARTBEAT_INTERVAL_MS;
+  const live = ctx.sessions.get(id);
+  if (live !== undefined) {
+    if (live.status !== 'active') {
+      return { status: 'ended', nextHeartbeatMs: interval, endReason: presentEndReason(live.endReason, audienceOf(live.keyless)) };
+    }
+    if (!live.heartbeat(ctx.clock.now())) throw voiceErrors.heartbeatTooFrequent();
+    if (live.linkState === 'reconnecting') return { status: 'degraded', nextHeartbeatMs: Math.min(DEGRADED_HEARTBEAT_MS, interval) };
+    return { status: 'healthy', nextHeartbeatMs: interval };
+  }
+  const final = await finalElsewhere(ctx, id);
+  return {
+    status: final.status === 'lost' ? 'lost' : 'ended',
+    nextHeartbeatMs: interval,
+    endReason: presentEndReason(final.endReason, audienceOf(final.keyless)),
+  };
+}
+
+/**
+ * The media socket's upgrade: the control token must open the session, and the session must run here and be
+ * active. Another instance's session is 421 misrouted (before upgrading); an unknown or finished one is 404.
+ */
+export async function locateForMedia(ctx: VoiceContext, id: string, token: string): Promise<LiveVoiceSession> {
+  checkToken(ctx, id, token);
+  const live = ctx.sessions.get(id);
+  if (live !== undefined) {
+    if (live.status !== 'active') throw voiceErrors.notFound();
+    return live;
+  }
+  const record = await ctx.ownership.read(id);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  throw voiceErrors.notFound();
+}
+
+export async function openGate(ctx: VoiceContext, id: string, token: string): Promise<GateOpening> {
+  checkToken(ctx, id, token);
+  const live = ctx.sessions.get(id);
+  if (live !== undefined) {
+    const stream = live.gate.open();
+    if (stream === null) throw voiceErrors.gateStreamLimit(4);
+    return { kind: 'live', stream };
+  }
+  const final = await finalElsewhere(ctx, id);
+  return {
+    kind: 'over',
+    lines: [
+      JSON.stringify({ type: 'gate', seq: 0, state: 'closed', reason: 'start', inputEndMs: null }) + '\n',
+      JSON.stringify({ type: 'end', endReason: presentEndReason(final.endReason, audienceOf(final.keyless)) }) + '\n',
+    ],
+  };
+}
+
+/** End by the caller (endReason null), or the final answer of a session that already ended (5 minutes). */
+export async function endSession(ctx: VoiceContext, id: string, caller: EndCaller): Promise<EndAnswer> {
+  const live = ctx.sessions.get(id);
+  if (live !== undefined) {
+    await authorizeEnd(ctx, caller, { accountId: live.accountId, assistantId: live.assistant.id, keyless: live.keyless, visitorId: live.visitorId });
+    return present(await live.end(null, 'client'));
+  }
+  const record = await ctx.ownership.read(id);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  const row = await q.findSession(ctx.deps.sql, id);
+  if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
+  await authorizeEnd(ctx, caller, { accountId: row.accountId, assistantId: row.assistantId, keyless: row.source !== 'api', visitorId: row.visitorId });
+  const tomb = await readTombstone(ctx, id);
+  if (tomb !== null) return present(tomb);
+  if (row.state === 'active') return present(await settleOrphan(ctx, row));
+  // Over for more than 5 minutes: the final answer is gone.
+  throw voiceErrors.notFound();
+}
+
+async function authorizeEnd(
+  ctx: VoiceContext,
+  caller: EndCaller,
+  s: { accountId: string; assistantId: string; keyless: boolean; visitorId: string | null },
+): Promise<void> {
+  const p = caller.principal;
+  if (p.kind !== 'keyless') {
+    // An owner may end any session of the account (also widget ones); another account's is not found.
+    if (p.accountId !== s.accountId) throw voiceErrors.notFound();
+    return;
+  }
+  if (!s.keyless || (s.visitorId !== null && caller.visitorId !== s.visitorId)) throw voiceErrors.notFound();
+  const assistant = await getAssistantById(ctx.deps.sql, s.assistantId);
+  if (assistant === undefined) throw voiceErrors.notFound();
+  ctx.keyless.checkOrigin(caller.request, assistant);
+}
+
+/**
+ * The state of a session this instance does not hold: 421 when its owner lives elsewhere; else its final answer
+ * (tombstone, or the row), settling it as `lost` when it is still active with no owner (the owner died).
+ */
+async function finalElsewhere(ctx: VoiceContext, id: string): Promise<VoiceFinal> {
+  const record = await ctx.ownership.read(id);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  const tomb = await readTombstone(ctx, id);
+  if (tomb !== null) return tomb;
+  const row = await q.findSession(ctx.deps.sql, id);
+  if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
+  if (row.state === 'active') return settleOrphan(ctx, row);
+  return finalOfRow(row);
+}

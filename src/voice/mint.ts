@@ -1,0 +1,229 @@
+import { customAlphabet } from 'nanoid';
+import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
+import type { Principal } from '../auth/index.js';
+import { AppError, isAppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { VoiceProviderError, VoiceProviderErrorCodes } from '../providers/voice/index.js';
+import type { PolicyRequest } from '../widget/index.js';
+import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
+import { issueControlToken } from './control-token.js';
+import { voiceErrors } from './errors.js';
+import { LiveVoiceSession } from './live-session.js';
+import * as q from './queries.js';
+import type { VoiceQuotaRequest } from './quota.js';
+import type { VoiceCapability, VoiceSource } from './types.js';
+
+/**
+ * Mint admission (spec: POST /api/v1/voice/sessions): assistant + widget policy -> voice enabled -> consent ->
+ * draining / provider -> supersede -> quota -> provider session with the lock confirmed -> ownership record -> rows
+ * -> control token. Every step that fails undoes what the earlier ones took.
+ */
+
+export interface MintInput {
+  assistantId: string;
+  capabilities: VoiceCapability[];
+  recordingConsent?: boolean | undefined;
+  visitorId?: string | undefined;
+  conversationId?: string | undefined;
+  source?: VoiceSource | undefined;
+}
+
+export interface MintCaller {
+  principal: Principal;
+  request: PolicyRequest & { host: string | undefined };
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export interface MintResult {
+  sessionId: string;
+  conversationId: string;
+  stream: { url: string; protocol: 'parley.voice.v1' };
+  audio: { format: 'pcm16'; sampleRateHz: 24000; channels: 1 };
+  recording: { enabled: boolean; consented: boolean };
+  controlToken: string;
+  heartbeatIntervalMs?: number;
+  playbackGate: true;
+  expiresAt: string;
+}
+
+const TOKEN_GRACE_MS = TOMBSTONE_TTL_MS + 60_000;
+const sessionIdBody = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 24);
+const visitorKey = (assistantId: string, visitorId: string) => `voice:visitor:${assistantId}:${visitorId}`;
+
+export async function mintSession(ctx: VoiceContext, input: MintInput, caller: MintCaller): Promise<MintResult> {
+  const { deps } = ctx;
+  const { principal } = caller;
+  const isKeyless = principal.kind === 'keyless';
+  const provider = deps.voiceProvider;
+  const assistant = await resolveAssistant(ctx, principal, input.assistantId);
+  const visitorId = input.visitorId ?? null;
+  if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
+  const voice = assistant.settings.voice;
+  if (!voice.enabled) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.disabled();
+  // Consent (spec rule 2): always required for widget/playground callers; for keys when the assistant says so.
+  const recorded = voice.recording === 'on';
+  const consentRequired = isKeyless || voice.requireConsent;
+  if (recorded && consentRequired && input.recordingConsent !== true) throw voiceErrors.consentRequired();
+  if (ctx.draining) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.draining();
+  if (provider === undefined) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.providerNotConfigured();
+
+  const source: VoiceSource = isKeyless ? (input.source === 'playground' ? 'playground' : 'widget') : 'api';
+  const accountId = assistant.accountId;
+  const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);
+  if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId);
+
+  const id = `vs_${sessionIdBody()}`;
+  const quotaRequest: VoiceQuotaRequest = { accountId, sessionId: id, assistantId: assistant.id, source, keyless: isKeyless };
+  await ctx.quota.admit(quotaRequest);
+
+  const maxDurationSeconds = Math.min(voice.maxDurationSeconds, deps.config.VOICE_MAX_DURATION_CAP_SECONDS);
+  const maxDurationMs = maxDurationSeconds * 1000;
+  const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
+  const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
+  const session = new LiveVoiceSession(
+    {
+      id,
+      accountId,
+      assistant: { id: assistant.id, language: assistant.settings.language },
+      conversationId,
+      source,
+      keyless: isKeyless,
+      visitorId,
+      heartbeat: input.capabilities.includes('heartbeat'),
+      // No consent, no file: an assistant that records still records only callers who said yes.
+      recorded: recorded && input.recordingConsent === true,
+      limits: {
+        heartbeatLossMs: HEARTBEAT_LOSS_MS,
+        maxDurationMs,
+        maxDurationWarningMs: Math.min(30_000, Math.floor(maxDurationMs / 10)),
+        idleTimeoutMs,
+        idleCheckInMs: Math.min(20_000, Math.floor(idleTimeoutMs / 3)),
+        heartbeatMinGapMs: 1000,
+        ...ctx.limits,
+      },
+      startedAt: ctx.clock.now(),
+      log,
+    },
+    ctx.environment,
+  );
+  const row: q.NewVoiceSession = {
+    id,
+    accountId,
+    assistantId: assistant.id,
+    conversationId,
+    apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
+    source,
+    visitorId,
+    capabilities: [...input.capabilities],
+    recordingEnabled: recorded,
+    recordingConsent: input.recordingConsent === true,
+    provider: provider.kind,
+    providerSessionId: null,
+    ownerInstance: ctx.ownership.instanceId,
+    maxDurationSeconds,
+    idleTimeoutSeconds: voice.idleTimeoutSeconds,
+  };
+
+  // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
+  try {
+    session.provider = await provider.startSession(
+      { instructions: instructionsFor(assistant), delegation: { type: 'client' } },
+      { handlers: session.handlers, logger: log, signal: caller.signal },
+    );
+  } catch (err) {
+    await ctx.quota.release(quotaRequest).catch((e: unknown) => log.error({ err: e }, 'releasing a voice grant failed'));
+    const code = isAppError(err) ? err.code : VoiceProviderErrorCodes.UNAVAILABLE;
+    await q.insertFailedSession(deps.sql, { ...row, failureCode: code }).catch((e: unknown) => log.error({ err: e }, 'recording a failed voice mint failed'));
+    log.warn({ code }, 'voice mint refused: provider session not confirmed');
+    if (err instanceof VoiceProviderError) throw err;
+    throw new VoiceProviderError(VoiceProviderErrorCodes.UNAVAILABLE, 'The voice provider could not start the session.', { cause: err });
+  }
+
+  try {
+    // Ownership before the row: a row is never active without a record, so no instance can mistake a session
+    // being minted for an orphan.
+    const lease = await ctx.ownership.claim(id);
+    if (lease === null) throw new Error('voice session id collision');
+    session.lease = lease;
+    row.providerSessionId = session.provider.id;
+    await deps.sql.begin(async (tx) => {
+      if (input.conversationId === undefined) {
+        await q.insertConversation(tx, { id: conversationId, assistantId: assistant.id, accountId, visitorId, source });
+      }
+      await q.insertActiveSession(tx, row);
+    });
+  } catch (err) {
+    if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
+    await session.provider.close().catch(() => undefined);
+    await ctx.quota.release(quotaRequest).catch(() => undefined);
+    throw err;
+  }
+
+  ctx.sessions.set(id, session);
+  ctx.supervisor.add(session);
+  if (source === 'widget' && visitorId !== null) {
+    await deps.store.set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 }).catch((err: unknown) => log.warn({ err }, 'visitor index not written'));
+  }
+  // The caller left while we started: nobody holds the token, so end it at once (settled like any other).
+  if (caller.signal.aborted) void session.end('disconnected');
+
+  const expiresAtMs = Date.now() + maxDurationMs + TOKEN_GRACE_MS;
+  const controlToken = issueControlToken(deps.config.secretKey, id, expiresAtMs);
+  log.info({ heartbeat: session.heartbeatDeclared, recording: recorded }, 'voice session started');
+  return {
+    sessionId: id,
+    conversationId,
+    stream: { url: streamUrl(ctx, caller.request.host, id, controlToken), protocol: 'parley.voice.v1' },
+    audio: { format: 'pcm16', sampleRateHz: 24000, channels: 1 },
+    recording: { enabled: recorded, consented: input.recordingConsent === true },
+    controlToken,
+    ...(session.heartbeatDeclared ? { heartbeatIntervalMs: deps.config.VOICE_HEARTBEAT_INTERVAL_MS } : {}),
+    playbackGate: true,
+    expiresAt: new Date(expiresAtMs).toISOString(),
+  };
+}
+
+async function resolveAssistant(ctx: VoiceContext, principal: Principal, assistantId: string): Promise<Assistant> {
+  if (principal.kind === 'keyless') return getAssistantByPublicId(ctx.deps.sql, assistantId);
+  return getOwnedAssistant(ctx.deps.sql, principal, assistantId);
+}
+
+/** Continue a conversation of this assistant (keyless: only the same visitor's), or start a new one. */
+async function resolveConversation(ctx: VoiceContext, conversationId: string | undefined, assistant: Assistant, keyless: boolean, visitorId: string | null): Promise<string> {
+  if (conversationId === undefined) return newKnowledgeId('conv');
+  const found = await q.findConversation(ctx.deps.sql, conversationId, assistant.id);
+  if (found === undefined || (keyless && found.visitorId !== visitorId)) {
+    throw new AppError('VOICE_CONVERSATION_NOT_FOUND', 404, 'No such conversation.');
+  }
+  return found.id;
+}
+
+/** A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs. */
+async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorId: string): Promise<void> {
+  const olderId = await ctx.deps.store.get(visitorKey(assistantId, visitorId));
+  if (olderId === null) return;
+  const local = ctx.sessions.get(olderId);
+  if (local !== undefined) {
+    void local.end('superseded');
+    return;
+  }
+  // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself.
+  await ctx.ownership.requestEnd(olderId, 'superseded');
+}
+
+function instructionsFor(assistant: Assistant): string {
+  const base = assistant.instructions ?? '';
+  return `${base}\n\nYou are speaking with a caller on a live voice call. Keep answers short and spoken. ` +
+    'For any question about facts, products, policies or anything the owner\'s documents may cover, delegate the turn ' +
+    'and answer only from what you are given back.';
+}
+
+function streamUrl(ctx: VoiceContext, host: string | undefined, id: string, token: string): string {
+  const { config } = ctx.deps;
+  const base = config.PUBLIC_URL ?? `http://${host ?? `${config.HOST}:${config.PORT}`}`;
+  const url = new URL(`/api/v1/voice/sessions/${id}/stream`, base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.searchParams.set('token', token);
+  return url.toString();
+}
