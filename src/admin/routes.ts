@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { principalOf } from '../auth/index.js';
-import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/index.js';
+import { defineRoute, int32, PG_INT_MAX, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { PLAN_CODES } from '../metering/index.js';
 import * as accounts from './accounts.js';
 import type { AdminDeps, Operator } from './accounts.js';
@@ -56,11 +56,11 @@ const accountPatchSchema = z
 const planPatchSchema = z
   .object({
     budgetMicros: micros.optional(),
-    maxAssistants: z.number().int().min(0).nullable().optional(),
-    monthlyRequestCap: z.number().int().min(0).nullable().optional(),
+    maxAssistants: int32().min(0).nullable().optional(),
+    monthlyRequestCap: int32().min(0).nullable().optional(),
     evalsEnabled: z.boolean().optional(),
-    voiceMinutes: z.number().int().min(0).optional(),
-    voiceConcurrentCalls: z.number().int().min(0).optional(),
+    voiceMinutes: int32().min(0).max(Math.floor(PG_INT_MAX / 60)).optional().describe('at most 35791394, so the seconds fit an integer column'),
+    voiceConcurrentCalls: int32().min(0).optional(),
   })
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'set at least one entitlement' });

@@ -1,6 +1,7 @@
 import type { OwnerPrincipal } from '../auth/principal.js';
 import { getOwnedAssistant } from '../assistants/index.js';
 import type { Sql } from '../db/index.js';
+import { isStorableDate } from '../http/index.js';
 import { analyticsErrors } from './errors.js';
 import * as q from './queries.js';
 
@@ -13,7 +14,7 @@ export function resolveRange(fromText: string | undefined, toText: string | unde
   const parse = (text: string) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
   const to = toText !== undefined ? parse(toText) : now;
   const from = fromText !== undefined ? parse(fromText) : new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
-  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw analyticsErrors.badRange('from and to must be ISO dates.');
+  if (!isStorableDate(from) || !isStorableDate(to)) throw analyticsErrors.badRange('from and to must be ISO dates between years 0001 and 9999.');
   if (from >= to) throw analyticsErrors.badRange('from must be before to.');
   if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) throw analyticsErrors.badRange(`The range may span at most ${MAX_RANGE_DAYS} days.`);
   return { from, to };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationError } from '../errors/index.js';
+import { isStorableDate, unstorableTextReason } from '../http/index.js';
 
 /** A keyset position: the last row of a page, newest first (created_at desc, id desc). */
 export interface PageCursor {
@@ -23,7 +24,9 @@ export function decodeCursor(cursor: string | undefined): PageCursor | undefined
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
     const createdAt = new Date(String(at));
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    if (typeof id !== 'string' || !isStorableDate(createdAt)) throw new Error('bad cursor');
+    // The shell checks the raw cursor; what it decodes to is checked here (a NUL inside the base64).
+    if (unstorableTextReason(id) !== undefined || id.length > 100) throw new Error('bad cursor');
     return { createdAt, id };
   } catch {
     throw validationError([{ path: 'query.cursor', message: 'not a cursor this API returned' }], 'query');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
+import { isStorableDate } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import { PLAN_CODES, type Clock, type PlanCode } from '../metering/index.js';
 import { billingErrors } from './errors.js';
@@ -133,7 +134,7 @@ export async function receiveWebhook(
   }
   const webhookId = headers.id!;
   const fingerprint = createHash('sha256').update(rawBody).digest('hex');
-  const eventTime = event.timestamp && !Number.isNaN(Date.parse(event.timestamp)) ? new Date(event.timestamp) : new Date(Number(headers.timestamp) * 1000);
+  const eventTime = event.timestamp && isStorableDate(new Date(event.timestamp)) ? new Date(event.timestamp) : new Date(Number(headers.timestamp) * 1000);
   return deps.sql.begin(async (tx) => {
     const earlier = await q.claimWebhook(tx, webhookId, fingerprint);
     if (earlier) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorableDate } from '../http/index.js';
 import type { PlanCode } from '../metering/index.js';
 
 /** Events that carry a subscription and sync the plan (API-DECISIONS). Others are acknowledged and ignored. */
@@ -15,8 +16,8 @@ export type SubscriptionEventType = keyof typeof SUBSCRIPTION_EVENTS;
 const isoDate = z.union([z.string(), z.null()]).optional().transform((v, ctx) => {
   if (v === undefined || v === null) return null;
   const d = new Date(v);
-  if (Number.isNaN(d.getTime())) {
-    ctx.addIssue({ code: 'custom', message: 'not a date' });
+  if (!isStorableDate(d)) {
+    ctx.addIssue({ code: 'custom', message: 'not a date between years 0001 and 9999' });
     return z.NEVER;
   }
   return d;

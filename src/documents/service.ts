@@ -1,6 +1,8 @@
 import type { OwnerPrincipal } from '../auth/principal.js';
 import { decodeCursor, getOwnedAssistant, hasIdShape, newKnowledgeId, pageOf } from '../assistants/index.js';
 import type { Sql } from '../db/index.js';
+import { validationError } from '../errors/index.js';
+import { toStorableText, unstorableTextReason } from '../http/index.js';
 import { lockAssistantTerms, removeDocumentTerms } from '../retrieval/index.js';
 import type { AddressPolicy } from './address-policy.js';
 import { documentErrors } from './errors.js';
@@ -67,6 +69,8 @@ export async function uploadDocument(deps: DocumentServiceDeps, owner: Owner, as
     contentType = file.contentType;
   }
   if (bytes.length === 0) throw documentErrors.emptyUpload();
+  const badName = filename === undefined ? undefined : unstorableTextReason(filename);
+  if (badName) throw validationError([{ path: 'body.file.filename', message: badName }], 'upload');
   let kind;
   try {
     kind = detectContentKind({ filename, contentType, bytes });
@@ -74,7 +78,7 @@ export async function uploadDocument(deps: DocumentServiceDeps, owner: Owner, as
     if (err instanceof UnsupportedContentError) throw documentErrors.unsupportedType(err.message);
     throw err;
   }
-  const name = (filename ?? '').split(/[\\/]/).pop()?.trim().slice(0, 300) || `Untitled ${kind}`;
+  const name = toStorableText((filename ?? '').split(/[\\/]/).pop()?.trim().slice(0, 300) ?? '') || `Untitled ${kind}`; // a pair cut at 300 becomes U+FFFD
   return queue(deps, {
     id: newKnowledgeId('doc'),
     assistantId: assistant.id,

@@ -6,3 +6,4 @@ export { errorBodySchema, type ErrorBody } from './errors.js';
 export { buildOpenApiDocument, operationsFingerprint, type OpenApiOptions } from './openapi.js';
 export type { AnySocketRoute, RealtimeSocket, SocketRoute, UpgradeRequest } from './socket-types.js';
 export { fileReply, parseRange, type FileReplyOptions, type RangeRequest } from './file.js';
+export { assertStorableInput, findUnstorable, int32, isStorableDate, queryInt32, toStorableText, unstorableTextReason, MAX_INPUT_DEPTH, PG_INT_MAX, PG_INT_MIN } from './validation.js';

@@ -5,6 +5,7 @@ import type { Logger } from '../log/index.js';
 import { errorBody, internalError, zodIssues } from './errors.js';
 import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
 import { attachSocketRoute } from './socket.js';
+import { assertStorableInput } from './validation.js';
 import type { AnySocketRoute } from './socket-types.js';
 import type { AnyRoute, Authenticator, HttpMethod, Reply, RequestContext, RouteMeta } from './types.js';
 import { ResponseState, writeReply, writeSized, writeStream } from './writer.js';
@@ -217,6 +218,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   function parsePart(schema: AnyRoute['schemas']['params'], value: unknown, where: 'params' | 'query' | 'body'): unknown {
     if (!schema) return value;
+    assertStorableInput(value, where); // NUL, lone surrogates, hostile depth: 400 before any schema or query sees them
     const parsed = schema.safeParse(value);
     if (!parsed.success) throw validationError(zodIssues(parsed.error, where), where === 'params' ? 'path' : where);
     return parsed.data;

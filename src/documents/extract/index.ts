@@ -1,3 +1,4 @@
+import { toStorableText } from '../../http/index.js';
 import { htmlTitle, htmlToText } from './html.js';
 import type { PdfTextExtractor } from './pdf.js';
 
@@ -70,6 +71,12 @@ export function detectContentKind(input: { filename?: string | undefined; conten
 
 /** Markdown-like text for the chunker. Throws when nothing readable is inside. */
 export async function extractText(kind: ContentKind, bytes: Buffer, pdf: PdfTextExtractor): Promise<{ text: string; title?: string | undefined }> {
+  const extracted = await extractRaw(kind, bytes, pdf);
+  // PDF text and HTML entities (&#0;, &#xD800;) can decode to what PostgreSQL text cannot hold (issue 12, item 4).
+  return { text: toStorableText(extracted.text), ...(extracted.title !== undefined ? { title: toStorableText(extracted.title) } : {}) };
+}
+
+async function extractRaw(kind: ContentKind, bytes: Buffer, pdf: PdfTextExtractor): Promise<{ text: string; title?: string | undefined }> {
   switch (kind) {
     case 'pdf':
       return { text: await pdf.extract(bytes) };

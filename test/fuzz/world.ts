@@ -1,0 +1,147 @@
+import type { Test } from 'tap';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { bearer, createOwner, login, type TestOwner } from '../helpers/identity.js';
+
+/** The allowed widget Origin of every world assistant. */
+export const WIDGET_ORIGIN = 'https://shop.example';
+
+/** One account with one of every resource a route can address (ids by resource type). */
+export interface Tenant {
+  name: string;
+  owner: TestOwner;
+  /** `parley_session=...` of the owner's dashboard session. */
+  cookie: string;
+  /** Resource type -> an id of that type the tenant owns (what path parameters are filled with). */
+  ids: Record<ResourceType, string>;
+  assistant: { id: string; publicId: string };
+  /** The widget visitor who holds `widgetConversation`. */
+  visitorId: string;
+  apiConversationId: string;
+  apiMessageId: string;
+  widgetConversationId: string;
+  widgetMessageId: string;
+  voiceControlToken: string;
+}
+
+/** Every kind of resource a path parameter can name. The matrix fails on a parameter it cannot map to one of these. */
+export type ResourceType = 'assistant' | 'publicAssistant' | 'document' | 'conversation' | 'key' | 'voiceSession' | 'eval' | 'account' | 'plan';
+
+export interface World {
+  app: TestApp;
+  a: Tenant;
+  b: Tenant;
+  /** A dashboard session of an operator listed in ADMIN_USER_IDS. */
+  operatorCookie: string;
+}
+
+interface JsonAnswer {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export async function call(app: TestApp, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonAnswer> {
+  const res = await fetch(`${app.url}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: parsed };
+}
+
+async function must(answer: Promise<JsonAnswer>, what: string, status = 200): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await answer;
+  if (res.status !== status) throw new Error(`world setup: ${what} answered ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Creates one tenant through the public API (so everything exists as a user would have made it). */
+export async function createTenant(app: TestApp, name: string): Promise<Tenant> {
+  const sql = app.database.sql;
+  const owner = await createOwner(sql, { name });
+  // Pro: evals are enabled and the limits leave room for a fuzz run.
+  await sql`update hosting_accounts set plan_code = 'pro' where account_id = ${owner.accountId}`;
+  const cookie = await login(app.url, owner.email, owner.password);
+  const key = bearer(owner.secret);
+  const dash = { cookie, origin: app.url };
+  const assistant = (
+    await must(
+      call(app, 'POST', '/api/v1/assistants', { name: `${name} bot`, instructions: 'Answer from the documents.', settings: { allowedDomains: [WIDGET_ORIGIN], voice: { enabled: true, requireConsent: false } } }, key),
+      'create assistant',
+      201,
+    )
+  ).assistant as { id: string; publicId: string };
+  const document = (
+    await must(
+      call(app, 'POST', `/api/assistants/${assistant.id}/sources`, { type: 'text', name: `${name} prices`, text: `The ${name} plan costs 4.99 euros per month. Support answers within one day.` }, dash),
+      'add source',
+      201,
+    )
+  ).document as { id: string };
+  const visitorId = `visitor-${name}-0001`;
+  const apiChat = await must(call(app, 'POST', '/api/v1/chat', { assistantId: assistant.id, message: 'How much does it cost?' }, key), 'api chat');
+  const widgetChat = await must(
+    call(app, 'POST', '/api/v1/chat', { assistantId: assistant.publicId, message: 'Hello there', visitorId }, { origin: WIDGET_ORIGIN }),
+    'widget chat',
+  );
+  const extraKey = (await must(call(app, 'POST', '/api/account/keys', { name: `${name} extra`, scopes: ['chat'] }, dash), 'create key', 201)) as { key?: { id: string }; id?: string };
+  const keyId = extraKey.key?.id ?? extraKey.id;
+  if (typeof keyId !== 'string') throw new Error(`world setup: create key answered ${JSON.stringify(extraKey)}`);
+  const minted = await must(call(app, 'POST', '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, key), 'voice mint');
+  const evalRun = (await must(call(app, 'POST', `/api/assistants/${assistant.id}/evals`, { cases: [{ question: 'How much?', expected: '4.99 euros' }] }, dash), 'eval', 202)) as {
+    eval: { id: string };
+  };
+  return {
+    name,
+    owner,
+    cookie,
+    assistant,
+    visitorId,
+    apiConversationId: apiChat.conversationId,
+    apiMessageId: apiChat.messageId,
+    widgetConversationId: widgetChat.conversationId,
+    widgetMessageId: widgetChat.messageId,
+    voiceControlToken: minted.controlToken,
+    ids: {
+      assistant: assistant.id,
+      publicAssistant: assistant.publicId,
+      document: document.id,
+      conversation: apiChat.conversationId,
+      key: keyId,
+      voiceSession: minted.sessionId,
+      eval: evalRun.eval.id,
+      account: owner.accountId,
+      plan: 'pro',
+    },
+  };
+}
+
+/**
+ * The whole service over its own database, with two tenants and an operator. Rate limits are raised so a fuzz
+ * run measures input handling, not the limiter; `env` overrides anything.
+ */
+export async function createWorld(t: Test, env: Record<string, string> = {}): Promise<World> {
+  const database = await createTestDatabase(t);
+  const operator = await createOwner(database.sql, { name: 'operator' });
+  const app = await startTestApp(t, {
+    database,
+    env: {
+      ADMIN_USER_IDS: operator.userId,
+      API_RATE_LIMIT_PER_MINUTE: '1000000',
+      WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE: '1000000',
+      WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE: '1000000',
+      ...env,
+    },
+  });
+  const a = await createTenant(app, 'alpha');
+  const b = await createTenant(app, 'bravo');
+  const operatorCookie = await login(app.url, operator.email, operator.password);
+  return { app, a, b, operatorCookie };
+}
