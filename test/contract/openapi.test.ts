@@ -2,10 +2,10 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { routeTableDocument } from '../../src/app.js';
-import { operationsFingerprint } from '../../src/http/index.js';
+import { compareFingerprint, generateTypes, GENERATED_TYPES_FILE, operationsFingerprint, readCommittedFingerprint } from '../../sdk/contract/tooling.js';
 import { startTestApp } from '../helpers/app.js';
 
-const committed = JSON.parse(readFileSync(new URL('./openapi-fingerprint.json', import.meta.url), 'utf8')) as { operations: string[]; sha256: string };
+const committed = readCommittedFingerprint();
 
 t.test('the served document is valid OpenAPI 3.1, byte-identical at both paths', async (t) => {
   const { url, app } = await startTestApp(t);
@@ -27,14 +27,23 @@ t.test('the served document is valid OpenAPI 3.1, byte-identical at both paths',
   const paths = Object.keys(doc['paths'] as object);
   t.notOk(paths.includes('/api/v1/account/usage/summary'), 'dashboard-only routes are not in the v1 document');
   t.ok(paths.every((p) => p.startsWith('/api/v1/')), 'only /api/v1 routes are documented');
+
+  // The SDK's checked-in types are what the live document generates (npm run sdk:generate rewrites them).
+  const checkedIn = readFileSync(GENERATED_TYPES_FILE, 'utf8');
+  const fresh = await generateTypes(doc);
+  t.ok(checkedIn === fresh, 'sdk/src/generated/openapi.ts matches the served document (run npm run sdk:generate)');
+  if (checkedIn !== fresh) {
+    const a = checkedIn.split('\n');
+    const b = fresh.split('\n');
+    const line = a.findIndex((l, i) => l !== b[i]);
+    t.comment(`first difference at line ${line + 1}:\n  checked in: ${a[line]}\n  generated:  ${b[line]}`);
+  }
 });
 
-t.test('the committed fingerprint matches the route table (run npm run openapi:fingerprint on purpose)', async (t) => {
-  const current = operationsFingerprint(routeTableDocument());
-  const added = current.operations.filter((op) => !committed.operations.includes(op));
-  const removed = committed.operations.filter((op) => !current.operations.includes(op));
-  t.same({ added, removed }, { added: [], removed: [] }, 'no documented operation added, removed or renamed without updating the fingerprint');
-  t.equal(current.sha256, committed.sha256);
+t.test('the committed fingerprint (sdk/contract/operations.json) matches the route table (run npm run openapi:fingerprint on purpose)', async (t) => {
+  const diff = compareFingerprint(committed, operationsFingerprint(routeTableDocument()));
+  t.same({ added: diff.added, removed: diff.removed }, { added: [], removed: [] }, 'no documented operation added, removed or renamed without updating the fingerprint');
+  t.ok(diff.ok);
 });
 
 t.test('the fingerprint changes when a route is renamed', async (t) => {
