@@ -15,8 +15,44 @@ function stemsOf(text: string): Set<string> {
   return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w.slice(0, 5)));
 }
 
+/** Words whose trailing period does not end a sentence ("e.g. the", "Dr. Smith", "No. 5"). */
+const ABBREVIATIONS = new Set([
+  'e.g', 'i.e', 'etc', 'vs', 'cf', 'approx', 'ca', 'incl', 'excl', 'no', 'nr', 'dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'jr', 'sr',
+  'inc', 'ltd', 'co', 'corp', 'dept', 'est', 'fig', 'vol', 'p', 'pp', 'min', 'max', 'mt', 'u.s', 'u.k', 'a.m', 'p.m', 'z.b', 'd.h', 'bzw', 'usw', 'ggf',
+]);
+
+/**
+ * Splits text into sentences. A sentence ends at `.`, `!` or `?` (closing quotes and brackets included) followed by
+ * whitespace or the end, so "4.99", "example.com/a.b" and "v1.2" stay whole (issue 12, item 10: "costs 4.99 euros"
+ * was quoted as "costs 4."); a period after a known abbreviation or a single initial, or before a lower-case word, is
+ * not an end either.
+ */
+export function splitSentences(text: string): string[] {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const out: string[] = [];
+  let start = 0;
+  for (const m of flat.matchAll(/[.!?]+["'”’)\]]*(?= |$)/g)) {
+    const end = m.index + m[0].length;
+    if (end < flat.length && !endsSentence(flat, m.index, m[0], end)) continue;
+    out.push(flat.slice(start, end).trim());
+    start = end;
+  }
+  if (start < flat.length) out.push(flat.slice(start).trim());
+  return out.filter((s) => s.length > 2);
+}
+
+function endsSentence(text: string, at: number, mark: string, end: number): boolean {
+  const next = text.slice(end + 1, end + 3);
+  if (/^[\p{Ll}]/u.test(next)) return false; // "e.g. the", "approx. ten": the sentence goes on
+  if (!mark.startsWith('.') || mark.startsWith('..')) return true;
+  const word = /(\S+)$/.exec(text.slice(0, at))?.[1]?.replace(/^["'“‘(\[]+/, '').toLowerCase() ?? '';
+  if (ABBREVIATIONS.has(word)) return false;
+  if (/^\p{Lu}$/u.test(word.toUpperCase()) && word.length === 1) return false; // an initial: "J. Smith"
+  return true;
+}
+
 function sentencesOf(passage: ContextPassage): string[] {
-  return (passage.content.replace(/\s+/g, ' ').match(/[^.!?]+[.!?]*/g) ?? []).map((s) => s.trim()).filter((s) => s.length > 2);
+  return splitSentences(passage.content);
 }
 
 /** The answer text the local provider gives (exported for tests and for the contract suite). */
