@@ -1,19 +1,18 @@
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { Logger } from '../../log/index.js';
-import type { GptLiveSessionDeps } from './provider.js';
+import type { GptLiveSessionDeps } from './gpt-live-deps.js';
+import { GptLiveWire } from './gpt-live-wire.js';
 import type {
   VoiceCloseReason, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionConfig, VoiceSessionHandlers,
   VoiceSessionStats, VoiceUsage,
 } from './types.js';
 import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.js';
-import { openProviderSocket, type ProviderSocketEvents } from './provider-socket.js';
-import { errorFromEvent, readCloseReason, readDelegation, readTranscript, readUsageSeconds } from './inbound.js';
+import { readUsageSeconds } from './inbound.js';
 import {
-  CLOSE_FRAME, MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, buildSessionStart, decodeOutputAudioFast,
-  encodeAudioAppendFrame, isLockConfirmed, parseServerFrame, type WireEvent,
+  CLOSE_FRAME, MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, buildSessionStart, encodeAudioAppendFrame, isLockConfirmed,
+  type WireEvent,
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
-import { EventDedupe } from './event-dedupe.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -22,7 +21,8 @@ type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
  * One GPT-Live session over one primary WebSocket at a time. A dropped link is resumed by reconnecting to the same
  * URL with `?session_id=<id>`; the provider answers with `session.started` for that id and may replay recent events,
  * which are delivered once thanks to event_id dedupe. Output audio carries no event_id and is not replayed: audio
- * missed during a drop is a gap, never a repeat.
+ * missed during a drop is a gap, never a repeat. This file is the session's state (phases, lock, resume, close);
+ * `gpt-live-wire.ts` is the wire (the current socket, keepalive probe, inbound framing and dedupe).
  */
 export class GptLiveSession implements VoiceSession {
   id = '';
@@ -35,12 +35,10 @@ export class GptLiveSession implements VoiceSession {
   };
 
   private phase: Phase = 'starting';
-  private ws: WebSocket | null = null;
+  private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
-  private readonly dedupe = new EventDedupe();
   private muted = false;
   private fatal = false;
-  private alive = true;
   private attempt = 0;
   private droppedAt = 0;
   private lastUsageAt = 0;
@@ -60,6 +58,27 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    // The wire's view of this session: what it reports lands in the state machine below.
+    this.wire = new GptLiveWire(deps.headers, this.stats, handlers, {
+      id: () => this.id,
+      live: () => this.phase === 'open' || this.phase === 'closing',
+      opened: (ws) => this.onOpen(ws),
+      started: (event) => this.onStarted(event),
+      refused: (error) => this.onLinkRefused(error),
+      closed: (code) => this.onSocketClose(code),
+      usage: (raw) => {
+        this.takeUsage(raw);
+        this.h.onUsage?.(this.usage);
+      },
+      providerClosed: (reason, rawUsage) => {
+        this.takeUsage(rawUsage);
+        this.finish(reason, true, 'closed');
+      },
+      providerError: (error) => {
+        if (error.fatal) this.fatal = true;
+        this.h.onError?.(error);
+      },
+    }, log);
     this.keepalive = this.keepalive.bind(this);
   }
 
@@ -129,42 +148,18 @@ export class GptLiveSession implements VoiceSession {
     return waiting;
   }
 
-  // ---- socket plumbing -------------------------------------------------------------------------------------
+  // ---- link events (from the wire) ----------------------------------------------------------------------
 
   private openSocket(url: string): void {
-    this.ws = openProviderSocket(url, this.deps.headers, this.socketEvents);
+    this.wire.open(url);
   }
 
-  /** One events object per session (not per socket): each callback checks it is about the current socket. */
-  private readonly socketEvents: ProviderSocketEvents = {
-    onOpen: (ws) => this.onOpen(ws),
-    onMessage: (ws, data, isBinary) => {
-      if (ws === this.ws) this.onMessage(data, isBinary);
-    },
-    onPong: (ws) => {
-      if (ws === this.ws) this.alive = true;
-    },
-    onRefused: (ws, error) => {
-      if (ws !== this.ws) return;
-      this.ws = null;
-      this.onLinkRefused(error);
-    },
-    onClose: (ws, code) => this.onSocketClose(ws, code),
-    // Only the message: the error's request carries the Authorization header.
-    onError: (ws, err) => {
-      if (ws === this.ws) this.log?.debug({ sessionId: this.id, err: err.message }, 'voice provider socket error');
-    },
-  };
-
   private onOpen(ws: WebSocket): void {
-    if (ws !== this.ws) return;
     // A fresh start sends session.start; a resume waits for the provider to re-announce the session it kept.
     if (this.phase === 'starting') ws.send(JSON.stringify(buildSessionStart(this.config, this.deps.defaultModel)));
   }
 
-  private onSocketClose(ws: WebSocket, code: number): void {
-    if (ws !== this.ws) return;
-    this.ws = null;
+  private onSocketClose(code: number): void {
     this.queue.detach();
     this.stats.audioFramesDropped = this.queue.dropped;
     switch (this.phase) {
@@ -188,77 +183,6 @@ export class GptLiveSession implements VoiceSession {
     if (this.phase !== 'resuming') return;
     if (error.fatal) return this.lose(error);
     this.scheduleAttempt();
-  }
-
-  // ---- inbound events ------------------------------------------------------------------------------------
-
-  private onMessage(data: Buffer, isBinary: boolean): void {
-    const live = this.phase === 'open' || this.phase === 'closing';
-    if (live && !isBinary) {
-      const pcm = decodeOutputAudioFast(data);
-      if (pcm !== undefined) {
-        this.stats.audioChunksReceived++;
-        this.h.onOutputAudio?.(pcm);
-        return;
-      }
-    }
-    const event = isBinary ? undefined : parseServerFrame(data);
-    if (event === undefined) {
-      this.stats.garbageFrames++;
-      this.log?.debug({ sessionId: this.id, bytes: data.length }, 'voice provider sent an unreadable frame');
-      return;
-    }
-    if (event.type === 'session.started') return this.onStarted(event);
-    if (!live) {
-      // Before (re)start only a refusal matters; anything else is not remembered, so a later replay still counts.
-      if (event.type === 'error') this.onLinkRefused(errorFromEvent(event, true));
-      return;
-    }
-    if (typeof event.event_id === 'string' && !this.dedupe.firstSeen(event.event_id)) {
-      this.stats.duplicateEvents++;
-      return;
-    }
-    this.dispatch(event);
-  }
-
-  private dispatch(event: WireEvent): void {
-    switch (event.type) {
-      case 'session.output_audio.delta':
-        if (typeof event.delta !== 'string') return void this.stats.garbageFrames++;
-        this.stats.audioChunksReceived++;
-        this.h.onOutputAudio?.(Buffer.from(event.delta, 'base64'));
-        return;
-      case 'session.input_transcript.delta':
-      case 'session.output_transcript.delta': {
-        const delta = readTranscript(event);
-        if (delta === undefined) return void this.stats.garbageFrames++;
-        if (event.type === 'session.input_transcript.delta') this.h.onInputTranscript?.(delta);
-        else this.h.onOutputTranscript?.(delta);
-        return;
-      }
-      case 'session.delegation.created': {
-        const request = readDelegation(event);
-        if (request === undefined) return void this.stats.garbageFrames++;
-        this.h.onDelegation?.(request);
-        return;
-      }
-      case 'session.usage.updated':
-        this.takeUsage(event.usage);
-        this.h.onUsage?.(this.usage);
-        return;
-      case 'session.closed':
-        this.takeUsage(event.usage);
-        return this.finish(readCloseReason(event), true, 'closed');
-      case 'error': {
-        const error = errorFromEvent(event, false);
-        if (error.fatal) this.fatal = true;
-        this.h.onError?.(error);
-        return;
-      }
-      default:
-        // Acknowledgements and info notices carry nothing the relay needs.
-        return;
-    }
   }
 
   private takeUsage(raw: unknown): void {
@@ -305,8 +229,9 @@ export class GptLiveSession implements VoiceSession {
     this.clearDeadline();
     this.phase = 'open';
     this.attempt = 0;
-    this.alive = true;
-    if (this.ws !== null) this.queue.attach(this.ws);
+    this.wire.markAlive();
+    const ws = this.wire.ws;
+    if (ws !== null) this.queue.attach(ws);
     this.setState('connected');
     if (this.deps.keepaliveMs > 0 && this.keepaliveTimer === undefined) {
       this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
@@ -316,15 +241,7 @@ export class GptLiveSession implements VoiceSession {
   private keepalive(): void {
     this.keepaliveTimer = undefined;
     if (this.phase === 'done') return;
-    const ws = this.ws;
-    if (this.phase === 'open' && ws !== null) {
-      // No pong since the last ping: a half-open link; terminating it lets the reconnect policy take over.
-      if (!this.alive) ws.terminate();
-      else {
-        this.alive = false;
-        ws.ping();
-      }
-    }
+    if (this.phase === 'open') this.wire.probe();
     this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
   }
 
@@ -357,9 +274,7 @@ export class GptLiveSession implements VoiceSession {
       this.openSocket(url.toString());
       // A socket that opens but never re-announces the session counts as a failed attempt.
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
-        const ws = this.ws;
-        this.ws = null;
-        ws?.terminate();
+        this.wire.drop();
         this.scheduleAttempt();
       }, this.deps.lockTimeoutMs);
     }, delay);
@@ -378,7 +293,7 @@ export class GptLiveSession implements VoiceSession {
     const settle = this.startSettle;
     this.startSettle = null;
     // Tell a provider that did start (unconfirmed lock) to stop billing; no need to wait for its answer.
-    if (this.id !== '' && this.ws?.readyState === WebSocket.OPEN) this.ws.send(CLOSE_FRAME);
+    if (this.id !== '') this.wire.sendIfOpen(CLOSE_FRAME);
     this.finish('start_failed', false, 'closed');
     settle?.reject(error);
   }
@@ -392,12 +307,7 @@ export class GptLiveSession implements VoiceSession {
     if (this.keepaliveTimer !== undefined) this.deps.clock.clearTimeout(this.keepaliveTimer);
     this.reconnectTimer = this.keepaliveTimer = undefined;
     this.queue.clear();
-    const ws = this.ws;
-    this.ws = null;
-    if (ws !== null) {
-      if (ws.readyState === WebSocket.OPEN) ws.close(1000);
-      else ws.terminate();
-    }
+    this.wire.shut();
     this.closed = { reason, usage: this.usage, usageFinal };
     this.setState(state);
     // A session that never started was never handed out: its caller learns from the rejected start instead.

@@ -1,25 +1,9 @@
 import type { Logger } from '../../log/index.js';
 import { systemClock } from './clock.js';
 import type { VoiceClock } from './clock.js';
+import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
-
-/** Everything a session needs, resolved by the provider (defaults applied). */
-export interface GptLiveSessionDeps {
-  url: string;
-  headers: Record<string, string>;
-  defaultModel: string;
-  lockTimeoutMs: number;
-  closeTimeoutMs: number;
-  reconnectWindowMs: number;
-  reconnectInitialDelayMs: number;
-  reconnectMaxDelayMs: number;
-  highWaterBytes: number;
-  maxQueuedBytes: number;
-  keepaliveMs: number;
-  clock: VoiceClock;
-  logger: Logger | undefined;
-}
 
 /** Options for the gpt-live provider: the real service. */
 export interface GptLiveProviderOptions extends VoiceAdapterTuning {

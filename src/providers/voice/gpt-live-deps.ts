@@ -1,0 +1,19 @@
+import type { Logger } from '../../log/index.js';
+import type { VoiceClock } from './clock.js';
+
+/** Everything a GPT-Live session needs, resolved by the provider (defaults applied). */
+export interface GptLiveSessionDeps {
+  url: string;
+  headers: Record<string, string>;
+  defaultModel: string;
+  lockTimeoutMs: number;
+  closeTimeoutMs: number;
+  reconnectWindowMs: number;
+  reconnectInitialDelayMs: number;
+  reconnectMaxDelayMs: number;
+  highWaterBytes: number;
+  maxQueuedBytes: number;
+  keepaliveMs: number;
+  clock: VoiceClock;
+  logger: Logger | undefined;
+}
