@@ -16,8 +16,9 @@ const BEARER = /^Bearer +(\S+)$/i;
 
 /**
  * The identity authenticators, registered by name in app.ts:
- * - `bearer`: `Authorization: Bearer sk_live_...`; 401 missing/invalid, per-key rate limit (429), account
- *   status (403), then `routeMeta.scope` (403). RateLimit-Policy / RateLimit headers on every answer.
+ * - `bearer`: `Authorization: Bearer sk_live_...`; 401 missing/invalid, per-key rate limit (429; not for routes
+ *   flagged `rateLimitExempt`), account status (403), then `routeMeta.scope` (403). RateLimit-Policy / RateLimit
+ *   headers on every rate-limited answer.
  * - `bearer-or-keyless`: exactly `bearer` when an Authorization header is present, else `{ kind: 'keyless' }`.
  * - `session`: the dashboard cookie; CSRF Origin check on POST/PUT/PATCH/DELETE.
  * - `admin`: `session` whose user id is in ADMIN_USER_IDS (401 without a session, 403 otherwise).
@@ -33,7 +34,7 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     // The owner dashboard (web/dashboard) calls the owner REST routes with its session cookie instead of a key: the
     // signed-in owner may do everything a key of theirs could (same account, CSRF Origin check on mutations).
     if (header === undefined && hasSessionCookie(ctx)) return session(ctx);
-    ctx.responseHeaders['ratelimit-policy'] = policy;
+    if (!route.rateLimitExempt) ctx.responseHeaders['ratelimit-policy'] = policy;
     if (header === undefined || header.trim() === '') throw authErrors.missingKey();
     const secret = BEARER.exec(header.trim())?.[1];
     // Shape and checksum first: a typo or a guess costs no database lookup.
@@ -42,9 +43,12 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     if (key === null) throw authErrors.invalidKey();
     if (key.revoked) throw authErrors.keyRevoked();
 
-    const rate = await limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
-    ctx.responseHeaders['ratelimit'] = `limit=${limit}, remaining=${rate.remaining}, reset=${Math.ceil(rate.resetMs / 1000)}`;
-    if (!rate.allowed) throw authErrors.rateLimited(rate.retryAfterMs);
+    // Routes flagged rateLimitExempt (voice end, heartbeat) are neither counted nor refused (issue 12, item 7).
+    if (!route.rateLimitExempt) {
+      const rate = await limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
+      ctx.responseHeaders['ratelimit'] = `limit=${limit}, remaining=${rate.remaining}, reset=${Math.ceil(rate.resetMs / 1000)}`;
+      if (!rate.allowed) throw authErrors.rateLimited(rate.retryAfterMs);
+    }
 
     if (key.accountStatus === 'suspended') throw authErrors.accountSuspended();
     if (key.accountStatus === 'disabled') throw authErrors.accountDisabled();

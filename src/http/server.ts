@@ -164,7 +164,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     early: AppError | undefined,
   ): Promise<void> {
     const common = commonHeaders(requestId, copied, entry.cors);
-    const meta: RouteMeta = { method: route.method, path: route.path, auth: route.auth, scope: route.scope };
+    const meta: RouteMeta = { method: route.method, path: route.path, auth: route.auth, scope: route.scope, rateLimitExempt: route.rateLimitExempt === true };
     const ctx: RequestContext = {
       requestId,
       method: route.method,

@@ -53,6 +53,8 @@ export interface RouteMeta {
   readonly path: string;
   readonly auth: string;
   readonly scope: string | undefined;
+  /** The route's {@link RouteDefinition.rateLimitExempt}: authenticators skip request rate limits for it. */
+  readonly rateLimitExempt: boolean;
 }
 
 export interface OpenApiMeta {
@@ -85,6 +87,12 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
    * still documents the route's `auth`.
    */
   deferAuth?: boolean;
+  /**
+   * Never refused (nor counted) by a request rate limit such as the per-API-key one: for requests that end or keep
+   * supervised something already admitted and billed (voice end, heartbeat). Refusing them would keep a call running
+   * and billing (issue 12, item 7). They still authenticate and still check scopes.
+   */
+  rateLimitExempt?: boolean;
   /** Per-route body limit in bytes (defaults to the server's). */
   bodyLimit?: number;
   /** Keep the raw bytes (ctx.rawBody) and skip JSON parsing of non-JSON bodies. */

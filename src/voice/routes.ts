@@ -105,6 +105,7 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       method: 'POST',
       path: '/api/v1/voice/sessions/:sessionId/heartbeat',
       auth: 'control-token',
+      rateLimitExempt: true,
       cors: true,
       schemas: { params: sessionParams, body: tokenBody, response: { 200: heartbeatResponseSchema } },
       openapi: {
@@ -161,6 +162,7 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       auth: 'bearer-or-keyless',
       scope: 'voice',
       cors: true,
+      rateLimitExempt: true, // ending must never be refused: a refused end keeps the call running and billing
       schemas: {
         params: sessionParams,
         body: z.object({ visitorId: z.string().min(8).max(80).optional().describe('Keyless callers: the visitor the session was minted for.') }),

@@ -1,5 +1,4 @@
-import t from 'tap';
-type Test = typeof t;
+import t, { type Test } from 'tap';
 import { bearer } from '../helpers/identity.js';
 import { call, createWorld, WIDGET_ORIGIN } from '../fuzz/world.js';
 
@@ -24,7 +23,7 @@ async function counts() {
     (select count(*)::int from users) as users,
     (select count(*)::int from evals) as evals,
     (select count(*)::int from voice_sessions) as voice_sessions`;
-  return row;
+  return row!;
 }
 
 async function refused(t: Test, label: string, answer: Promise<{ status: number; body: any }>, code = 'VALIDATION_FAILED') {
