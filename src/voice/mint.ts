@@ -9,6 +9,7 @@ import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './contex
 import { issueControlToken } from './control-token.js';
 import { voiceErrors } from './errors.js';
 import { LiveVoiceSession } from './live-session.js';
+import { OWNERSHIP_DEFAULTS } from './ownership.js';
 import * as q from './queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { VoiceCapability, VoiceSource } from './types.js';
@@ -71,7 +72,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const source: VoiceSource = isKeyless ? (input.source === 'playground' ? 'playground' : 'widget') : 'api';
   const accountId = assistant.accountId;
   const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);
-  if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId);
+  if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);
 
   const id = `vs_${sessionIdBody()}`;
   const quotaRequest: VoiceQuotaRequest = { accountId, sessionId: id, assistantId: assistant.id, source, keyless: isKeyless };
@@ -199,17 +200,28 @@ async function resolveConversation(ctx: VoiceContext, conversationId: string | u
   return found.id;
 }
 
-/** A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs. */
-async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorId: string): Promise<void> {
+/**
+ * A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs, and waits until
+ * it is settled: admission comes next, and the older call must not hold the visitor's concurrency slot (a reload on a
+ * plan with one concurrent call would otherwise be refused voice_unavailable; issue 17).
+ */
+async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorId: string, signal: AbortSignal): Promise<void> {
   const olderId = await ctx.deps.store.get(visitorKey(assistantId, visitorId));
   if (olderId === null) return;
   const local = ctx.sessions.get(olderId);
   if (local !== undefined) {
-    void local.end('superseded');
+    await local.end('superseded');
     return;
   }
-  // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself.
-  await ctx.ownership.requestEnd(olderId, 'superseded');
+  // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself. Wait for
+  // that (bounded: one renewal period and a margin); a dead owner's call is settled by the orphan sweep instead.
+  if ((await ctx.ownership.requestEnd(olderId, 'superseded')) === null) return;
+  const deadline = Date.now() + OWNERSHIP_DEFAULTS.renewEveryMs + 2000;
+  while (Date.now() < deadline && !signal.aborted) {
+    const row = await q.findSession(ctx.deps.sql, olderId);
+    if (row === undefined || row.state !== 'active') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function instructionsFor(assistant: Assistant): string {
