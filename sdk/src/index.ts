@@ -9,6 +9,7 @@
 export { createParleyClient, buildUrl, deprecationOf, type ParleyClient, type ParleyClientOptions, type RetryOptions, type DeprecationNotice } from './client.js';
 export { ParleyError, parseRetryAfter } from './errors.js';
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
+export * from './voice/index.js';
 export { readNdjson, readSse, type ServerSentEvent } from './streams.js';
 export type {
   paths,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
  * The SDK's browser entry points bundle for the browser with nothing from Node: esbuild refuses `node:` built-ins
  * on platform "browser", so a stray import fails here. (The CLI under sdk/src/cli is Node-only by design.)
  */
-for (const entry of ['index.ts']) {
+for (const entry of ['index.ts', 'voice/index.ts']) {
   t.test(`sdk/src/${entry} bundles for browsers without Node built-ins`, async (t) => {
     const result = await build({
       entryPoints: [fileURLToPath(new URL(`../../sdk/src/${entry}`, import.meta.url))],
