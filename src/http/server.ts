@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
-import { AppError, HttpErrorCodes, isAppError, validationError } from '../errors/index.js';
+import { AppError, HttpErrorCodes, asDependencyFailure, isAppError, validationError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError, zodIssues } from './errors.js';
 import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
+import { RequestCtx, type CompiledRoute } from './context.js';
 import { attachSocketRoute } from './socket.js';
 import { assertStorableInput } from './validation.js';
 import type { AnySocketRoute } from './socket-types.js';
@@ -80,6 +81,14 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     entry.cors ||= route.cors === true;
   }
 
+  const compiledOf = new Map<AnyRoute, CompiledRoute>();
+  for (const route of options.routes) {
+    compiledOf.set(route, {
+      meta: Object.freeze({ method: route.method, path: route.path, auth: route.auth, scope: route.scope, rateLimitExempt: route.rateLimitExempt === true }),
+      authenticator: route.auth === 'none' ? undefined : options.authenticators[route.auth],
+    });
+  }
+
   const finishOne = () => {
     inFlight--;
     if (inFlight === 0) for (const w of idleWaiters.splice(0)) w();
@@ -97,8 +106,11 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   function errorReply(err: unknown, requestId: string, reqLog: () => Logger): Exclude<Reply, { kind: 'stream' | 'sized' }> {
-    if (isAppError(err)) {
-      return { kind: 'json', status: err.status, body: errorBody(err, requestId), ...(err.headers ? { headers: err.headers } : {}) };
+    // A dependency that refused or missed its deadline is a 503 with a code, never a 500 (issue 12, item 3).
+    const mapped = isAppError(err) ? err : asDependencyFailure(err);
+    if (mapped !== undefined) {
+      if (!isAppError(err)) reqLog().warn({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code } }, 'dependency unavailable');
+      return { kind: 'json', status: mapped.status, body: errorBody(mapped, requestId), ...(mapped.headers ? { headers: mapped.headers } : {}) };
     }
     reqLog().error({ err }, 'unhandled error in request');
     return { kind: 'json', status: 500, body: errorBody(internalError(), requestId) };
@@ -136,8 +148,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     res.onAborted(() => state.markAborted()); // uWS rule 2: before any await
     inFlight++;
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
-    let child: Logger | undefined;
-    const reqLog = () => (child ??= log.child({ requestId, method, route: route.path }));
+    const ctx = new RequestCtx(requestId, copied, state, shutdown.signal, compiledOf.get(route)!, log);
 
     const limit = route.bodyLimit ?? options.bodyLimitBytes;
     let bodyPromise: Promise<Buffer> | undefined;
@@ -150,70 +161,80 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         bodyPromise.catch(() => undefined); // handled where awaited
       }
     }
-    void run(route, entry, copied, state, requestId, reqLog, bodyPromise, early).finally(finishOne);
+    const common = commonHeaders(requestId, copied, entry.cors);
+    // Synchronous as far as the route allows: a route without auth, body or an async handler (GET /healthz) is
+    // answered inside this uWS callback, with no promise, microtask or extra object on the way (issue 16).
+    let outcome: Reply | Promise<Reply>;
+    try {
+      outcome = begin(route, entry, copied, ctx, bodyPromise, early);
+    } catch (err) {
+      fail(err, state, ctx, common);
+      finishOne();
+      return;
+    }
+    if (outcome instanceof Promise) {
+      outcome
+        .then((reply) => deliver(reply, state, ctx, common), (err: unknown) => fail(err, state, ctx, common))
+        .catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer'))
+        .finally(finishOne);
+      return;
+    }
+    let writing: Promise<void> | undefined;
+    try {
+      writing = deliver(outcome, state, ctx, common);
+    } catch (err) {
+      ctx.log.error({ err }, 'could not write the answer');
+    }
+    if (writing === undefined) finishOne();
+    else writing.catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer')).finally(finishOne);
   }
 
-  async function run(
+  /** Validation of the path and query, then (when needed) auth, body and handler; sync when nothing awaits. */
+  function begin(
     route: AnyRoute,
     entry: PathEntry,
     copied: CopiedRequest,
-    state: ResponseState,
-    requestId: string,
-    reqLog: () => Logger,
+    ctx: RequestCtx,
     bodyPromise: Promise<Buffer> | undefined,
     early: AppError | undefined,
-  ): Promise<void> {
-    const common = commonHeaders(requestId, copied, entry.cors);
-    const meta: RouteMeta = { method: route.method, path: route.path, auth: route.auth, scope: route.scope, rateLimitExempt: route.rateLimitExempt === true };
-    const ctx: RequestContext = {
-      requestId,
-      method: route.method,
-      path: copied.path,
-      rawQuery: copied.rawQuery,
-      params: undefined,
-      query: undefined,
-      body: undefined,
-      rawBody: undefined,
-      headers: copied.headers,
-      ip: copied.ip,
-      signal: state.controller.signal,
-      shutdownSignal: shutdown.signal,
-      get log() {
-        return reqLog();
-      },
-      principal: undefined,
-      authenticate: async () => {
-        if (route.auth !== 'none' && ctx.principal === undefined) ctx.principal = await options.authenticators[route.auth]!(ctx, meta);
-        return ctx.principal;
-      },
-      responseHeaders: {},
-      setCookies: [],
-      route: meta,
-    };
-    let reply: Reply;
-    try {
-      if (early) throw early;
-      const mutable = ctx as { -readonly [K in keyof RequestContext]: RequestContext[K] };
-      mutable.params = parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
-      mutable.query = parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
-      if (!route.deferAuth) await ctx.authenticate();
-      if (bodyPromise) {
-        const raw = await bodyPromise;
-        if (route.rawBody) mutable.rawBody = raw;
-        mutable.body = parseBody(route, raw, copied.headers['content-type']);
-      }
-      reply = await route.handler(ctx);
-      if (options.validateResponses) checkResponse(route, reply);
-    } catch (err) {
-      if (err instanceof BodyAborted || !state.open) return;
-      const closeConnection = isAppError(err) && err.code === HttpErrorCodes.BODY_TOO_LARGE;
-      writeReply(state, withHeaders(errorReply(err, requestId, reqLog), ctx.responseHeaders), common, ctx.setCookies, closeConnection);
-      return;
+  ): Reply | Promise<Reply> {
+    if (early) throw early;
+    ctx.params = entry.paramNames.length === 0 && !route.schemas.params ? {} : parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
+    ctx.query = copied.rawQuery.length === 0 && !route.schemas.query ? {} : parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
+    if ((route.auth !== 'none' && !route.deferAuth) || bodyPromise !== undefined) return finishAsync(route, copied, ctx, bodyPromise);
+    const out = route.handler(ctx);
+    if (out instanceof Promise) return options.validateResponses ? out.then((reply) => (checkResponse(route, reply), reply)) : out;
+    if (options.validateResponses) checkResponse(route, out);
+    return out;
+  }
+
+  async function finishAsync(route: AnyRoute, copied: CopiedRequest, ctx: RequestCtx, bodyPromise: Promise<Buffer> | undefined): Promise<Reply> {
+    if (!route.deferAuth) await ctx.authenticate();
+    if (bodyPromise) {
+      const raw = await bodyPromise;
+      if (route.rawBody) ctx.rawBody = raw;
+      ctx.body = parseBody(route, raw, copied.headers['content-type']);
     }
-    if (!state.open) return; // the client went away while we worked: nothing to write
-    if (reply.kind === 'stream') await writeStream(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies, reqLog());
-    else if (reply.kind === 'sized') await writeSized(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies, reqLog());
-    else writeReply(state, withHeaders(reply, ctx.responseHeaders), common, ctx.setCookies);
+    const reply = await route.handler(ctx);
+    if (options.validateResponses) checkResponse(route, reply);
+    return reply;
+  }
+
+  /** Writes a reply (corked: uWS rule 3); resolves when a streamed one ends. Nothing when the client went away. */
+  function deliver(reply: Reply, state: ResponseState, ctx: RequestCtx, common: Record<string, string>): Promise<void> | undefined {
+    if (!state.open) return undefined; // the client went away while we worked: nothing to write
+    const added = ctx.addedHeaders();
+    const cookies = ctx.addedCookies();
+    if (reply.kind === 'stream') return writeStream(state, withHeaders(reply, added), common, cookies, ctx.log);
+    if (reply.kind === 'sized') return writeSized(state, withHeaders(reply, added), common, cookies, ctx.log);
+    writeReply(state, withHeaders(reply, added), common, cookies);
+    return undefined;
+  }
+
+  function fail(err: unknown, state: ResponseState, ctx: RequestCtx, common: Record<string, string>): void {
+    if (err instanceof BodyAborted || !state.open) return;
+    const closeConnection = isAppError(err) && err.code === HttpErrorCodes.BODY_TOO_LARGE;
+    writeReply(state, withHeaders(errorReply(err, ctx.requestId, () => ctx.log), ctx.addedHeaders()), common, ctx.addedCookies(), closeConnection);
   }
 
   function parsePart(schema: AnyRoute['schemas']['params'], value: unknown, where: 'params' | 'query' | 'body'): unknown {
@@ -310,7 +331,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   };
 }
 
-function withHeaders<R extends Reply>(reply: R, extra: Record<string, string>): R {
-  if (Object.keys(extra).length === 0) return reply;
-  return { ...reply, headers: { ...extra, ...reply.headers } };
+function withHeaders<R extends Reply>(reply: R, extra: Record<string, string> | undefined): R {
+  if (extra === undefined) return reply;
+  for (const _ in extra) return { ...reply, headers: { ...extra, ...reply.headers } };
+  return reply;
 }

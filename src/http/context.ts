@@ -1,0 +1,84 @@
+import type { Logger } from '../log/index.js';
+import type { CopiedRequest } from './request.js';
+import type { Authenticator, HttpMethod, RequestContext, RouteMeta } from './types.js';
+import type { ResponseState } from './writer.js';
+
+/** What the shell works out once per route at startup instead of on every request (issue 16). */
+export interface CompiledRoute {
+  readonly meta: RouteMeta;
+  /** The route's authenticator; undefined for auth "none". */
+  readonly authenticator: Authenticator | undefined;
+}
+
+const NO_COOKIES: readonly string[] = Object.freeze([]);
+
+/**
+ * The RequestContext a handler sees. A class, so the per-request cost is one object with its methods on the
+ * prototype: the logger child, the abort signal, the response-header map and the cookie list are made only
+ * when something asks for them (on GET /healthz nothing does).
+ */
+export class RequestCtx implements RequestContext {
+  params: unknown = undefined;
+  query: unknown = undefined;
+  body: unknown = undefined;
+  rawBody: Buffer | undefined = undefined;
+  principal: unknown = undefined;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly ip: string;
+  #log: Logger | undefined;
+  #responseHeaders: Record<string, string> | undefined;
+  #setCookies: string[] | undefined;
+
+  constructor(
+    readonly requestId: string,
+    copied: CopiedRequest,
+    private readonly state: ResponseState,
+    readonly shutdownSignal: AbortSignal,
+    private readonly compiled: CompiledRoute,
+    private readonly rootLog: Logger,
+  ) {
+    this.method = compiled.meta.method;
+    this.path = copied.path;
+    this.rawQuery = copied.rawQuery;
+    this.headers = copied.headers;
+    this.ip = copied.ip;
+  }
+
+  get signal(): AbortSignal {
+    return this.state.signal;
+  }
+
+  get log(): Logger {
+    return (this.#log ??= this.rootLog.child({ requestId: this.requestId, method: this.method, route: this.compiled.meta.path }));
+  }
+
+  get route(): RouteMeta {
+    return this.compiled.meta;
+  }
+
+  get responseHeaders(): Record<string, string> {
+    return (this.#responseHeaders ??= {});
+  }
+
+  get setCookies(): string[] {
+    return (this.#setCookies ??= []);
+  }
+
+  /** Headers added by authenticators and handlers, or undefined when none were (no allocation on the fast path). */
+  addedHeaders(): Record<string, string> | undefined {
+    return this.#responseHeaders;
+  }
+
+  addedCookies(): readonly string[] {
+    return this.#setCookies ?? NO_COOKIES;
+  }
+
+  async authenticate(): Promise<unknown> {
+    const { authenticator } = this.compiled;
+    if (authenticator !== undefined && this.principal === undefined) this.principal = await authenticator(this, this.compiled.meta);
+    return this.principal;
+  }
+}
