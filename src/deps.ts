@@ -35,10 +35,11 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
       databaseUrl: config.DATABASE_URL,
       dataDir: config.DATA_DIR,
       poolSize: config.DATABASE_POOL_SIZE,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
       log,
     });
     closers.push({ name: 'database', close: () => database.close() });
-    const store = await createStore({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, log });
+    const store = await createStore({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, log });
     closers.push({ name: 'store', close: () => store.close() });
     const voiceProvider = await openVoiceProvider(config, log, closers);
     log.info({ database: database.embedded ? 'embedded' : 'external', store: store.kind, voiceProvider: voiceProvider?.kind ?? 'none' }, 'dependencies ready');

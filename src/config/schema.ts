@@ -66,6 +66,10 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: int(10, 1, 200),
   REDIS_URL: url(['redis:', 'rediss:']),
   REDIS_KEY_PREFIX: z.string().default('parley:'),
+  // Dependency deadlines (issue 12): a store command or a SQL statement that has not answered by then fails, and the
+  // request answers 503 DEPENDENCY_UNAVAILABLE. 0 turns the SQL deadline off.
+  REDIS_COMMAND_TIMEOUT_MS: int(1000, 50, 60_000),
+  DATABASE_QUERY_TIMEOUT_MS: int(5000, 0, 600_000),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SECRET_KEY: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, {
@@ -105,6 +109,8 @@ export const envSchema = z.object({
   // assistant's maxDurationSeconds.
   VOICE_HEARTBEAT_INTERVAL_MS: int(5000, 1000, 40_000),
   VOICE_MAX_DURATION_CAP_SECONDS: int(3600, 30, 4 * 3600),
+  // A minted session whose media socket never connects ends `disconnected` after this long, billed nothing.
+  VOICE_JOIN_TIMEOUT_SECONDS: int(15, 1, 600),
 
   // Usage metering (spec: Limits)
   HOSTED_USAGE_ENFORCEMENT: z.enum(['shadow', 'enforce', 'off']).default('shadow'),

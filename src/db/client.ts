@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import type { Logger } from '../log/index.js';
+import { deadlineSocket } from './deadline-socket.js';
 import type { Sql } from './types.js';
 
 export type { Sql, TransactionSql } from './types.js';
@@ -16,6 +17,12 @@ export interface CreateSqlOptions {
   maxLifetimeSeconds?: number | null;
   /** Give up opening a connection after this long (seconds). Default 10. */
   connectTimeoutSeconds?: number;
+  /**
+   * DATABASE_QUERY_TIMEOUT_MS: the server must start answering what Parley wrote within this long, else the
+   * connection is dropped and its queries fail with 503 DEPENDENCY_UNAVAILABLE (see deadline-socket.ts). 0 or absent:
+   * no deadline (migrations, the embedded database).
+   */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -51,8 +58,12 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     types: { int8: int8AsNumber },
     idle_timeout: options.idleTimeoutSeconds ?? 30,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
+    // postgres.js grows the reconnect delay 3^n up to 20 s per failed attempt; after an outage with many refused
+    // attempts that kept the service down for 20 s after PostgreSQL was back. Cap it at 2 s (issue 12).
+    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 2),
     ...(options.maxLifetimeSeconds !== undefined ? { max_lifetime: options.maxLifetimeSeconds } : {}),
     connection: { application_name: 'parley' },
+    ...(options.queryTimeoutMs ? { socket: deadlineSocket(options.queryTimeoutMs) } : {}),
     // Notices (e.g. "relation already exists, skipping") are routine; keep them out of stdout.
     onnotice: (notice) => {
       log?.debug({ notice: { severity: notice.severity, code: notice.code, message: notice.message } }, 'postgres notice');

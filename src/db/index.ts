@@ -19,6 +19,8 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** DATABASE_POOL_SIZE; ignored for the embedded database (always {@link EMBEDDED_POOL_SIZE}). */
   poolSize: number;
+  /** DATABASE_QUERY_TIMEOUT_MS (external PostgreSQL only; 0 = none). Migrations run without it. */
+  queryTimeoutMs?: number;
   log: Logger;
 }
 
@@ -45,7 +47,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let sql: Sql;
   if (options.databaseUrl) {
     url = options.databaseUrl;
-    sql = createSql(url, { max: options.poolSize, log });
+    sql = createSql(url, { max: options.poolSize, log, ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}) });
     log.info({ database: describeDatabaseUrl(url), poolSize: options.poolSize }, 'using postgres');
   } else {
     // +1 connection slot: a reconnect can arrive before the server has processed the old socket's close.
@@ -69,7 +71,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let applied: AppliedMigration[];
   try {
     await checkConnection(sql, url);
-    applied = await migrate(sql, { log });
+    applied = await migrateWithoutDeadline(sql, url, embedded === undefined, log);
   } catch (error) {
     await closeAll().catch((closeError: unknown) => log.warn({ err: closeError }, 'database close after failed open failed'));
     throw error;
@@ -83,4 +85,19 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     applied,
     close: () => (closing ??= closeAll()),
   };
+}
+
+/**
+ * Migrations may legitimately run longer than the request deadline (an index on a big table): on an external
+ * server they run on a short-lived client of their own without it. The embedded database has one connection, so
+ * it migrates on the service's client (which has no deadline there).
+ */
+async function migrateWithoutDeadline(sql: Sql, url: string, external: boolean, log: Logger): Promise<AppliedMigration[]> {
+  if (!external) return migrate(sql, { log });
+  const migrator = createSql(url, { max: 1, log });
+  try {
+    return await migrate(migrator, { log });
+  } finally {
+    await migrator.end({ timeout: 5 });
+  }
 }

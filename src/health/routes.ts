@@ -7,7 +7,11 @@ export interface HealthProbe {
   check(signal: AbortSignal): Promise<void>;
 }
 
-const CHECK_TIMEOUT_MS = 2000;
+/**
+ * Each probe's deadline: /readyz answers within this (plus scheduling), 503 when a dependency has not answered by
+ * then (issue 12, item 3: a load balancer's probe must never hang on a stalled dependency). The probes run at once.
+ */
+export const READINESS_DEADLINE_MS = 1000;
 
 /** GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining. */
 export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): AnyRoute[] {
@@ -32,7 +36,7 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
         const failed: string[] = [];
         await Promise.all(
           probes.map(async (probe) => {
-            const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]);
+            const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(READINESS_DEADLINE_MS)]);
             try {
               await Promise.race([
                 probe.check(signal),
@@ -41,12 +45,12 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
               checks[probe.name] = 'ok';
             } catch (err) {
               failed.push(probe.name);
-              ctx.log.warn({ probe: probe.name, err }, 'readiness probe failed');
+              ctx.log.warn({ probe: probe.name, err: { message: (err as Error).message } }, 'readiness probe failed');
             }
           }),
         );
         if (failed.length > 0) {
-          throw new AppError(HttpErrorCodes.NOT_READY, 503, 'A dependency does not answer.', { details: { failed } });
+          throw new AppError(HttpErrorCodes.NOT_READY, 503, 'A dependency does not answer.', { details: { failed }, headers: { 'retry-after': '2' } });
         }
         return reply.json({ status: 'ready', checks });
       },

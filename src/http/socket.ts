@@ -1,5 +1,5 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import { isAppError } from '../errors/index.js';
+import { asDependencyFailure, isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError } from './errors.js';
 import { copyRequest, parseQuery, pickRequestId } from './request.js';
@@ -93,8 +93,8 @@ export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env:
         )
         .catch((err: unknown) => {
           if (!state.open) return;
-          if (!isAppError(err)) log.error({ err }, 'websocket upgrade failed');
-          const appErr = isAppError(err) ? err : internalError();
+          const appErr = isAppError(err) ? err : (asDependencyFailure(err) ?? internalError());
+          if (appErr.status >= 500 && !isAppError(err)) log.error({ err }, 'websocket upgrade failed');
           writeReply(state, { kind: 'json', status: appErr.status, body: errorBody(appErr, requestId), ...(appErr.headers ? { headers: appErr.headers } : {}) }, common, []);
         });
     },

@@ -5,7 +5,7 @@ import type { SharedStore } from './types.js';
 
 export type { RateLimitResult, SetOptions, SharedStore } from './types.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';
-export { RedisStore, connectRedisStore, describeRedisUrl, type RedisStoreOptions } from './redis.js';
+export { RedisStore, STORE_COMMAND_TIMEOUT_MS, connectRedisStore, describeRedisUrl, type RedisStoreOptions } from './redis.js';
 
 /** Options for {@link createStore}, straight from Config. */
 export interface CreateStoreOptions {
@@ -13,6 +13,8 @@ export interface CreateStoreOptions {
   redisUrl?: string | undefined;
   /** REDIS_KEY_PREFIX. */
   prefix: string;
+  /** REDIS_COMMAND_TIMEOUT_MS: the deadline of one store command. */
+  commandTimeoutMs?: number;
   log: Logger;
 }
 
@@ -22,7 +24,12 @@ export interface CreateStoreOptions {
  */
 export async function createStore(options: CreateStoreOptions): Promise<SharedStore> {
   if (options.redisUrl) {
-    return connectRedisStore({ url: options.redisUrl, prefix: options.prefix, log: options.log });
+    return connectRedisStore({
+      url: options.redisUrl,
+      prefix: options.prefix,
+      log: options.log,
+      ...(options.commandTimeoutMs !== undefined ? { commandTimeoutMs: options.commandTimeoutMs } : {}),
+    });
   }
   options.log.info('using in-memory shared store; state is not shared between instances (set REDIS_URL to share)');
   return new MemoryStore();

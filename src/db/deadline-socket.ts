@@ -1,0 +1,60 @@
+import { connect, type Socket } from 'node:net';
+import { AppError, dependencyUnavailable } from '../errors/index.js';
+
+/** What postgres.js hands its `socket` option (its parsed connection options). */
+interface SocketTarget {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+/**
+ * The client-level SQL deadline (issue 12, item 3). postgres.js has no per-query timeout, and a server that stops
+ * answering (a partition, a stalled proxy, a frozen host) leaves every query on that connection pending forever:
+ * requests hang. This socket factory gives each connection a deadline instead: once Parley has written to the server,
+ * the first bytes of an answer must arrive within `timeoutMs`, else the connection is destroyed with the 503
+ * `DEPENDENCY_UNAVAILABLE` error, which rejects every query on it (postgres.js then reconnects for the next one).
+ * Connecting has the same deadline. Socket errors (refused, reset) reject queries with the same 503 error.
+ *
+ * What it measures is "time to the first byte of an answer", so a statement that legitimately runs longer than
+ * the deadline is cut too: the deadline is also the longest statement Parley runs on a request path. Over TLS
+ * postgres.js wraps the socket itself; there the deadline covers connecting only.
+ */
+export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Promise<Socket> {
+  return (target) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket =
+        typeof target.path === 'string' && target.path !== ''
+          ? connect(target.path)
+          : connect(target.port[0] ?? 5432, target.host[0] ?? '127.0.0.1');
+      socket.setNoDelay(true);
+      // Every socket error reaches postgres.js as the 503 (it rejects the connection's queries with it).
+      const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
+      (socket as { emit: (event: string | symbol, ...args: unknown[]) => boolean }).emit = (event, ...args) =>
+        event === 'error' && !(args[0] instanceof AppError) ? emit('error', dependencyUnavailable('database', args[0])) : emit(event, ...args);
+
+      let lastWriteAt = 0;
+      let lastReadAt = 0;
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+      (socket as { write: (...args: unknown[]) => boolean }).write = (...args) => {
+        lastWriteAt = performance.now();
+        return write(...args);
+      };
+      socket.on('data', () => {
+        lastReadAt = performance.now();
+      });
+      // Inactivity (no read, no write) for timeoutMs. Only a fault when something we wrote is still unanswered;
+      // an idle pooled connection is left alone.
+      socket.setTimeout(timeoutMs, () => {
+        if (socket.connecting || lastWriteAt > lastReadAt) {
+          socket.destroy(dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)));
+        }
+      });
+      const failed = (err: unknown) => reject(err instanceof AppError ? err : dependencyUnavailable('database', err));
+      socket.once('error', failed);
+      socket.once('connect', () => {
+        socket.off('error', failed);
+        resolve(socket);
+      });
+    });
+}
