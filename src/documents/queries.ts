@@ -108,6 +108,25 @@ export async function renewLease(sql: Db, jobId: number, leaseToken: string, lea
   return rows.length > 0;
 }
 
+/**
+ * The lock order of every transaction that writes a document (issue 12, item 5: a reprocess holding the document row
+ * and waiting for the job row deadlocked with the worker holding the job row and waiting for the document row):
+ *   1. the assistant row (KEY SHARE, {@link lockAssistantForWrite}; a deleted assistant cascades to its documents),
+ *   2. the assistant's terms (advisory, lockAssistantTerms), when lexeme counts change,
+ *   3. the document row ({@link lockDocument}; requeue and delete take it by their UPDATE / DELETE),
+ *   4. the job row (holdsLease, requeue's upsert, delete's cascade),
+ * then chunks and lexemes. Take only a suffix or a subsequence of it, never out of order.
+ */
+export async function lockAssistantForWrite(sql: Db, assistantId: string): Promise<boolean> {
+  return (await sql`select 1 from assistants where id = ${assistantId} for key share`).length > 0;
+}
+
+/** Step 3 of the lock order: false when the document is gone. */
+export async function lockDocument(sql: Db, documentId: string): Promise<boolean> {
+  return (await sql`select 1 from documents where id = ${documentId} for no key update`).length > 0;
+}
+
+/** Step 4 of the lock order: true while `leaseToken` still holds the job (a reprocess or a newer claim fences it). */
 export async function holdsLease(sql: Db, jobId: number, leaseToken: string): Promise<boolean> {
   const rows = await sql`select 1 from ingestion_jobs where id = ${jobId} and lease_token = ${leaseToken} for update`;
   return rows.length > 0;

@@ -114,8 +114,11 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
       const chunks = result.chunks.length;
       reservation = await admitIngestion(meter, doc, chunks);
       const stored = await sql.begin(async (tx) => {
-        if (!(await q.holdsLease(tx, job.id, token))) return false; // fenced: a newer claim owns it
+        // The lock order of q.lockDocument's note: assistant, terms, document, job (a reprocess takes document, job).
+        if (!(await q.lockAssistantForWrite(tx, doc.assistantId))) return false;
         await lockAssistantTerms(tx, doc.assistantId);
+        if (!(await q.lockDocument(tx, doc.id))) return false; // deleted meanwhile
+        if (!(await q.holdsLease(tx, job.id, token))) return false; // fenced: a newer claim owns it
         await removeDocumentTerms(tx, doc.assistantId, doc.id);
         await q.replaceChunks(tx, { id: doc.id, assistantId: doc.assistantId, language: doc.language, name: result.name, mimeType: result.mimeType }, result.chunks);
         await addDocumentTerms(tx, doc.assistantId, doc.id);
@@ -148,9 +151,14 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
       if (!(err instanceof IngestionError)) jobLog.error({ err }, 'ingestion failed unexpectedly');
       const giveUp = !retryable || job.attempts >= job.maxAttempts;
       await sql.begin(async (tx) => {
+        // Same lock order as the store transaction above.
+        if (giveUp) {
+          if (!(await q.lockAssistantForWrite(tx, doc.assistantId))) return;
+          await lockAssistantTerms(tx, doc.assistantId);
+        }
+        if (!(await q.lockDocument(tx, doc.id))) return;
         if (!(await q.holdsLease(tx, job.id, token))) return;
         if (giveUp) {
-          await lockAssistantTerms(tx, doc.assistantId);
           await removeDocumentTerms(tx, doc.assistantId, doc.id);
           await q.failDocument(tx, job, message);
         }
