@@ -1,4 +1,7 @@
-import type { Queryable } from './queries.js';
+import type postgres from 'postgres';
+
+/** A client or a transaction (admin changes run inside one with their audit row). */
+type Queryable = postgres.ISql<Record<string, never>>;
 
 /** One hosting account as operators see it: identity, plan, period, spend of the stored period, billing ids. */
 export interface AdminAccountRow {

@@ -3,7 +3,7 @@ import type { Sql } from '../db/index.js';
 import { addPeriodCredit, limitMicrosOf, listPlanEntitlements, updatePlanEntitlements, type Meter, type PlanCode, type PlanEntitlements, type PlanPatch } from '../metering/index.js';
 import type { SharedStore } from '../store/types.js';
 import * as aq from './account-queries.js';
-import { writeAuditLog } from './audit.js';
+import { writeAuditLog } from '../audit/index.js';
 import { adminErrors } from './errors.js';
 
 export interface AdminDeps {

@@ -1,8 +1,7 @@
 /**
  * The operator capability. The gate is the `admin` authenticator (src/auth: a dashboard session whose user id
- * is in ADMIN_USER_IDS); every admin change writes one audit row with writeAuditLog.
+ * is in ADMIN_USER_IDS); every admin change writes one audit row with writeAuditLog (src/audit).
  */
-export { writeAuditLog, readAuditLog, type AuditEntry, type AuditRow } from './audit.js';
 export { adminRoutes } from './routes.js';
 export { AdminErrorCodes, adminErrors } from './errors.js';
 export type { AdminDeps, AdminAccountView, Operator } from './accounts.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readAuditLog } from '../../src/admin/index.js';
+import { readAuditLog } from '../../src/audit/index.js';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, dashboardHeaders, login } from '../helpers/identity.js';

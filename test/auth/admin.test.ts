@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readAuditLog, writeAuditLog } from '../../src/admin/index.js';
+import { readAuditLog, writeAuditLog } from '../../src/audit/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, dashboardHeaders, login, startIdentityShell } from '../helpers/identity.js';
 import { createTestRedisStore } from '../helpers/store.js';
