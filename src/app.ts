@@ -126,7 +126,7 @@ export function collectCapabilities(
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
     ...billingRoutes({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'billing' }), clock: systemClock }),
     // The owner web app (web/dashboard) and what it may offer; outside /api/v1, so never in the document.
-    ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED }),
+    ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED, siblings: () => routes }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
   lifecycle.push({ name: 'voice sessions', start: voice.start, stop: voice.stop });

@@ -44,12 +44,17 @@ export interface DashboardOptions {
   dir?: string;
   /** Whether POST /api/auth/signup exists (SIGNUP_ENABLED), told to the sign-in page. */
   signupEnabled: boolean;
+  /** The app's whole route table (read on request): tells whether this server serves the voice widget. */
+  siblings: () => readonly AnyRoute[];
 }
+
+/** The <parley-assistant> script (issue 17); the playground loads it for voice when the server has that route. */
+export const WIDGET_SCRIPT_PATH = '/widget/v1/parley.js';
 
 /**
  * GET /dashboard and /dashboard/*: the owner web app, served from memory. Paths with a file extension are files
  * (404 when missing, never the index page); every other path is a client route and gets index.html.
- * GET /api/dashboard/config tells the app what the server allows (sign-up). None is in the v1 document.
+ * GET /api/dashboard/config tells the app what the server offers (sign-up, the voice widget). None is in the v1 document.
  */
 export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
   const dir = options.dir ?? DEFAULT_DASHBOARD_DIR;
@@ -111,9 +116,9 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
       method: 'GET',
       path: '/api/dashboard/config',
       auth: 'none',
-      schemas: { response: { 200: z.object({ signupEnabled: z.boolean() }) } },
-      openapi: { summary: 'What the dashboard may offer (sign-up)', tags: ['dashboard'], hidden: true },
-      handler: () => reply.json({ signupEnabled: options.signupEnabled }, 200, { 'cache-control': 'no-store' }),
+      schemas: { response: { 200: z.object({ signupEnabled: z.boolean(), widgetScript: z.string().nullable() }) } },
+      openapi: { summary: 'What the dashboard may offer (sign-up, the voice widget)', tags: ['dashboard'], hidden: true },
+      handler: () => reply.json({ signupEnabled: options.signupEnabled, widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH) ? WIDGET_SCRIPT_PATH : null }, 200, { 'cache-control': 'no-store' }),
     }),
   ];
 }

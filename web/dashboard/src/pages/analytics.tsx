@@ -1,0 +1,78 @@
+import { useState } from 'preact/hooks';
+import { v1, type Assistant } from '../api/client.js';
+import { BarChart } from '../ui/chart.js';
+import { Empty, Loaded, useLoad } from '../ui/components.js';
+import { dateTime, percent } from '../ui/format.js';
+
+/** Totals, answer outcomes, feedback, a daily series and the questions left unanswered, for a chosen range. */
+export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
+  const [days, setDays] = useState(30);
+  const load = useLoad(() => {
+    const from = new Date(Date.now() - days * 86_400_000).toISOString();
+    return v1.GET('/api/v1/analytics', { params: { query: { assistantId: assistant.id, from } } });
+  }, [assistant.id, days]);
+  return (
+    <section class="card" aria-labelledby="an-h">
+      <div class="page-head">
+        <h2 id="an-h">Analytics</h2>
+        <label class="inline">
+          Range
+          <select value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+            <option value={7}>Last 7 days</option>
+            <option value={30}>Last 30 days</option>
+            <option value={90}>Last 90 days</option>
+          </select>
+        </label>
+      </div>
+      <Loaded load={load} label="Loading analytics…">
+        {({ metrics, daily, topUnanswered }) => (
+          <>
+            <dl class="stats">
+              <div>
+                <dt>Conversations</dt>
+                <dd>{metrics.conversations}</dd>
+              </div>
+              <div>
+                <dt>Messages</dt>
+                <dd>{metrics.messages}</dd>
+              </div>
+              <div>
+                <dt>Answered</dt>
+                <dd>{percent(metrics.answeredRate)}</dd>
+              </div>
+              <div>
+                <dt>No answer</dt>
+                <dd>{percent(metrics.noAnswerRate)}</dd>
+              </div>
+              <div>
+                <dt>Model failures</dt>
+                <dd>{metrics.modelFailures}</dd>
+              </div>
+              <div>
+                <dt>Feedback</dt>
+                <dd>
+                  {metrics.feedback.positive} 👍 / {metrics.feedback.negative} 👎
+                </dd>
+              </div>
+            </dl>
+            <BarChart title="Messages per day" labels={daily.map((d) => d.date)} values={daily.map((d) => d.messages)} format={String} unit="messages" />
+            <h3>Top unanswered questions</h3>
+            {topUnanswered.length === 0 ? (
+              <Empty>
+                <p>Nothing unanswered in this range.</p>
+              </Empty>
+            ) : (
+              <ol>
+                {topUnanswered.map((q) => (
+                  <li>
+                    {q.question} <span class="muted">({q.count}×, last {dateTime(q.lastAskedAt)})</span>
+                  </li>
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}

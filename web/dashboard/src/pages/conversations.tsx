@@ -1,0 +1,161 @@
+import { useState } from 'preact/hooks';
+import { v1, type Assistant, type Conversation } from '../api/client.js';
+import { Empty, ErrorBox, Loaded, useAction, useLoad } from '../ui/components.js';
+import { dateTime, dollars } from '../ui/format.js';
+import { href } from '../router.js';
+
+type SourceFilter = 'all' | Conversation['source'];
+
+/** Conversations of one assistant, newest first, filterable by where they came from; or one transcript. */
+export function ConversationsTab({ assistant, conversationId }: { assistant: Assistant; conversationId: string | undefined }) {
+  if (conversationId) return <Transcript assistant={assistant} conversationId={conversationId} />;
+  return <ConversationList assistant={assistant} />;
+}
+
+function ConversationList({ assistant }: { assistant: Assistant }) {
+  const [filter, setFilter] = useState<SourceFilter>('all');
+  const [more, setMore] = useState<{ items: Conversation[]; cursor: string | null } | null>(null);
+  const load = useLoad(async () => {
+    setMore(null);
+    return v1.GET('/api/v1/conversations', { params: { query: { assistantId: assistant.id, limit: 50 } } });
+  }, [assistant.id]);
+  const next = useAction(async (cursor: string) => {
+    const page = await v1.GET('/api/v1/conversations', { params: { query: { assistantId: assistant.id, limit: 50, cursor } } });
+    setMore((m) => ({ items: [...(m?.items ?? []), ...page.conversations], cursor: page.nextCursor }));
+  });
+  return (
+    <section class="card" aria-labelledby="conv-h">
+      <div class="page-head">
+        <h2 id="conv-h">Conversations</h2>
+        <label class="inline">
+          Source
+          <select value={filter} onChange={(e) => setFilter(e.currentTarget.value as SourceFilter)}>
+            <option value="all">All sources</option>
+            <option value="widget">Widget</option>
+            <option value="playground">Playground</option>
+            <option value="api">API</option>
+          </select>
+        </label>
+      </div>
+      <Loaded load={load} label="Loading conversations…">
+        {(page) => {
+          const all = [...page.conversations, ...(more?.items ?? [])];
+          const cursor = more ? more.cursor : page.nextCursor;
+          const shown = filter === 'all' ? all : all.filter((c) => c.source === filter);
+          return (
+            <>
+              {shown.length === 0 ? (
+                <Empty>
+                  <p>{all.length === 0 ? 'No conversations yet. Try the playground, or embed the widget.' : 'No conversations from this source among those loaded.'}</p>
+                </Empty>
+              ) : (
+                <div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Started</th>
+                        <th scope="col">Source</th>
+                        <th scope="col">Visitor</th>
+                        <th scope="col">Messages</th>
+                        <th scope="col">Last activity</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {shown.map((c) => (
+                        <tr>
+                          <td>
+                            <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`)}>{dateTime(c.createdAt)}</a>
+                          </td>
+                          <td>{c.source}</td>
+                          <td>{c.visitorId ?? '—'}</td>
+                          <td>{c.messageCount}</td>
+                          <td>{dateTime(c.updatedAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              {cursor && (
+                <button type="button" disabled={next.busy} onClick={() => void next.run(cursor)}>
+                  Load more conversations
+                </button>
+              )}
+              <ErrorBox error={next.error} />
+            </>
+          );
+        }}
+      </Loaded>
+    </section>
+  );
+}
+
+function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
+  const load = useLoad(() => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }), [conversationId]);
+  return (
+    <section class="card" aria-labelledby="tr-h">
+      <p class="crumbs">
+        <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations`)}>All conversations</a> /
+      </p>
+      <h2 id="tr-h">Transcript</h2>
+      <Loaded load={load} label="Loading the transcript…">
+        {({ conversation, messages, recordings }) => (
+          <>
+            <p class="muted">
+              {conversation.source} · started {dateTime(conversation.createdAt)}
+              {conversation.visitorId ? ` · visitor ${conversation.visitorId}` : ''} · {conversation.messageCount} messages
+            </p>
+            {recordings.length > 0 && (
+              <div class="recordings">
+                <h3>Voice recordings</h3>
+                {recordings.map((r, i) => (
+                  <div class="recording">
+                    <p>
+                      Call {i + 1} <code>{r.sessionId}</code>
+                    </p>
+                    {r.ready ? (
+                      <audio controls preload="metadata" src={r.url} aria-label={`Recording of call ${i + 1}`} />
+                    ) : (
+                      <p class="muted">The recording is still being written (the call may still be running).</p>
+                    )}
+                  </div>
+                ))}
+              </div>
+            )}
+            {messages.length === 0 ? (
+              <Empty>
+                <p>No messages in this conversation.</p>
+              </Empty>
+            ) : (
+              <ol class="transcript">
+                {messages.map((m) => (
+                  <li class={`bubble ${m.role}`}>
+                    <span class="bubble-who">{m.role === 'user' ? 'Visitor' : 'Assistant'}</span>
+                    <p class="bubble-text">{m.content}</p>
+                    <p class="muted small">
+                      {dateTime(m.createdAt)}
+                      {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
+                    </p>
+                    {m.sources.length > 0 && (
+                      <details class="sources">
+                        <summary>Sources ({m.sources.length})</summary>
+                        <ul>
+                          {m.sources.map((s) => (
+                            <li>
+                              <strong>{s.name}</strong>
+                              <blockquote>{s.snippet}</blockquote>
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    )}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}

@@ -1,0 +1,186 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { streamChat, v1, type Assistant, type ChatSource } from '../api/client.js';
+import { dashboardApi } from '../api/dashboard-routes.js';
+import { ErrorBox } from '../ui/components.js';
+import { href } from '../router.js';
+
+interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+  sources: ChatSource[];
+  outcome?: string;
+  error?: { code: string; message: string };
+  streaming?: boolean;
+}
+
+/**
+ * Talk to the assistant as its owner (chat source "playground", metered to the account like any chat): answers
+ * stream in over SSE with the passages they used. Voice goes through the same <parley-assistant> widget visitors
+ * get, when this server serves it.
+ */
+export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [message, setMessage] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const conversationId = useRef<string | undefined>(undefined);
+  const abort = useRef<AbortController | null>(null);
+  useEffect(() => () => abort.current?.abort(), []);
+
+  const update = (fn: (t: Turn) => Turn) => setTurns((all) => [...all.slice(0, -1), fn(all[all.length - 1]!)]);
+
+  const send = async (event: Event) => {
+    event.preventDefault();
+    const text = message.trim();
+    if (text === '' || busy) return;
+    setBusy(true);
+    setError(undefined);
+    setMessage('');
+    setTurns((all) => [...all, { role: 'user', text, sources: [] }, { role: 'assistant', text: '', sources: [], streaming: true }]);
+    const ctl = new AbortController();
+    abort.current = ctl;
+    try {
+      for await (const e of streamChat(
+        v1,
+        { assistantId: assistant.id, message: text, source: 'playground', ...(conversationId.current ? { conversationId: conversationId.current } : {}) },
+        { signal: ctl.signal },
+      )) {
+        if (e.type === 'token') update((t) => ({ ...t, text: t.text + e.text }));
+        else if (e.type === 'meta') {
+          conversationId.current = e.conversationId;
+          update((t) => ({ ...t, sources: e.sources, outcome: e.outcome }));
+        } else if (e.type === 'error') update((t) => ({ ...t, error: { code: e.code, message: e.message } }));
+      }
+      update((t) => ({ ...t, streaming: false }));
+    } catch (err) {
+      setError(err);
+      setTurns((all) => all.slice(0, -1));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="stack">
+      <section class="card playground" aria-labelledby="pg-h">
+        <div class="page-head">
+          <h2 id="pg-h">Chat</h2>
+          {turns.length > 0 && (
+            <button
+              type="button"
+              onClick={() => {
+                conversationId.current = undefined;
+                setTurns([]);
+              }}
+            >
+              New conversation
+            </button>
+          )}
+        </div>
+        <div class="transcript" aria-live="polite" aria-label="Playground conversation">
+          {turns.length === 0 && <p class="muted">{assistant.welcomeMessage ?? 'Ask something your documents answer.'}</p>}
+          {turns.map((t) => (
+            <div class={`bubble ${t.role}`}>
+              <span class="sr-only">{t.role === 'user' ? 'You:' : 'Assistant:'}</span>
+              <p class="bubble-text">{t.text || (t.streaming ? '…' : '')}</p>
+              {t.error && (
+                <p class="doc-error" role="alert">
+                  The answer stopped: {t.error.message} ({t.error.code})
+                </p>
+              )}
+              {t.outcome === 'no_answer' && <p class="muted">No answer found in the documents.</p>}
+              {t.sources.length > 0 && (
+                <details class="sources" open>
+                  <summary>Sources ({t.sources.length})</summary>
+                  <ul>
+                    {t.sources.map((s) => (
+                      <li>
+                        <strong>{s.name}</strong>
+                        <blockquote>{s.snippet}</blockquote>
+                      </li>
+                    ))}
+                  </ul>
+                </details>
+              )}
+            </div>
+          ))}
+        </div>
+        <ErrorBox error={error} title="The message was not answered" />
+        <form class="composer" onSubmit={(e) => void send(e)}>
+          <label class="grow">
+            Message
+            <textarea
+              rows={2}
+              maxLength={4000}
+              value={message}
+              onInput={(e) => setMessage(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' && !e.shiftKey) void send(e);
+              }}
+            />
+          </label>
+          <button type="submit" class="primary" disabled={busy || message.trim() === ''}>
+            {busy ? 'Answering…' : 'Send'}
+          </button>
+        </form>
+        {conversationId.current && (
+          <p class="muted">
+            Saved as a playground conversation:{' '}
+            <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conversationId.current)}`)}>open transcript</a>
+          </p>
+        )}
+      </section>
+      <VoicePlayground assistant={assistant} />
+    </div>
+  );
+}
+
+/** Voice in the playground: the <parley-assistant> widget, loaded from this server if it serves one. */
+function VoicePlayground({ assistant }: { assistant: Assistant }) {
+  const [widget, setWidget] = useState<'checking' | 'ready' | 'absent'>('checking');
+  useEffect(() => {
+    if (customElements.get('parley-assistant')) {
+      setWidget('ready');
+      return;
+    }
+    let cancelled = false;
+    dashboardApi.config().then(
+      ({ widgetScript }) => {
+        if (cancelled) return;
+        if (widgetScript === null) return setWidget('absent');
+        const script = document.createElement('script');
+        script.src = widgetScript;
+        script.async = true;
+        script.onload = () => !cancelled && setWidget('ready');
+        script.onerror = () => !cancelled && setWidget('absent');
+        document.head.append(script);
+      },
+      () => !cancelled && setWidget('absent'),
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+  return (
+    <section class="card" aria-labelledby="voice-h">
+      <h2 id="voice-h">Voice</h2>
+      {!assistant.settings.voice.enabled ? (
+        <p class="muted">Voice is off for this assistant. Turn it on under Settings to try a call here.</p>
+      ) : widget === 'checking' ? (
+        <p class="muted">Loading the voice widget…</p>
+      ) : widget === 'absent' ? (
+        <p class="muted">This server does not serve the voice widget, so voice cannot be tried here.</p>
+      ) : (
+        <parley-assistant assistant-id={assistant.publicId} mode="voice" source="playground" open />
+      )}
+    </section>
+  );
+}
+
+declare module 'preact' {
+  namespace JSX {
+    interface IntrinsicElements {
+      'parley-assistant': { 'assistant-id': string; mode?: string; source?: string; open?: boolean };
+    }
+  }
+}

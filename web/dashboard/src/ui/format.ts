@@ -1,0 +1,27 @@
+/** Money is micros on the wire (1,000,000 = $1); shown in dollars with cents, or more digits below a cent. */
+export function dollars(micros: number): string {
+  const value = micros / 1_000_000;
+  const digits = value !== 0 && Math.abs(value) < 0.01 ? 4 : 2;
+  return `$${value.toFixed(digits)}`;
+}
+
+export function minutes(seconds: number): string {
+  const m = seconds / 60;
+  return Number.isInteger(m) ? String(m) : m.toFixed(1);
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function date(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+export function percent(ratio: number | null): string {
+  return ratio === null ? '—' : `${Math.round(ratio * 100)}%`;
+}

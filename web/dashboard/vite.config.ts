@@ -1,0 +1,27 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * The owner dashboard: Preact through Vite's own JSX transform (Oxc, automatic runtime), no plugin needed.
+ * Built to web/dashboard/dist with hashed names under assets/, served by src/dashboard at /dashboard/.
+ * No inline script or style is emitted (the server's CSP allows neither).
+ */
+export default defineConfig({
+  root,
+  base: '/dashboard/',
+  logLevel: 'warn',
+  clearScreen: false,
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    // Never inline assets as data: URLs into JS or CSS: the CSP's img-src allows data:, but one rule is simpler.
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+    sourcemap: false,
+    reportCompressedSize: false,
+  },
+});
