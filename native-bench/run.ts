@@ -7,6 +7,8 @@
  *   npm run bench -- --sessions=50,200  voice concurrency levels
  *   npm run bench -- --relays=ws-relay,uws-relay,parley   (direct always runs: it is the latency floor)
  *   npm run bench -- --workers=2 --parley=tsx --no-pin
+ *   npm run bench -- --rounds=5 --shapes=echo,realistic --eld   interleaved rounds per (implementation, N), traffic
+ *                                       shapes, event-loop delay probe (profiling only)
  *
  * Writes native-bench/results/latest.json, prints a table, and (on runs without --only) refreshes the generated
  * part of native-bench/RESULTS.md and native-bench/results/chart.svg. Loopback only. Figures are never asserted:
@@ -26,6 +28,9 @@ import { evaluateTargets } from './harness/targets.js';
 import { runHttpScenario } from './http/scenario.js';
 import { runVoiceScenario } from './voice/scenario.js';
 import type { RelayName } from './voice/implementations.js';
+import type { TrafficShape } from './voice/protocol.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const { values } = parseArgs({
   options: {
@@ -36,21 +41,30 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     parley: { type: 'string', default: 'built' },
     'no-pin': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    shapes: { type: 'string' },
+    /** Event-loop delay histogram in every server (a 10 ms timer in the server: for profiling, not for CPU figures). */
+    eld: { type: 'boolean', default: false },
     /** postgres (default: BENCH_DATABASE_URL or the local server, a fresh database per run) or embedded (PGlite). */
     database: { type: 'string', default: 'postgres' },
   },
   strict: true,
 });
 
-const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`);
+const t0 = Date.now();
+const log = (line: string): void => void process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
 const quick = values.quick;
 const only = values.only;
 if (only !== undefined && only !== 'voice' && only !== 'http') throw new Error('--only must be voice or http');
-const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400,800')).split(',').map(Number);
+const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
 const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
 for (const r of relays) if (!['direct', 'ws-relay', 'uws-relay', 'parley'].includes(r)) throw new Error(`unknown relay ${r}`);
 if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
+const rounds = Number(values.rounds ?? (quick ? 2 : 3));
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a positive integer');
+const shapes = (values.shapes ?? (quick ? 'echo' : 'echo,realistic')).split(',') as TrafficShape[];
+for (const s of shapes) if (s !== 'echo' && s !== 'realistic') throw new Error(`unknown shape ${s} (echo, realistic)`);
 
 async function main(): Promise<void> {
   if (!canSampleProcesses()) throw new Error('native-bench reads server CPU and RSS from /proc: run it on Linux');
@@ -81,7 +95,7 @@ async function main(): Promise<void> {
   }
 
   const workers = Number(values.workers ?? Math.max(2, Math.min(4, cpuPlan.generator.length || machine.cpuCount)));
-  const voiceSettings = { sessions, warmupMs: 2000, measureMs: quick ? 5000 : 8000, workers, frameMs: 20 };
+  const voiceSettings = { sessions, shapes, rounds, warmupMs: quick ? 1000 : 1500, measureMs: quick ? 3000 : 4000, drainMs: 1000, workers, frameMs: 20 };
   const results: BenchResults = {
     schema: 1,
     startedAt: new Date(started).toISOString(),
@@ -96,18 +110,28 @@ async function main(): Promise<void> {
   };
   try {
     if (only !== 'http') {
-      const voice = await runVoiceScenario({
-        relays,
-        sessions,
-        warmupMs: voiceSettings.warmupMs,
-        measureMs: voiceSettings.measureMs,
-        drainMs: 1000,
-        workers,
-        simulatorCpus: pin(cpuPlan.simulator),
-        context: { serverCpus: pin(cpuPlan.server), parley },
-        log,
-      });
-      results.voice = { ...voice, settings: voiceSettings };
+      const probeDir = mkdtempSync(join(tmpdir(), 'parley-bench-probe-'));
+      try {
+        const voice = await runVoiceScenario({
+          relays,
+          shapes,
+          sessions,
+          rounds,
+          warmupMs: voiceSettings.warmupMs,
+          measureMs: voiceSettings.measureMs,
+          drainMs: voiceSettings.drainMs,
+          workers,
+          simulatorCpus: pin(cpuPlan.simulator),
+          context: { serverCpus: pin(cpuPlan.server), parley, probe: { dir: probeDir, eld: values.eld } },
+          // Echo compares Parley with the baselines at equal latency: one provider append per caller frame. The
+          // realistic shape runs Parley's default configuration.
+          parleyEnv: { echo: { VOICE_PROVIDER_APPEND_MS: '0' }, realistic: {} },
+          log,
+        });
+        results.voice = { ...voice, settings: voiceSettings };
+      } finally {
+        rmSync(probeDir, { recursive: true, force: true });
+      }
     }
     if (only !== 'voice') {
       const seconds = quick ? 3 : 8;
@@ -138,7 +162,11 @@ async function main(): Promise<void> {
   process.stdout.write(consoleReport(results));
   if (only === undefined) {
     writeResultsMarkdown(results);
-    if (results.voice) writeFileSync(join(dir, 'chart.svg'), renderChart(results.voice.runs, `${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+    if (results.voice) {
+      const shape = shapes.includes('realistic') ? 'realistic' : 'echo';
+      const rows = results.voice.summaries.filter((r) => r.shape === shape);
+      writeFileSync(join(dir, 'chart.svg'), renderChart(rows, `${shape} shape, medians of ${rounds} rounds; ${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+    }
     log('wrote native-bench/results/latest.json, native-bench/RESULTS.md and native-bench/results/chart.svg');
   } else {
     log('wrote native-bench/results/latest.json (RESULTS.md and the chart are refreshed only by runs without --only)');

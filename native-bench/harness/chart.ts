@@ -2,8 +2,11 @@
  * A hand-written SVG: server CPU per session-second (left) and round-trip p99 (right) against concurrent sessions,
  * one line per implementation. Sessions are spaced evenly (categorical axis) so small and large N stay readable.
  */
-import type { VoiceRun } from '../voice/scenario.js';
+import type { VoiceSummary } from '../voice/scenario.js';
 import type { RelayName } from '../voice/implementations.js';
+
+/** What the chart plots: medians over the rounds of one traffic shape. */
+type VoiceRun = Pick<VoiceSummary, 'relay' | 'sessions' | 'status' | 'cpuMsPerSessionSecond' | 'rttP99Ms'>;
 
 const COLORS: Record<RelayName, string> = { parley: '#1b9e4b', 'uws-relay': '#2c6fbb', 'ws-relay': '#d9730d', direct: '#888888' };
 const W = 900;

@@ -5,11 +5,55 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BENCH_DIR = join(ROOT, 'native-bench');
+
+/** How a server under test is probed from inside (harness/probe.mjs): heap after GC, event-loop delay. */
+export interface ProbeOptions {
+  dir: string;
+  /** Also run the event-loop delay monitor (profiling runs only: it is a 10 ms timer). */
+  eld: boolean;
+}
+
+/** Node flags and environment that preload the probe into a server under test. */
+export function probeLaunch(probe: ProbeOptions | undefined): { nodeArgs: string[]; env: Record<string, string> } {
+  if (probe === undefined) return { nodeArgs: [], env: {} };
+  return {
+    nodeArgs: ['--import', pathToFileURL(join(BENCH_DIR, 'harness', 'probe.mjs')).href],
+    env: { BENCH_PROBE_DIR: probe.dir, BENCH_PROBE_ELD: probe.eld ? '1' : '0' },
+  };
+}
+
+/**
+ * Ask a probed server for a sample: SIGWINCH = heap after two full GCs, SIGUSR2 = event-loop delay since the last
+ * SIGUSR2. Resolves with the record it wrote, or undefined when it did not answer within `timeoutMs`.
+ */
+export async function readProbe(pid: number, probe: ProbeOptions, kind: 'heap' | 'eld', timeoutMs = 5000): Promise<Record<string, number> | undefined> {
+  const before = new Set(existsSync(probe.dir) ? readdirSync(probe.dir) : []);
+  try {
+    process.kill(pid, kind === 'heap' ? 'SIGWINCH' : 'SIGUSR2');
+  } catch {
+    return undefined;
+  }
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const fresh = readdirSync(probe.dir).filter((f) => f.startsWith(`${pid}-`) && !before.has(f));
+    for (const file of fresh) {
+      try {
+        const record = JSON.parse(readFileSync(join(probe.dir, file), 'utf8')) as Record<string, number> & { kind?: string };
+        if (record.kind === kind) return record;
+      } catch {
+        // still being written: read it on the next pass
+      }
+    }
+  }
+  return undefined;
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 

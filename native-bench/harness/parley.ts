@@ -169,15 +169,22 @@ export async function removeFixture(fixture: ParleyFixture): Promise<void> {
   }
 }
 
-/** Start Parley on the fixture; `simulatorUrl` points voice at a simulator in its own process (its CPU is not Parley's). */
-export async function startParley(build: ParleyBuild, fixture: ParleyFixture, simulatorUrl: string, cpus: number[] | undefined): Promise<Child> {
+/**
+ * Start Parley on the fixture; `simulatorUrl` points voice at a simulator in its own process (its CPU is not
+ * Parley's). `extra` adds environment (e.g. VOICE_PROVIDER_APPEND_MS) and node flags (the probe preload).
+ */
+export async function startParley(
+  build: ParleyBuild, fixture: ParleyFixture, simulatorUrl: string, cpus: number[] | undefined,
+  extra: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): Promise<Child> {
+  // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): extra node flags for the Parley child
+  // only, to profile it under the exact bench load. Unset in normal runs.
+  const nodeArgs = [...(extra.nodeArgs ?? []), ...(process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   return startChild({
     name: 'parley',
     script: build.main,
-    // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): extra node flags for the Parley child
-    // only, to profile it under the exact bench load. Unset in normal runs.
-    ...(process.env.BENCH_PARLEY_NODE_ARGS ? { nodeArgs: process.env.BENCH_PARLEY_NODE_ARGS.split(' ').filter(Boolean) } : {}),
-    env: { ...fixture.env, VOICE_PROVIDER_URL: simulatorUrl },
+    nodeArgs,
+    env: { ...fixture.env, VOICE_PROVIDER_URL: simulatorUrl, ...extra.env },
     cpus,
     timeoutMs: 60_000,
     ready: (line) => {

@@ -1,6 +1,6 @@
 /** The run's record (results/latest.json), the console table and RESULTS.md. */
 import type { HttpResult } from '../http/scenario.js';
-import type { VoiceResult, VoiceRun } from '../voice/scenario.js';
+import type { Spread, VoiceResult, VoiceSummary } from '../voice/scenario.js';
 import type { CpuPlan, MachineInfo } from './machine.js';
 import { fmt } from './stats.js';
 import type { TargetCheck } from './targets.js';
@@ -16,7 +16,9 @@ export interface BenchResults {
   /** 1-minute load average before and after the run: other work on the machine skews every figure. */
   loadAverage: { before: number; after: number };
   parley: { kind: string; note: string } | { unavailable: string };
-  voice?: VoiceResult & { settings: { sessions: number[]; warmupMs: number; measureMs: number; workers: number; frameMs: number } };
+  voice?: VoiceResult & {
+    settings: { sessions: number[]; shapes: string[]; rounds: number; warmupMs: number; measureMs: number; drainMs: number; workers: number; frameMs: number };
+  };
   http?: HttpResult & { seconds: number };
   targets: TargetCheck[];
 }
@@ -27,22 +29,71 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)];
 }
 
-function voiceRows(runs: VoiceRun[]): string[][] {
-  return runs.map((r) =>
+/** `median [min–max]`. */
+function withRange(sp: Spread | undefined, digits: number): string {
+  if (sp === undefined) return '–';
+  return sp.min === sp.max ? fmt(sp.median, digits) : `${fmt(sp.median, digits)} [${fmt(sp.min, digits)}–${fmt(sp.max, digits)}]`;
+}
+
+/**
+ * A ratio of paired rounds, flagged when its spread is larger than the difference it shows (half the range of the
+ * per-round ratios exceeds |median - 1|): such a ratio does not tell the two apart.
+ */
+function ratioCell(sp: Spread | undefined): string {
+  if (sp === undefined) return '';
+  const noisy = (sp.max - sp.min) / 2 > Math.abs(sp.median - 1);
+  return `${withRange(sp, 2)}x${noisy ? ' ~noise' : ''}`;
+}
+
+/** An added latency, flagged when its spread over the rounds is larger than the value itself. */
+function addedCell(sp: Spread | undefined): string {
+  if (sp === undefined) return '–';
+  const noisy = (sp.max - sp.min) / 2 > Math.abs(sp.median);
+  return `${withRange(sp, 2)}${noisy ? ' ~noise' : ''}`;
+}
+
+function voiceRows(summaries: VoiceSummary[]): string[][] {
+  return summaries.map((r) =>
     r.status !== 'ok'
-      ? [r.relay, String(r.sessions), r.status, '', '', '', '', '', '', '', (r.reason ?? '').slice(0, 110)]
+      ? [r.shape, r.relay, String(r.sessions), r.status, '', '', '', '', '', '', '', '', (r.reason ?? '').slice(0, 110)]
       : [
-          r.relay, String(r.sessions), `${r.connected}`,
-          r.relay === 'direct' ? '(no server)' : fmt(r.cpuMsPerSessionSecond, 3),
-          fmt(r.rttP50Ms, 2), fmt(r.rttP99Ms, 2), fmt(r.addedP50Ms, 2), fmt(r.addedP99Ms, 2),
-          r.relay === 'direct' ? '' : fmt(r.rssPerSessionKb, 1),
+          r.shape, r.relay, String(r.sessions), `${r.rounds}`,
+          r.relay === 'direct' ? '(no server)' : withRange(r.cpu, 3),
+          ratioCell(r.cpuVsUws), ratioCell(r.cpuVsWs),
+          withRange(r.rttP99, 2), addedCell(r.addedP99),
+          r.relay === 'direct' ? '' : fmt(r.rssLoadedMb, 1),
+          r.relay === 'direct' ? '' : fmt(r.heapPerSessionKb, 1),
           `${r.framesDropped}/${r.framesSent}`,
-          `gen lag ${fmt(r.generatorMaxLagMs, 1)} ms, gen ${fmt(r.generatorCpuMsPerS, 0)} / sim ${fmt(r.simulatorCpuMsPerS, 0)} ms CPU/s${r.socketsClosedEarly ? `, ${r.socketsClosedEarly} closed early` : ''}${r.reason ? `; ${r.reason}` : ''}`,
+          `gen lag ${fmt(r.generatorMaxLagMs, 0)} ms, gen ${fmt(r.generatorCpuMsPerS, 0)} / sim ${fmt(r.simulatorCpuMsPerS, 0)} ms CPU/s` +
+            (r.eldP99Ms !== undefined ? `, loop delay p99 ${fmt(r.eldP99Ms, 1)} / max ${fmt(r.eldMaxMs, 1)} ms` : '') +
+            `${r.socketsClosedEarly ? `, ${r.socketsClosedEarly} closed early` : ''}${r.connected !== r.sessions ? `, ${r.connected} connected` : ''}${r.reason ? `; ${r.reason}` : ''}`,
         ],
   );
 }
 
-const VOICE_HEADER = ['impl', 'N', 'connected', 'CPU ms/session-s', 'RTT p50 ms', 'RTT p99 ms', 'added p50', 'added p99', 'RSS KB/session', 'dropped/sent', 'notes'];
+const VOICE_HEADER = [
+  'shape', 'impl', 'N', 'rounds', 'CPU ms/session-s median [range]', 'CPU vs uws-relay', 'CPU vs ws-relay', 'RTT p99 ms', 'added p99 ms',
+  'RSS MB', 'heap KB/session', 'dropped/sent', 'notes',
+];
+
+function voiceBlock(voice: NonNullable<BenchResults['voice']>, bold: boolean): string[] {
+  const b = (text: string): string => (bold ? `**${text}**` : text);
+  const held = Object.entries(voice.maxHeld).map(
+    ([shape, relays]) => `${shape}: ${Object.entries(relays ?? {}).map(([k, v]) => `${b(k)} ${v ?? 'none'}`).join(', ')}`,
+  );
+  const slopes = voice.rssSlopes.length === 0
+    ? ['RSS slope: needs at least two N values in the run']
+    : [`RSS slope (least squares of RSS against N, KB per session): ${voice.rssSlopes.map((s) => `${s.shape} ${b(s.relay)} ${fmt(s.kbPerSession, 1)}`).join(', ')}`];
+  return [
+    ...table(VOICE_HEADER, voiceRows(voice.summaries)),
+    '',
+    `Medians over ${voice.settings.rounds} interleaved round(s); [min–max] over the rounds. "vs" columns are per-round ratios (same round, same N), ` +
+      '"~noise" where half their range is larger than the difference from 1x (or, for added p99, than the value): those cells do not separate the two.',
+    `Largest N held (0 drops, RTT p99 median < 20 ms): ${held.join('; ')} (only the N values of this run were tried).`,
+    ...slopes,
+  ];
+}
+
 const HTTP_HEADER = ['target', 'status', 'req/s', 'p50 ms', 'p99 ms', 'x bare uWS', 'errors / notes'];
 
 function httpRows(http: HttpResult): string[][] {
@@ -65,7 +116,7 @@ export function consoleReport(results: BenchResults): string {
     `pinning: ${results.cpuPlan.note}`,
     `load average (1 min): ${results.loadAverage.before} before, ${results.loadAverage.after} after${results.loadAverage.before > results.machine.cpuCount / 2 ? '  <- the machine was busy: treat the figures as noisy' : ''}`,
   ];
-  if (results.voice) out.push('', 'Voice relay', ...table(VOICE_HEADER, voiceRows(results.voice.runs)), `largest N held (0 drops, RTT p99 < 20 ms): ${Object.entries(results.voice.maxHeld).map(([k, v]) => `${k} ${v ?? 'none'}`).join(', ')}`);
+  if (results.voice) out.push('', 'Voice relay', ...voiceBlock(results.voice, false));
   if (results.http) out.push('', 'HTTP', ...(results.http.status === 'skipped' ? [results.http.reason ?? 'skipped'] : table(HTTP_HEADER, httpRows(results.http))));
   out.push('', 'Targets', ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)), '');
   return out.join('\n');
@@ -88,16 +139,14 @@ export function resultsMarkdown(results: BenchResults, intro: string): string {
   if (results.voice) {
     const s = results.voice.settings;
     lines.push(
-      `- Voice: ${s.warmupMs / 1000} s warm-up + ${s.measureMs / 1000} s measured per (implementation, N); ${s.workers} load worker thread(s); ${s.frameMs} ms frames (960 B, 50/s per caller)`,
+      `- Voice: shapes ${s.shapes.join(', ')}; ${s.rounds} interleaved round(s) of ${s.warmupMs / 1000} s warm-up + ${s.measureMs / 1000} s measured per (implementation, N), ` +
+        `each on a fresh server; ${s.workers} load worker thread(s); ${s.frameMs} ms caller frames (960 B, 50/s per caller)`,
       '',
       '![CPU per session-second and round-trip p99 against concurrent sessions](results/chart.svg)',
       '',
       '### Voice relay',
       '',
-      ...table(VOICE_HEADER, voiceRows(results.voice.runs)),
-      '',
-      `Largest N held with zero drops and round-trip p99 under 20 ms: ${Object.entries(results.voice.maxHeld).map(([k, v]) => `**${k}** ${v ?? 'none'}`).join(', ')}` +
-        ' (only the N values of this run were tried).',
+      ...voiceBlock(results.voice, true),
     );
   }
   if (results.http) {

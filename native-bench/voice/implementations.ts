@@ -5,7 +5,7 @@
  * documented API and skips itself while the media socket answers 404.
  */
 import { join } from 'node:path';
-import { BENCH_DIR, startChild, urlLine } from '../harness/children.js';
+import { BENCH_DIR, probeLaunch, startChild, urlLine, type ProbeOptions } from '../harness/children.js';
 import type { Child } from '../harness/children.js';
 import { createAssistant, startParley, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
 import type { ParleyTarget } from './parley-client.js';
@@ -25,6 +25,10 @@ export interface RelayContext {
   simulatorUrl: string;
   serverCpus: number[] | undefined;
   parley?: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
+  /** Preload the heap / event-loop probe into the server (harness/probe.mjs). */
+  probe?: ProbeOptions | undefined;
+  /** Extra environment for Parley in this measurement (the shape decides VOICE_PROVIDER_APPEND_MS). */
+  parleyEnv?: Record<string, string>;
 }
 
 export interface RelayUnderTest {
@@ -40,10 +44,13 @@ function baseline(name: 'ws-relay' | 'uws-relay', label: string): RelayUnderTest
     label,
     protocol: 'pcm',
     async start(ctx) {
+      const launch = probeLaunch(ctx.probe);
       const server = await startChild({
         name,
         script: join(BENCH_DIR, 'baselines', `${name}.ts`),
         args: ['--simulator', ctx.simulatorUrl],
+        nodeArgs: launch.nodeArgs,
+        env: launch.env,
         cpus: ctx.serverCpus,
         ready: urlLine,
       });
@@ -68,7 +75,11 @@ export const RELAYS: Record<RelayName, RelayUnderTest> = {
     protocol: 'parley',
     async start(ctx) {
       if (ctx.parley === undefined) throw new SkipRelay('Parley could not be prepared (see the log above)');
-      const server = await startParley(ctx.parley.build, ctx.parley.fixture, ctx.simulatorUrl, ctx.serverCpus);
+      const launch = probeLaunch(ctx.probe);
+      const server = await startParley(ctx.parley.build, ctx.parley.fixture, ctx.simulatorUrl, ctx.serverCpus, {
+        nodeArgs: launch.nodeArgs,
+        env: { ...launch.env, ...ctx.parleyEnv },
+      });
       const assistant = await createAssistant(server.info, ctx.parley.fixture.apiKey);
       if (typeof assistant === 'string') {
         await server.stop();

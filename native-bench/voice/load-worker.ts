@@ -1,11 +1,12 @@
 /**
  * One load-generator thread: opens its share of the callers, then sends a 20 ms PCM frame per caller on schedule
- * and timestamps the echo. Frames carry a sequence number in their first 4 bytes; the simulator's echo mode returns
- * each input frame's payload as one output delta, so the round trip of every frame is measured at the caller.
+ * and timestamps the echo. Frames carry a sequence number and a marker in their first 8 bytes; the simulator echoes
+ * the audio (frame for frame in the `echo` shape, re-cut into 100 ms deltas in the `realistic` one), and every
+ * marker found in the returned audio times the round trip of its frame at the caller.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
-import { FRAME_BYTES, RING, type GoMessage, type ReadyMessage, type WorkerConfig, type WorkerResult } from './protocol.js';
+import { FRAME_BYTES, FRAME_MARKER, RING, type GoMessage, type ReadyMessage, type WorkerConfig, type WorkerResult } from './protocol.js';
 import { mediaUrl, mint, NotBuiltYet, openMedia, ParleyControl } from './parley-client.js';
 import { assertLoopback } from '../harness/children.js';
 
@@ -20,9 +21,12 @@ const SESSION_START = JSON.stringify({
   session: { model: 'gpt-live-1', client: { data_channel: { allowed_client_events: [] } }, audio: { format: { type: 'audio/pcm', rate: 24000 } } },
 });
 
-// A 440 Hz tone, so a non-echo simulator would still hear "speech"; bytes 0-3 are overwritten by the sequence number.
+// A 440 Hz tone, so a non-echo simulator would still hear "speech"; bytes 0-3 are overwritten by the sequence
+// number, bytes 4-7 carry the frame marker.
 const TONE = Buffer.alloc(FRAME_BYTES);
 for (let i = 0; i < FRAME_BYTES / 2; i++) TONE.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
+FRAME_MARKER.copy(TONE, 4);
+const MARKER_LENGTH = FRAME_MARKER.length;
 
 interface Caller {
   ws: WebSocket;
@@ -61,6 +65,15 @@ function onEcho(caller: Caller, seq: number): void {
   caller.sentAt[slot] = 0;
 }
 
+/** Every frame start in a chunk of returned audio (a marker at an even offset, its sequence number before it). */
+function onAudio(caller: Caller, pcm: Buffer): void {
+  let at = pcm.indexOf(FRAME_MARKER, 4);
+  while (at !== -1) {
+    if ((at & 1) === 0) onEcho(caller, pcm.readInt32LE(at - 4));
+    at = pcm.indexOf(FRAME_MARKER, at + MARKER_LENGTH);
+  }
+}
+
 function makeCaller(ws: WebSocket, index: number, control?: ParleyControl): Caller {
   const caller: Caller = {
     ws, phase: (index / config.totalCallers) * config.frameMs, nextDue: 0, seq: 0, frame: Buffer.from(TONE),
@@ -72,15 +85,17 @@ function makeCaller(ws: WebSocket, index: number, control?: ParleyControl): Call
   });
   ws.on('error', () => undefined);
   if (config.protocol === 'gpt-live') {
+    const echo = config.shape === 'echo';
     ws.on('message', (data: Buffer, isBinary) => {
       if (isBinary || data.length < OUTPUT_PREFIX.length + 8) return;
       if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX.length, 0, OUTPUT_PREFIX.length) !== 0) return;
-      // 8 base64 characters carry the first 6 bytes: enough for the sequence number.
-      onEcho(caller, Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, OUTPUT_PREFIX.length + 8), 'base64').readInt32LE(0));
+      // Echo: one frame per delta, and 8 base64 characters carry its first 6 bytes (the sequence number).
+      if (echo) onEcho(caller, Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, OUTPUT_PREFIX.length + 8), 'base64').readInt32LE(0));
+      else onAudio(caller, Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, data.length - 2), 'base64'));
     });
   } else {
     ws.on('message', (data: Buffer, isBinary) => {
-      if (isBinary && data.length >= 4) onEcho(caller, data.readInt32LE(0));
+      if (isBinary && data.length >= 8) onAudio(caller, data);
     });
   }
   return caller;

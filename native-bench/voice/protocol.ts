@@ -9,9 +9,18 @@ import type { ParleyTarget } from './parley-client.js';
  */
 export type CallerProtocol = 'pcm' | 'gpt-live' | 'parley';
 
+/**
+ * The traffic shape (both use 20 ms caller frames):
+ * - `echo`: the simulator returns every input frame at once as one output delta (one frame in, one frame out).
+ * - `realistic`: the simulator speaks like a provider: the input audio comes back in 100 ms deltas at real-time
+ *   pace, cut independently of the input framing, with an output transcript every ~300 ms (simulator `echo=paced`).
+ */
+export type TrafficShape = 'echo' | 'realistic';
+
 export interface WorkerConfig {
   workerId: number;
   protocol: CallerProtocol;
+  shape: TrafficShape;
   /** ws:// URL for pcm and gpt-live. */
   url?: string;
   parley?: ParleyTarget;
@@ -60,4 +69,10 @@ export interface WorkerResult {
 }
 
 export const FRAME_BYTES = 960;
+/**
+ * Every caller frame carries its sequence number (int32 LE, bytes 0-3) followed by this marker (bytes 4-7), so a
+ * receiver finds every frame start in any output chunk, however the provider cut the audio. As PCM16 the marker
+ * reads 0x6150, 0x6c52 (24,912 and 27,730): louder than the bench's tone (peak 6,000), so audio never forges it.
+ */
+export const FRAME_MARKER = Buffer.from('PaRl', 'latin1');
 export const RING = 1024;

@@ -5,12 +5,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { BENCH_DIR, sampleProcess, startChild, urlLine, type Child, type ProcSample } from '../harness/children.js';
+import { BENCH_DIR, readProbe, sampleProcess, startChild, urlLine, type Child, type ProcSample } from '../harness/children.js';
 import { mergeSorted, percentile, round } from '../harness/stats.js';
 import { RELAYS, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
-import type { GoMessage, ReadyMessage, WorkerConfig, WorkerResult } from './protocol.js';
+import type { GoMessage, ReadyMessage, TrafficShape, WorkerConfig, WorkerResult } from './protocol.js';
 
+/** One measurement: one (shape, implementation, N) in one round, on a freshly started server. */
 export interface VoiceRun {
+  shape: TrafficShape;
+  round: number;
   relay: RelayName;
   sessions: number;
   status: 'ok' | 'skipped' | 'failed';
@@ -24,6 +27,13 @@ export interface VoiceRun {
   rssEmptyMb?: number;
   rssLoadedMb?: number;
   rssPerSessionKb?: number;
+  /** V8 heap in use after two full GCs (probe), empty and at the end of the window, and the difference / N. */
+  heapEmptyMb?: number;
+  heapLoadedMb?: number;
+  heapPerSessionKb?: number;
+  /** Event-loop delay in the window (only with --eld). */
+  eldP99Ms?: number;
+  eldMaxMs?: number;
   framesSent?: number;
   framesDropped?: number;
   generatorMaxLagMs?: number;
@@ -36,23 +46,79 @@ export interface VoiceRun {
   generatorCpuMsPerS?: number;
 }
 
+/** Median and range over a figure's rounds. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** One (shape, implementation, N) over all its rounds: medians, ranges, and ratios paired round by round. */
+export interface VoiceSummary {
+  shape: TrafficShape;
+  relay: RelayName;
+  sessions: number;
+  status: 'ok' | 'skipped' | 'failed';
+  reason?: string;
+  rounds: number;
+  connected?: number;
+  /** Medians (the chart and the targets read these names). */
+  cpuMsPerSessionSecond?: number;
+  rttP50Ms?: number;
+  rttP99Ms?: number;
+  addedP50Ms?: number;
+  addedP99Ms?: number;
+  cpu?: Spread;
+  rttP99?: Spread;
+  /** Relay RTT minus `direct` RTT of the same round, per round. */
+  addedP99?: Spread;
+  /** CPU per session-second over uws-relay's / ws-relay's in the same round, per round. */
+  cpuVsUws?: Spread;
+  cpuVsWs?: Spread;
+  rssLoadedMb?: number;
+  heapPerSessionKb?: number;
+  eldP99Ms?: number;
+  eldMaxMs?: number;
+  framesSent?: number;
+  framesDropped?: number;
+  generatorMaxLagMs?: number;
+  simulatorCpuMsPerS?: number;
+  generatorCpuMsPerS?: number;
+  socketsClosedEarly?: number;
+}
+
 export interface VoiceOptions {
   relays: RelayName[];
+  shapes: TrafficShape[];
   sessions: number[];
+  rounds: number;
   warmupMs: number;
   measureMs: number;
   drainMs: number;
   workers: number;
   simulatorCpus: number[] | undefined;
-  context: Omit<RelayContext, 'simulatorUrl'>;
+  context: Omit<RelayContext, 'simulatorUrl' | 'parleyEnv'>;
+  /** Parley's environment per shape (VOICE_PROVIDER_APPEND_MS: 0 for echo, the default config for realistic). */
+  parleyEnv: Record<TrafficShape, Record<string, string>>;
   log: (line: string) => void;
+}
+
+/** Least-squares slope of RSS against N over the run's N values (median RSS per N): the marginal cost of a call. */
+export interface RssSlope {
+  shape: TrafficShape;
+  relay: RelayName;
+  kbPerSession: number;
+  /** The N values it was fitted on. */
+  sessions: number[];
 }
 
 export interface VoiceResult {
   simulator: string;
   runs: VoiceRun[];
-  /** Largest N with zero dropped frames and round-trip p99 under 20 ms, per relay (null: none held). */
-  maxHeld: Partial<Record<RelayName, number | null>>;
+  summaries: VoiceSummary[];
+  rssSlopes: RssSlope[];
+  /** Largest N with zero dropped frames and round-trip p99 (median over rounds) under 20 ms, per shape and relay. */
+  maxHeld: Partial<Record<TrafficShape, Partial<Record<RelayName, number | null>>>>;
 }
 
 const HELD_P99_MS = 20;
@@ -81,19 +147,22 @@ function once<T>(worker: Worker, type: string, timeoutMs: number): Promise<T> {
   });
 }
 
-async function measure(relay: RelayName, sessions: number, options: VoiceOptions, ctx: RelayContext, simulatorPid: number): Promise<VoiceRun> {
+async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, sessions: number, options: VoiceOptions, ctx: RelayContext, simulatorPid: number): Promise<VoiceRun> {
   const impl = RELAYS[relay];
+  const t0 = Date.now();
   const started = await impl.start(ctx);
   const workers: Worker[] = [];
+  const probe = ctx.probe;
   try {
     await sleep(300);
     const empty = started.server === undefined ? undefined : sampleProcess(started.server.pid);
+    const heapEmpty = started.server === undefined || probe === undefined ? undefined : await readProbe(started.server.pid, probe, 'heap');
     const count = Math.max(1, Math.min(options.workers, sessions));
     let first = 0;
     for (let i = 0; i < count; i++) {
       const callers = Math.floor(sessions / count) + (i < sessions % count ? 1 : 0);
       const config: WorkerConfig = {
-        workerId: i, protocol: impl.protocol, firstCaller: first, callers, totalCallers: sessions, frameMs: 20, connectConcurrency: 16,
+        workerId: i, protocol: impl.protocol, shape, firstCaller: first, callers, totalCallers: sessions, frameMs: 20, connectConcurrency: 16,
         ...(started.url === undefined ? {} : { url: started.url }),
         ...(started.parley === undefined ? {} : { parley: started.parley }),
       };
@@ -101,10 +170,11 @@ async function measure(relay: RelayName, sessions: number, options: VoiceOptions
       workers.push(new Worker(WORKER_BOOT, { eval: true, workerData: config }));
     }
     const ready = await Promise.all(workers.map((w) => once<ReadyMessage>(w, 'ready', 120_000)));
+    options.log(`  ${relay}: server started and ${sessions} callers connected in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const connected = ready.reduce((n, r) => n + r.connected, 0);
     const firstError = ready.find((r) => r.firstError !== undefined)?.firstError;
     if (ready.some((r) => r.notBuilt)) throw new SkipRelay(firstError ?? 'not built yet');
-    if (connected === 0) return { relay, sessions, status: 'failed', reason: `no caller connected: ${firstError ?? 'unknown'}` };
+    if (connected === 0) return { shape, round: roundNo, relay, sessions, status: 'failed', reason: `no caller connected: ${firstError ?? 'unknown'}` };
 
     const go: GoMessage = { type: 'go', startEpoch: epochNow() + 200, warmupMs: options.warmupMs, measureMs: options.measureMs, drainMs: options.drainMs };
     const done = Promise.all(workers.map((w) => once<WorkerResult>(w, 'done', go.warmupMs + go.measureMs + go.drainMs + 30_000)));
@@ -114,17 +184,21 @@ async function measure(relay: RelayName, sessions: number, options: VoiceOptions
     const cpuStart: ProcSample | undefined = pid === undefined ? undefined : sampleProcess(pid);
     const simStart = sampleProcess(simulatorPid);
     const genStart = process.cpuUsage();
+    if (pid !== undefined && probe?.eld) void readProbe(pid, probe, 'eld');
     await sleep(go.startEpoch + go.warmupMs + go.measureMs - epochNow());
     const cpuEnd: ProcSample | undefined = pid === undefined ? undefined : sampleProcess(pid);
     const simEnd = sampleProcess(simulatorPid);
     const gen = process.cpuUsage(genStart);
+    // After the CPU window: the probe's full GCs must not be billed to the relay.
+    const eld = pid !== undefined && probe?.eld ? await readProbe(pid, probe, 'eld') : undefined;
+    const heapLoaded = pid !== undefined && probe !== undefined ? await readProbe(pid, probe, 'heap') : undefined;
     const wallS = (simEnd.at - simStart.at) / 1000;
     const results = await done;
     const rtts = mergeSorted(results.map((r) => r.rtts));
     const sum = (pick: (r: WorkerResult) => number): number => results.reduce((n, r) => n + pick(r), 0);
     const framesSent = sum((r) => r.measuredSent);
     const run: VoiceRun = {
-      relay, sessions, status: 'ok', connected,
+      shape, round: roundNo, relay, sessions, status: 'ok', connected,
       rttP50Ms: round(percentile(rtts, 50), 3),
       rttP99Ms: round(percentile(rtts, 99), 3),
       framesSent,
@@ -147,6 +221,15 @@ async function measure(relay: RelayName, sessions: number, options: VoiceOptions
       run.rssLoadedMb = round(cpuEnd.rssBytes / 2 ** 20, 1);
       run.rssPerSessionKb = round((cpuEnd.rssBytes - empty.rssBytes) / 1024 / connected, 1);
     }
+    if (heapEmpty?.usedHeapSize !== undefined && heapLoaded?.usedHeapSize !== undefined) {
+      run.heapEmptyMb = round(heapEmpty.usedHeapSize / 2 ** 20, 2);
+      run.heapLoadedMb = round(heapLoaded.usedHeapSize / 2 ** 20, 2);
+      run.heapPerSessionKb = round((heapLoaded.usedHeapSize - heapEmpty.usedHeapSize) / 1024 / connected, 2);
+    }
+    if (eld !== undefined) {
+      run.eldP99Ms = eld.p99Ms;
+      run.eldMaxMs = eld.maxMs;
+    }
     return run;
   } finally {
     await Promise.all(workers.map(async (w) => {
@@ -158,65 +241,167 @@ async function measure(relay: RelayName, sessions: number, options: VoiceOptions
   }
 }
 
-function saturated(run: VoiceRun): boolean {
+function saturated(run: VoiceSummary): boolean {
   if (run.status !== 'ok') return true;
   const dropRate = (run.framesDropped ?? 0) / Math.max(1, run.framesSent ?? 1);
   return dropRate > 0.05 || (run.rttP99Ms ?? 0) > 500 || (run.connected ?? 0) < run.sessions * 0.9;
 }
 
+function spread(values: number[]): Spread | undefined {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  const mid = v.length >> 1;
+  const median = v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+  return { median: round(median, 3), min: round(v[0]!, 3), max: round(v[v.length - 1]!, 3) };
+}
+
+/** Medians over the rounds of one (shape, relay, N), and per-round ratios against the baselines of the same round. */
+function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs: VoiceRun[]): VoiceSummary {
+  const mine = runs.filter((r) => r.shape === shape && r.relay === relay && r.sessions === sessions);
+  const ok = mine.filter((r) => r.status === 'ok');
+  if (ok.length === 0) {
+    const first = mine[0];
+    return { shape, relay, sessions, status: first?.status === 'skipped' ? 'skipped' : 'failed', rounds: mine.length, ...(first?.reason ? { reason: first.reason } : {}) };
+  }
+  const sameRound = (other: RelayName, r: VoiceRun): VoiceRun | undefined =>
+    runs.find((o) => o.shape === shape && o.relay === other && o.sessions === sessions && o.round === r.round && o.status === 'ok');
+  const pick = (f: (r: VoiceRun) => number | undefined): number[] => ok.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
+  const ratio = (other: RelayName): number[] =>
+    ok.flatMap((r) => {
+      const o = sameRound(other, r);
+      return o?.cpuMsPerSessionSecond && r.cpuMsPerSessionSecond !== undefined ? [r.cpuMsPerSessionSecond / o.cpuMsPerSessionSecond] : [];
+    });
+  const added = (p: 'rttP50Ms' | 'rttP99Ms'): number[] =>
+    ok.flatMap((r) => {
+      const d = sameRound('direct', r);
+      return d?.[p] !== undefined && r[p] !== undefined ? [r[p]! - d[p]!] : [];
+    });
+  const cpu = spread(pick((r) => r.cpuMsPerSessionSecond));
+  const rttP99 = spread(pick((r) => r.rttP99Ms));
+  const addedP99 = relay === 'direct' ? undefined : spread(added('rttP99Ms'));
+  const cpuVsUws = relay === 'uws-relay' || relay === 'direct' ? undefined : spread(ratio('uws-relay'));
+  const cpuVsWs = relay === 'ws-relay' || relay === 'direct' ? undefined : spread(ratio('ws-relay'));
+  const med = (values: number[]): number | undefined => spread(values)?.median;
+  const sum = (f: (r: VoiceRun) => number | undefined): number => ok.reduce((n, r) => n + (f(r) ?? 0), 0);
+  const summary: VoiceSummary = {
+    shape, relay, sessions, status: 'ok', rounds: ok.length,
+    connected: Math.min(...ok.map((r) => r.connected ?? 0)),
+    framesSent: sum((r) => r.framesSent),
+    framesDropped: sum((r) => r.framesDropped),
+    generatorMaxLagMs: Math.max(...pick((r) => r.generatorMaxLagMs)),
+    socketsClosedEarly: sum((r) => r.socketsClosedEarly),
+  };
+  const set = <K extends keyof VoiceSummary>(key: K, value: VoiceSummary[K] | undefined): void => {
+    if (value !== undefined) summary[key] = value;
+  };
+  set('cpu', cpu);
+  set('cpuMsPerSessionSecond', cpu?.median);
+  set('rttP50Ms', med(pick((r) => r.rttP50Ms)));
+  set('rttP99', rttP99);
+  set('rttP99Ms', rttP99?.median);
+  set('addedP50Ms', relay === 'direct' ? undefined : med(added('rttP50Ms')));
+  set('addedP99', addedP99);
+  set('addedP99Ms', addedP99?.median);
+  set('cpuVsUws', cpuVsUws);
+  set('cpuVsWs', cpuVsWs);
+  set('rssLoadedMb', med(pick((r) => r.rssLoadedMb)));
+  set('heapPerSessionKb', med(pick((r) => r.heapPerSessionKb)));
+  set('eldP99Ms', med(pick((r) => r.eldP99Ms)));
+  set('eldMaxMs', med(pick((r) => r.eldMaxMs)));
+  set('simulatorCpuMsPerS', med(pick((r) => r.simulatorCpuMsPerS)));
+  set('generatorCpuMsPerS', med(pick((r) => r.generatorCpuMsPerS)));
+  const failed = mine.find((r) => r.status !== 'ok' || r.reason);
+  if (failed?.reason) summary.reason = `round ${failed.round}: ${failed.reason}`;
+  return summary;
+}
+
+/** Least squares: slope of y against x. */
+function slope(points: { x: number; y: number }[]): number {
+  const n = points.length;
+  const mx = points.reduce((a, p) => a + p.x, 0) / n;
+  const my = points.reduce((a, p) => a + p.y, 0) / n;
+  const sxy = points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0);
+  const sxx = points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
+  return sxx === 0 ? Number.NaN : sxy / sxx;
+}
+
+const SIMULATOR_FAULTS: Record<TrafficShape, string> = { echo: 'echo', realistic: 'echo=paced' };
+
 export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResult> {
-  const simulator: Child = await startChild({
-    name: 'voice simulator',
-    script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
-    args: ['--port', '0', '--echo'],
-    cpus: options.simulatorCpus,
-    ready: urlLine,
-  });
-  const ctx: RelayContext = { ...options.context, simulatorUrl: simulator.info };
   const runs: VoiceRun[] = [];
-  const skipped = new Map<RelayName, string>();
-  // `direct` runs first at every N: the relays' added latency is measured against it at the same load.
+  const summaries: VoiceSummary[] = [];
   const order = ['direct' as RelayName, ...options.relays.filter((r) => r !== 'direct')];
-  try {
-    for (const sessions of [...options.sessions].sort((a, b) => a - b)) {
-      for (const relay of order) {
-        const skip = skipped.get(relay);
-        if (skip !== undefined) {
-          runs.push({ relay, sessions, status: 'skipped', reason: skip });
-          continue;
-        }
-        options.log(`voice: ${relay} x ${sessions} sessions...`);
-        let run: VoiceRun;
-        try {
-          run = await measure(relay, sessions, options, ctx, simulator.pid);
-        } catch (err) {
-          const message = err instanceof Error ? err.message : String(err);
-          if (err instanceof SkipRelay) {
-            options.log(`voice: ${relay} skipped: ${message}`);
-            skipped.set(relay, message);
-            runs.push({ relay, sessions, status: 'skipped', reason: message });
-            continue;
+  const simulators: string[] = [];
+  for (const shape of options.shapes) {
+    const simulator: Child = await startChild({
+      name: 'voice simulator',
+      script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
+      args: ['--port', '0', '--faults', SIMULATOR_FAULTS[shape]],
+      cpus: options.simulatorCpus,
+      ready: urlLine,
+    });
+    simulators.push(`${shape}: ${simulator.info} (--faults ${SIMULATOR_FAULTS[shape]})`);
+    const ctx: RelayContext = { ...options.context, simulatorUrl: simulator.info };
+    const skipped = new Map<RelayName, string>();
+    try {
+      for (const sessions of [...options.sessions].sort((a, b) => a - b)) {
+        for (let roundNo = 1; roundNo <= options.rounds; roundNo++) {
+          // Interleaved rounds (A B C, then C B A, ...): drift in the machine's load hits every implementation alike.
+          // `direct` opens every round: the relays' added latency is paired with it.
+          const relays = order.slice(1);
+          if (roundNo % 2 === 0) relays.reverse();
+          for (const relay of ['direct' as RelayName, ...relays]) {
+            const skip = skipped.get(relay);
+            if (skip !== undefined) {
+              runs.push({ shape, round: roundNo, relay, sessions, status: 'skipped', reason: skip });
+              continue;
+            }
+            options.log(`voice ${shape}: ${relay} x ${sessions} sessions, round ${roundNo}/${options.rounds}...`);
+            let run: VoiceRun;
+            try {
+              run = await measure(shape, roundNo, relay, sessions, options, { ...ctx, parleyEnv: options.parleyEnv[shape] }, simulator.pid);
+            } catch (err) {
+              const message = err instanceof Error ? err.message : String(err);
+              if (err instanceof SkipRelay) {
+                options.log(`voice: ${relay} skipped: ${message}`);
+                skipped.set(relay, message);
+                runs.push({ shape, round: roundNo, relay, sessions, status: 'skipped', reason: message });
+                continue;
+              }
+              run = { shape, round: roundNo, relay, sessions, status: 'failed', reason: message };
+            }
+            runs.push(run);
           }
-          run = { relay, sessions, status: 'failed', reason: message };
         }
-        runs.push(run);
-        if (saturated(run)) skipped.set(relay, `saturated at ${sessions} sessions (drops, p99 > 500 ms or failed connects)`);
+        for (const relay of order) {
+          const summary = summarize(shape, relay, sessions, runs);
+          summaries.push(summary);
+          if (!skipped.has(relay) && saturated(summary)) skipped.set(relay, `saturated at ${sessions} sessions (drops, p99 > 500 ms or failed connects)`);
+        }
       }
+    } finally {
+      await simulator.stop();
     }
-  } finally {
-    await simulator.stop();
   }
   for (const run of runs) {
-    const direct = runs.find((r) => r.relay === 'direct' && r.sessions === run.sessions && r.status === 'ok');
+    const direct = runs.find((r) => r.relay === 'direct' && r.shape === run.shape && r.round === run.round && r.sessions === run.sessions && r.status === 'ok');
     if (run.relay === 'direct' || run.status !== 'ok' || direct === undefined) continue;
     run.addedP50Ms = round(run.rttP50Ms! - direct.rttP50Ms!, 3);
     run.addedP99Ms = round(run.rttP99Ms! - direct.rttP99Ms!, 3);
   }
   const maxHeld: VoiceResult['maxHeld'] = {};
-  for (const relay of order) {
-    const held = runs.filter((r) => r.relay === relay && r.status === 'ok' && r.framesDropped === 0 && (r.rttP99Ms ?? Infinity) < HELD_P99_MS && r.connected === r.sessions);
-    if (!runs.some((r) => r.relay === relay && r.status === 'ok')) continue;
-    maxHeld[relay] = held.length === 0 ? null : Math.max(...held.map((r) => r.sessions));
+  const rssSlopes: RssSlope[] = [];
+  for (const shape of options.shapes) {
+    const held: Partial<Record<RelayName, number | null>> = {};
+    for (const relay of order) {
+      const mine = summaries.filter((r) => r.shape === shape && r.relay === relay && r.status === 'ok');
+      if (mine.length === 0) continue;
+      const good = mine.filter((r) => r.framesDropped === 0 && (r.rttP99Ms ?? Infinity) < HELD_P99_MS && r.connected === r.sessions);
+      held[relay] = good.length === 0 ? null : Math.max(...good.map((r) => r.sessions));
+      const points = mine.filter((r) => r.rssLoadedMb !== undefined).map((r) => ({ x: r.sessions, y: r.rssLoadedMb! * 1024 }));
+      if (relay !== 'direct' && points.length >= 2) rssSlopes.push({ shape, relay, kbPerSession: round(slope(points), 1), sessions: points.map((p) => p.x) });
+    }
+    maxHeld[shape] = held;
   }
-  return { simulator: simulator.info, runs, maxHeld };
+  return { simulator: simulators.join('; '), runs, summaries, rssSlopes, maxHeld };
 }

@@ -20,6 +20,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** The example env file's SECRET_KEY starts with this: refused in production. */
+export const PLACEHOLDER_SECRET = /^change-me/i;
+
 /** Parses the environment once. Every problem is reported together, so one restart fixes them all. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(source);
@@ -33,6 +36,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(problems);
   }
   const env = parsed.data;
+  // deploy/env.example ships a placeholder; a production instance signing with it would accept anyone's tokens.
+  if (env.NODE_ENV === 'production' && env.SECRET_KEY !== undefined && PLACEHOLDER_SECRET.test(env.SECRET_KEY)) {
+    throw new ConfigError(['SECRET_KEY: is the example\'s placeholder; set a long random value (e.g. `openssl rand -base64 48`)']);
+  }
   const secret = resolveSecretKey(env.SECRET_KEY, env.DATA_DIR);
   const instanceId = env.INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   return Object.freeze({ ...env, secretKey: secret.key, secretKeySource: secret.source, instanceId });

@@ -76,6 +76,11 @@ export const envSchema = z.object({
     message: 'must be at least 32 bytes',
   }),
   INSTANCE_ID: optionalString,
+  // Session-affine routing (deploy/haproxy.cfg): voice session ids carry this instance's key (vs_<key>_<random>), so
+  // the proxy sends every request about a session to its owner. Unset: plain vs_<random> (one instance, no proxy).
+  INSTANCE_ROUTE_KEY: optionalString.refine((v) => v === undefined || /^[a-z0-9]{1,12}$/.test(v), {
+    message: 'must be 1-12 lowercase letters or digits',
+  }),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   UPLOAD_LIMIT_BYTES: int(20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
@@ -111,6 +116,29 @@ export const envSchema = z.object({
   VOICE_MAX_DURATION_CAP_SECONDS: int(3600, 30, 4 * 3600),
   // A minted session whose media socket never connects ends `disconnected` after this long, billed nothing.
   VOICE_JOIN_TIMEOUT_SECONDS: int(15, 1, 600),
+  // SIGTERM: live calls may go on this long (no new mints, readiness 503) before the rest end with `shutdown`.
+  VOICE_DRAIN_TIMEOUT_SECONDS: int(300, 0, 86_400),
+  // Ownership records: renewed every third of this, expired after it; a dead owner's calls end `control_lost` once
+  // their record expired and a survivor's orphan sweep (every VOICE_ORPHAN_SWEEP_SECONDS) or a request finds them.
+  VOICE_OWNERSHIP_TTL_SECONDS: int(15, 3, 600),
+  VOICE_ORPHAN_SWEEP_SECONDS: int(30, 1, 3600),
+
+  // Metrics (Prometheus text at GET /metrics): off unless a bearer token is set, or served on a port of its own.
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 16, { message: 'must be at least 16 bytes' }),
+  METRICS_PORT: int(0, 0, 65535),
+  // One access-log line per request (route pattern, status, duration, request id); 1 = every request, 0 = none.
+  ACCESS_LOG_SAMPLE_RATE: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return 1;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0 || n > 1) {
+        ctx.addIssue({ code: 'custom', message: `must be a number from 0 to 1, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
 
   // Usage metering (spec: Limits)
   HOSTED_USAGE_ENFORCEMENT: z.enum(['shadow', 'enforce', 'off']).default('shadow'),

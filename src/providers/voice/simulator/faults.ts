@@ -20,6 +20,9 @@
  *   garbage                           interleave unreadable frames (non-JSON, binary, typeless JSON)
  *   echo[=silent]                     echo mode: output audio = the input audio just received, frame for frame;
  *                                     announced by one output transcript ('silent': none, so a gate never opens)
+ *   echo=paced[:ms]                   paced echo ("speaks like a provider"): the input audio comes back as one
+ *                                     output delta every `ms` (default 100) at real-time pace, cut independently of
+ *                                     the input framing, with an output transcript every 300 ms of speech
  *   delegate                          end of the first utterance creates a client delegation instead of a reply
  */
 export interface SimulatorFaults {
@@ -35,6 +38,8 @@ export interface SimulatorFaults {
   echo?: boolean;
   /** Echo without the announcing output transcript. */
   echoSilent?: boolean;
+  /** Paced echo: the echoed audio leaves in deltas of this many ms, one per that many ms of wall time. */
+  echoPacedMs?: number;
   delegate?: boolean;
 }
 
@@ -88,6 +93,7 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
       case 'echo':
         faults.echo = true;
         if (value === 'silent') faults.echoSilent = true;
+        else if (value !== undefined && /^paced(:\d+)?$/.test(value)) faults.echoPacedMs = Math.max(10, numberOr(value.slice(6), 100));
         break;
       case 'delegate':
         faults.delegate = true;

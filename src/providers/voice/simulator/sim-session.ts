@@ -59,6 +59,12 @@ export class SimSession {
   private outputCursorMs = 0;
   private outputOffset = 0;
   private speech: Word[] = [];
+  /** Paced echo: input audio (base64, concatenated) waiting to be spoken, and the pacing state. */
+  private echoB64 = '';
+  private echoTimer: NodeJS.Timeout | undefined;
+  private echoDueAt = 0;
+  private echoInputSinceTick = false;
+  private echoSpokenMs = 0;
 
   constructor(
     readonly record: SimulatedSessionRecord,
@@ -176,12 +182,13 @@ export class SimSession {
       // Echo mode: the same payload straight back, no decode/re-encode, so the bench measures the relay, not us.
       // The first echo is announced with one output transcript, as a real assistant's speech is: without it a
       // client that honours the playback gate (Parley's relay) would never hear the echo.
-      if (!this.echoAnnounced && this.faults.echoSilent !== true) {
+      if (!this.echoAnnounced && this.faults.echoSilent !== true && this.faults.echoPacedMs === undefined) {
         this.echoAnnounced = true;
         const at = Math.round(this.timing.now() - this.startedAt);
         this.record.outputTranscripts.push({ text: 'echo', startMs: at, endMs: at });
         this.emit(ev.transcript('session.output_transcript.delta', this.eventId(), 'echo', at, at));
       }
+      if (this.faults.echoPacedMs !== undefined) return this.queueEcho(base64);
       this.record.audioFramesOut++;
       this.stats.audioFramesOut++;
       this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + base64 + ev.OUTPUT_AUDIO_SUFFIX);
@@ -206,6 +213,59 @@ export class SimSession {
       this.onUtteranceEnd();
     }
     this.voiced = isVoiced;
+  }
+
+  /**
+   * Paced echo: keep the input audio and speak it back like a provider does, one delta of `echoPacedMs` of audio
+   * every `echoPacedMs` of wall time (real-time pace), cut independently of how the input was framed. Base64 of
+   * whole 3-byte groups concatenates as is (a 20 ms frame is 960 bytes: no padding), so nothing is decoded; padded
+   * input (odd sizes) is re-encoded once. The first delta leaves one period after the first audio arrived.
+   */
+  private queueEcho(base64: string): void {
+    if (base64.endsWith('=') || this.echoB64.endsWith('=')) {
+      this.echoB64 = Buffer.concat([Buffer.from(this.echoB64, 'base64'), Buffer.from(base64, 'base64')]).toString('base64');
+    } else {
+      this.echoB64 += base64;
+    }
+    this.echoInputSinceTick = true;
+    if (this.echoTimer === undefined) {
+      this.echoDueAt = this.timing.now() + this.faults.echoPacedMs!;
+      this.echoTimer = setTimeout(this.speakEcho, this.faults.echoPacedMs!);
+    }
+  }
+
+  private readonly speakEcho = (): void => {
+    this.echoTimer = undefined;
+    if (this.ended) return;
+    const periodMs = this.faults.echoPacedMs!;
+    const chunkChars = Math.round((periodMs * BYTES_PER_MS) / 3) * 4;
+    // A full delta when there is one; a short tail only once the caller stopped sending (end of speech).
+    let take = this.echoB64.length >= chunkChars ? chunkChars : this.echoInputSinceTick ? 0 : this.echoB64.length;
+    // Behind by more than three deltas (a stalled timer): catch up with one double delta, as providers burst.
+    if (this.echoB64.length > 3 * chunkChars) take = 2 * chunkChars;
+    this.echoInputSinceTick = false;
+    if (take > 0) {
+      const chunk = this.echoB64.slice(0, take);
+      this.echoB64 = this.echoB64.slice(take);
+      if (!this.echoAnnounced || this.echoSpokenMs >= 300) this.announceEcho();
+      this.echoSpokenMs += (take / 4) * 3 / BYTES_PER_MS;
+      this.record.audioFramesOut++;
+      this.stats.audioFramesOut++;
+      this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + chunk + ev.OUTPUT_AUDIO_SUFFIX);
+    }
+    if (this.echoB64.length === 0 && take === 0) return;
+    this.echoDueAt += periodMs;
+    this.echoTimer = setTimeout(this.speakEcho, Math.max(0, this.echoDueAt - this.timing.now()));
+  };
+
+  /** The transcript of what the paced echo is saying (one fragment per ~300 ms of speech, like word timings). */
+  private announceEcho(): void {
+    this.echoAnnounced = true;
+    this.echoSpokenMs = 0;
+    if (this.faults.echoSilent === true) return;
+    const at = Math.round(this.timing.now() - this.startedAt);
+    this.record.outputTranscripts.push({ text: 'echo', startMs: at, endMs: at + 300 });
+    this.emit(ev.transcript('session.output_transcript.delta', this.eventId(), 'echo', at, at + 300));
   }
 
   private onUtteranceEnd(): void {
@@ -291,10 +351,11 @@ export class SimSession {
     this.record.endReason = reason;
     this.record.usageSeconds = seconds;
     this.stats.sessionsActive--;
-    for (const timer of [this.usageTimer, this.dropTimer, this.resumeTimer, this.outputTimer, this.stallTimer]) {
+    for (const timer of [this.usageTimer, this.dropTimer, this.resumeTimer, this.outputTimer, this.stallTimer, this.echoTimer]) {
       if (timer !== undefined) clearTimeout(timer);
     }
     this.speech = [];
+    this.echoB64 = '';
     this.onEnd(this.id);
   }
 
