@@ -3,6 +3,7 @@ export { conversationRoutes, sourceSchema } from './routes.js';
 export {
   recordExchange,
   findContinuableConversation,
+  isVisitorsOwnConversation,
   recentMessages,
   findFeedbackTarget,
   upsertFeedback,

@@ -109,11 +109,12 @@ export interface FeedbackTarget {
   assistantId: string;
   role: 'user' | 'assistant';
   visitorId: string | null;
+  source: ConversationSource;
 }
 
 export async function findFeedbackTarget(sql: Db, messageId: string): Promise<FeedbackTarget | undefined> {
   const [row] = await sql<FeedbackTarget[]>`
-    select m.id, m.assistant_id, m.role, c.visitor_id
+    select m.id, m.assistant_id, m.role, c.visitor_id, c.source
     from messages m join conversations c on c.id = m.conversation_id where m.id = ${messageId}`;
   return row;
 }

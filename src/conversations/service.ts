@@ -84,12 +84,21 @@ export async function recordExchange(tx: TransactionSql, exchange: Exchange): Pr
   await q.bumpMessageCount(tx, conversation.id, 2);
 }
 
-/** A conversation the chat may continue: same assistant, and for keyless callers the same visitor. */
+/**
+ * Whether a keyless caller (widget visitor) may reach a conversation or its messages: only its own visitor's, started
+ * from the widget or playground widget. Never an API conversation, one without a visitor, or another visitor's
+ * (issue 12, item 8: a keyless chat, voice mint or feedback with an API conversation's id reached it).
+ */
+export function isVisitorsOwnConversation(row: { visitorId: string | null; source: string }, visitorId: string | null): boolean {
+  return visitorId !== null && row.visitorId === visitorId && row.source !== 'api';
+}
+
+/** A conversation the chat may continue: same assistant, and for keyless callers (visitorId not undefined) the visitor's own. */
 export async function findContinuableConversation(sql: Sql, id: string, assistantId: string, visitorId: string | null | undefined): Promise<q.ConversationRow | undefined> {
   if (!hasIdShape('conv', id)) return undefined;
   const row = await q.findConversation(sql, id);
   if (!row || row.assistantId !== assistantId) return undefined;
-  if (visitorId !== undefined && row.visitorId !== null && row.visitorId !== visitorId) return undefined;
+  if (visitorId !== undefined && !isVisitorsOwnConversation(row, visitorId)) return undefined;
   return row;
 }
 

@@ -1,5 +1,6 @@
 import { customAlphabet } from 'nanoid';
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
+import { isVisitorsOwnConversation } from '../conversations/index.js';
 import type { Principal } from '../auth/index.js';
 import { AppError, isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -194,7 +195,7 @@ async function resolveAssistant(ctx: VoiceContext, principal: Principal, assista
 async function resolveConversation(ctx: VoiceContext, conversationId: string | undefined, assistant: Assistant, keyless: boolean, visitorId: string | null): Promise<string> {
   if (conversationId === undefined) return newKnowledgeId('conv');
   const found = await q.findConversation(ctx.deps.sql, conversationId, assistant.id);
-  if (found === undefined || (keyless && found.visitorId !== visitorId)) {
+  if (found === undefined || (keyless && !isVisitorsOwnConversation(found, visitorId))) {
     throw new AppError('VOICE_CONVERSATION_NOT_FOUND', 404, 'No such conversation.');
   }
   return found.id;

@@ -54,9 +54,9 @@ export async function insertConversation(
 }
 
 /** An existing conversation of this assistant the caller may continue (bearer: same account; keyless: same visitor). */
-export async function findConversation(sql: Db, id: string, assistantId: string): Promise<{ id: string; visitorId: string | null } | undefined> {
-  const [row] = await sql<{ id: string; visitorId: string | null }[]>`
-    select id, visitor_id from conversations where id = ${id} and assistant_id = ${assistantId}`;
+export async function findConversation(sql: Db, id: string, assistantId: string): Promise<{ id: string; visitorId: string | null; source: string } | undefined> {
+  const [row] = await sql<{ id: string; visitorId: string | null; source: string }[]>`
+    select id, visitor_id, source from conversations where id = ${id} and assistant_id = ${assistantId}`;
   return row;
 }
 

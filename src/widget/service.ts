@@ -1,5 +1,5 @@
 import { getAssistantById, getAssistantByPublicId, hasIdShape } from '../assistants/index.js';
-import { findFeedbackTarget, upsertFeedback } from '../conversations/index.js';
+import { findFeedbackTarget, isVisitorsOwnConversation, upsertFeedback } from '../conversations/index.js';
 import type { Sql } from '../db/index.js';
 import { widgetErrors } from './errors.js';
 import type { PolicyRequest, WidgetPolicy } from './policy.js';
@@ -31,8 +31,8 @@ export async function signVisitor(deps: WidgetDeps, request: PolicyRequest, inpu
 }
 
 /**
- * A visitor rates an answer. The message must be an answer of an assistant whose policy admits this request,
- * and, when its conversation has a visitor, the same visitor (otherwise it is simply not found).
+ * A visitor rates an answer. The message must be an answer of an assistant whose policy admits this request, in a
+ * conversation of this same visitor (otherwise it is simply not found).
  */
 export async function recordFeedback(deps: WidgetDeps, request: PolicyRequest, input: { messageId: string; rating: 'positive' | 'negative'; visitorId?: string | undefined }) {
   const target = hasIdShape('msg', input.messageId) ? await findFeedbackTarget(deps.sql, input.messageId) : undefined;
@@ -41,7 +41,7 @@ export async function recordFeedback(deps: WidgetDeps, request: PolicyRequest, i
   if (!assistant) throw widgetErrors.messageNotFound();
   const visitorId = input.visitorId ?? null;
   await deps.policy.admit(request, assistant, visitorId);
-  if (target.visitorId !== null && target.visitorId !== visitorId) throw widgetErrors.messageNotFound();
+  if (!isVisitorsOwnConversation(target, visitorId)) throw widgetErrors.messageNotFound(); // never an API or another visitor's answer
   const row = await upsertFeedback(deps.sql, { messageId: target.id, assistantId: assistant.id, rating: input.rating, visitorId });
   return { messageId: row.messageId, rating: row.rating, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
