@@ -8,6 +8,7 @@ import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
+import { webAssetRoutes } from './web-assets/index.js';
 import { createAuthenticators, identityRoutes } from './auth/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
 import { billingRoutes } from './billing/index.js';
@@ -115,6 +116,7 @@ export function collectCapabilities(
     ...conversationRoutes({ sql: deps.sql, recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId) }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
+    ...webAssetRoutes(),
     ...chatRoutes({
       sql: deps.sql,
       log: deps.log.child({ capability: 'chat' }),
