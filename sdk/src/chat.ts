@@ -4,17 +4,17 @@
  */
 import type { ParleyClient } from './client.js';
 import type { CallOptions, Operation, RequestBody, SuccessBody } from './types.js';
+import type { components } from './generated/openapi.js';
 import { readSse } from './streams.js';
 
 type ChatOperation = Operation<'/api/v1/chat', 'post'>;
 export type ChatRequest = RequestBody<ChatOperation>;
 export type ChatAnswer = SuccessBody<ChatOperation>;
 
-export type ChatStreamEvent =
-  | { type: 'token'; text: string }
-  | { type: 'meta'; messageId: string; conversationId: string; sources: ChatAnswer['sources']; outcome: ChatAnswer['outcome'] }
-  | { type: 'error'; code: string; message: string }
-  | { type: 'done' };
+/** One event of the SSE answer as the contract documents it (`event:` name and `data:` JSON). */
+export type ChatServerSentEvent = components['schemas']['ChatStreamEvent'];
+/** The same, flattened: `{ type: event, ...data }`, e.g. `{ type: 'token', text }`. */
+export type ChatStreamEvent = ChatServerSentEvent extends infer E ? (E extends { event: infer T; data: infer D } ? { type: T } & D : never) : never;
 
 /** Streams one chat answer. Refusals before the stream began (4xx/5xx) throw ParleyError like any call. */
 export async function* streamChat(client: ParleyClient, body: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent> {

@@ -33,13 +33,15 @@ type SuccessStatus = 200 | 201 | 202 | 204;
 type ResponsesOf<O> = O extends { responses: infer R } ? R : never;
 type ContentOf<R> = R extends { content: infer C } ? C : never;
 
-/** The body of an operation's success answer (JSON, or the NDJSON/SSE line schema for streams). */
+/** The body of an operation's success answer: its JSON, or for stream-only answers the NDJSON/SSE line schema. */
 export type SuccessBody<O> = {
   [S in SuccessStatus]: S extends keyof ResponsesOf<O>
     ? ContentOf<ResponsesOf<O>[S]> extends infer C
-      ? C extends Record<string, infer B>
-        ? B
-        : undefined
+      ? C extends { 'application/json': infer J }
+        ? J
+        : C extends Record<string, infer B>
+          ? B
+          : undefined
       : never
     : never;
 }[SuccessStatus];

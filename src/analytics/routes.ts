@@ -43,6 +43,7 @@ export function analyticsRoutes(deps: { sql: Sql }): AnyRoute[] {
       },
       openapi: {
         summary: 'Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions',
+        description: 'Over [from, to) (default: the last 30 days). Rates are null when there is nothing to divide.',
         tags: ['Analytics'],
         errors: { 400: 'Invalid range', 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' },
       },

@@ -17,7 +17,7 @@ export const assistantSchema = z.object({
   settings: assistantSettingsSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}).meta({ id: 'Assistant' });
 
 const text = (max: number) => z.string().trim().max(max);
 

@@ -27,13 +27,31 @@ export const chatBodySchema = z
 
 const outcomeSchema = z.enum(['answered', 'no_answer', 'model_failure']);
 
-export const chatAnswerSchema = z.object({
-  messageId: z.string(),
-  conversationId: z.string(),
-  answer: z.string(),
-  sources: z.array(sourceSchema),
-  outcome: outcomeSchema,
-});
+export const chatAnswerSchema = z
+  .object({
+    messageId: z.string(),
+    conversationId: z.string(),
+    answer: z.string(),
+    sources: z.array(sourceSchema),
+    outcome: outcomeSchema,
+  })
+  .meta({ id: 'ChatAnswer' });
+
+/** Documentation of the SSE answer (OpenAPI only): each event's `event:` line and its `data:` JSON. */
+export const chatStreamEventSchema = z
+  .union([
+    z.object({ event: z.literal('token'), data: z.object({ text: z.string().describe('The next piece of the answer.') }) }),
+    z.object({
+      event: z.literal('meta'),
+      data: z.object({ messageId: z.string(), conversationId: z.string(), sources: z.array(sourceSchema), outcome: outcomeSchema }),
+    }),
+    z.object({ event: z.literal('error'), data: z.object({ code: z.string(), message: z.string() }).describe('A failure after the stream began; done follows.') }),
+    z.object({ event: z.literal('done'), data: z.object({}) }),
+  ])
+  .meta({
+    id: 'ChatStreamEvent',
+    description: 'One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done.',
+  });
 
 /** POST /api/v1/chat: Bearer key with `chat` scope, or keyless (public id, widget policy). JSON or SSE. */
 export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
@@ -55,7 +73,8 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
         errors: {
           400: 'Invalid body',
           401: 'Invalid API key (keyless callers send no Authorization header)',
-          403: 'Missing chat scope; keyless: Origin not allowed or visitor signature missing or invalid',
+          402: 'Bearer callers: reason usage_limit, the billing period\'s budget or request cap is used up (details say which).',
+          403: 'Missing chat scope; keyless: Origin not allowed, visitor signature missing or invalid, or the assistant cannot answer right now (no reason given)',
           404: 'No such assistant (keyless callers must use the public asst_ id) or conversation',
           429: 'Rate limit (plain, with Retry-After)',
           502: 'The AI provider failed before answering',
@@ -63,6 +82,8 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
           504: 'The AI provider did not answer in time',
         },
         contentTypes: { 200: 'application/json' },
+        alternateContent: { 200: { 'text/event-stream': chatStreamEventSchema } },
+        responseDescriptions: { 200: 'The answer as JSON, or with `Accept: text/event-stream` as Server-Sent Events (each event matches ChatStreamEvent).' },
       },
       handler: async (ctx) => {
         const principal = principalOf(ctx);

@@ -10,7 +10,7 @@ export const sourceSchema = z.object({
   name: z.string(),
   snippet: z.string(),
   score: z.number(),
-});
+}).meta({ id: 'Source', description: 'A document passage an answer used.' });
 
 const conversationSchema = z.object({
   id: z.string(),
@@ -20,7 +20,7 @@ const conversationSchema = z.object({
   messageCount: z.number().int(),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}).meta({ id: 'Conversation' });
 
 const messageSchema = z.object({
   id: z.string(),
@@ -32,13 +32,13 @@ const messageSchema = z.object({
   outputTokens: z.number().int(),
   costMicros: z.number().int(),
   createdAt: z.string(),
-});
+}).meta({ id: 'Message' });
 
 const recordingSchema = z.object({
   sessionId: z.string(),
   url: z.string().describe('Dashboard-only: fetch with the owner\'s dashboard session (Range supported).'),
   ready: z.boolean().describe('False while the call runs or its file is being written.'),
-});
+}).meta({ id: 'Recording' });
 
 const tags = ['Conversations'];
 
@@ -58,7 +58,7 @@ export function conversationRoutes(deps: { sql: Sql; recordingsOf?: RecordingsOf
         query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }),
         response: { 200: z.object({ conversations: z.array(conversationSchema), nextCursor: z.string().nullable() }) },
       },
-      openapi: { summary: 'List conversations (optionally of one assistant), newest first', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' } },
+      openapi: { summary: 'List conversations (optionally of one assistant), newest first', description: 'Chat and voice conversations of the key\'s account, a page at a time (pass nextCursor as cursor).', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' } },
       handler: async (ctx) => {
         const page = await service.listConversations(sql, ownerOf(ctx), ctx.query);
         return reply.json({ conversations: page.conversations.map(service.presentConversation), nextCursor: page.nextCursor });
@@ -73,7 +73,7 @@ export function conversationRoutes(deps: { sql: Sql; recordingsOf?: RecordingsOf
         params: z.object({ conversationId: z.string().min(1).max(100) }),
         response: { 200: z.object({ conversation: conversationSchema, messages: z.array(messageSchema), recordings: z.array(recordingSchema) }) },
       },
-      openapi: { summary: 'Get a conversation with its messages, their sources and its voice recordings', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' } },
+      openapi: { summary: 'Get a conversation with its messages, their sources and its voice recordings', description: 'Messages in order, each answer with the document passages it used; recordings are played back through the dashboard.', tags, errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' } },
       handler: async (ctx) => {
         const found = await service.getConversation(sql, ownerOf(ctx), ctx.params.conversationId);
         const recordings = deps.recordingsOf ? await deps.recordingsOf(found.conversation.id) : [];

@@ -15,7 +15,13 @@ export function openApiRoutes(documentBytes: () => Buffer): AnyRoute[] {
       auth: 'none',
       cors: true,
       schemas: { response },
-      openapi: { summary: 'The OpenAPI document of record', tags: ['meta'] },
+      openapi: {
+        summary: 'The OpenAPI document of record',
+        description: 'This document: OpenAPI 3.1, generated from the route table that also validates requests. The SDK\'s types are generated from it.',
+        tags: ['Meta'],
+        dependencyFree: true,
+        errors: { 431: 'The request line and headers are larger than the server accepts (answered by the HTTP layer).' },
+      },
       handler: serve,
     }),
     defineRoute({

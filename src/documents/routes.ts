@@ -18,7 +18,7 @@ export const documentSchema = z.object({
   chunkCount: z.number().int(),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}).meta({ id: 'Document' });
 
 const single = z.object({ document: documentSchema });
 const page = z.object({ documents: z.array(documentSchema), nextCursor: z.string().nullable() });
@@ -55,7 +55,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:read',
       schemas: { query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }), response: { 200: page } },
-      openapi: { summary: 'List documents (optionally of one assistant)', tags, errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' } },
+      openapi: { summary: 'List documents (optionally of one assistant)', description: 'Documents of the key\'s account with their processing status, newest first, a page at a time.', tags, errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' } },
       handler: async (ctx) => {
         const result = await service.listDocuments(sql, ownerOf(ctx), ctx.query);
         return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
@@ -67,7 +67,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:read',
       schemas: { params: documentParams, response: { 200: single } },
-      openapi: { summary: 'Get a document and its processing status', tags, errors },
+      openapi: { summary: 'Get a document and its processing status', description: 'Status moves pending -> processing -> ready, or failed with an error.', tags, errors },
       handler: async (ctx) => reply.json({ document: service.presentDocument(await service.getDocument(sql, ownerOf(ctx), ctx.params.documentId)) }),
     }),
     defineRoute({
@@ -76,7 +76,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:write',
       schemas: { params: documentParams, response: { 200: z.object({ ok: z.literal(true) }) } },
-      openapi: { summary: 'Delete a document and its passages', tags, errors },
+      openapi: { summary: 'Delete a document and its passages', description: 'The assistant stops answering from it at once.', tags, errors },
       handler: async (ctx) => {
         await service.deleteDocument(sql, ownerOf(ctx), ctx.params.documentId);
         return reply.json({ ok: true });
@@ -88,7 +88,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:write',
       schemas: { params: documentParams, body: z.object({}).strict(), response: { 202: single } },
-      openapi: { summary: 'Process a document again (status back to pending)', tags, errors },
+      openapi: { summary: 'Process a document again (status back to pending)', description: 'Queues the document for extraction and indexing again (202); follow its status with GET.', tags, errors },
       handler: async (ctx) => reply.json({ document: service.presentDocument(await service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId)) }, 202),
     }),
 

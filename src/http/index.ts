@@ -3,7 +3,7 @@ export { createHttpServer, type HttpServer, type HttpServerOptions } from './ser
 export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type Reply, type RequestContext, type RouteDefinition, type RouteMeta, type StreamSink } from './types.js';
 export { reply, ndjsonLine, sseEvent } from './reply.js';
 export { errorBodySchema, type ErrorBody } from './errors.js';
-export { buildOpenApiDocument, operationsFingerprint, type OpenApiOptions } from './openapi.js';
+export { buildOpenApiDocument, V1_TAGS, type OpenApiOptions } from './openapi.js';
 export type { AnySocketRoute, RealtimeSocket, SocketRoute, UpgradeRequest } from './socket-types.js';
 export { fileReply, parseRange, type FileReplyOptions, type RangeRequest } from './file.js';
 export { assertStorableInput, findUnstorable, int32, isStorableDate, queryInt32, toStorableText, unstorableTextReason, MAX_INPUT_DEPTH, PG_INT_MAX, PG_INT_MIN } from './validation.js';

@@ -69,6 +69,25 @@ export interface OpenApiMeta {
   /** Content type of a success answer when it is not JSON (NDJSON, SSE, audio). */
   contentTypes?: Partial<Record<number, string>>;
   responseDescriptions?: Partial<Record<number, string>>;
+  /** More content types of a success answer, same status: content type -> schema (of one event, for streams). */
+  alternateContent?: Partial<Record<number, Record<string, z.ZodType>>>;
+  /** Touches neither the database nor the shared store, so it never answers 503 DEPENDENCY_UNAVAILABLE. */
+  dependencyFree?: boolean;
+  /**
+   * Deprecated (spec, Versioning rule 4): marked in OpenAPI, and every answer carries `Deprecation: @<since>`
+   * (RFC 9745), plus `Sunset` (RFC 8594) when a date is set and `Link rel="deprecation"` when a link is.
+   * (A field is deprecated with zod: `.meta({ deprecated: true })`.)
+   */
+  deprecated?: RouteDeprecation;
+}
+
+export interface RouteDeprecation {
+  /** When it was deprecated (ISO 8601 date). */
+  since: string;
+  /** When it may be removed (ISO 8601 date; at least 90 days after since). */
+  sunset?: string;
+  /** Where the migration is explained. */
+  link?: string;
 }
 
 export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {

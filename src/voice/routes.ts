@@ -4,11 +4,12 @@ import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/
 import { END_REASONS } from './end-reasons.js';
 import { voiceErrors } from './errors.js';
 import type { VoiceService } from './service.js';
+import { SESSION_ID_PATTERN } from './session-id.js';
 import { CAPABILITIES } from './types.js';
 
-const sessionParams = z.object({ sessionId: z.string().regex(/^vs_[0-9A-Za-z]{1,64}$/, 'must be a voice session id (vs_...)') });
+const sessionParams = z.object({ sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)') });
 const tokenBody = z.object({ token: z.string().min(1).max(256).describe('The session controlToken from the mint.') });
-const endReasonSchema = z.enum(END_REASONS).nullable().describe('Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown.');
+const endReasonSchema = z.enum(END_REASONS).nullable().meta({ id: 'VoiceEndReason' }).describe('Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown.');
 
 export const mintBodySchema = z.object({
   assistantId: z.string().min(1).max(100).describe('Public asst_ id (keyless callers); public or internal id owned by the key (bearer callers).'),
@@ -33,13 +34,13 @@ export const mintResponseSchema = z.object({
   heartbeatIntervalMs: z.number().int().optional().describe('Present when heartbeat was declared.'),
   playbackGate: z.literal(true),
   expiresAt: z.string().describe('When the controlToken expires (ISO 8601).'),
-});
+}).meta({ id: 'VoiceSession' });
 
 export const heartbeatResponseSchema = z.object({
   status: z.enum(['healthy', 'degraded', 'ended', 'lost']),
   nextHeartbeatMs: z.number().int().describe('Send the next heartbeat after this long (shorter while degraded).'),
   endReason: endReasonSchema.optional().describe('Present when ended or lost.'),
-});
+}).meta({ id: 'VoiceHeartbeat' });
 
 export const endResponseSchema = z.object({
   sessionId: z.string(),
@@ -47,7 +48,7 @@ export const endResponseSchema = z.object({
   endReason: endReasonSchema,
   billableSeconds: z.number().int(),
   usageFinalized: z.boolean().describe('True when billableSeconds is the provider\'s final figure.'),
-});
+}).meta({ id: 'VoiceSessionEnd' });
 
 /** Documentation of the NDJSON lines (the stream is not JSON as a whole). */
 export const gateLineSchema = z.union([
@@ -60,7 +61,7 @@ export const gateLineSchema = z.union([
   }),
   z.object({ type: z.literal('keepalive') }),
   z.object({ type: z.literal('end'), endReason: endReasonSchema }),
-]);
+]).meta({ id: 'VoiceGateLine', description: 'One line of the gate stream: a decision, a keepalive, or the end.' });
 
 const misrouted = 'The session runs on another instance (reason misrouted; details.instanceId and the X-Parley-Instance header name it).';
 
@@ -88,10 +89,12 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
         errors: {
           400: 'Unknown capability, invalid body, or recordingConsent missing where consent is required.',
           401: 'Invalid API key.',
+          402: 'API-key callers: reason voice_minutes_exhausted, the account\'s voice minutes for the period are used up.',
           403: 'Missing voice scope; voice disabled; reason client_update_required (no playback_gate); reason voice_unavailable (widget refusals).',
           404: 'Assistant not found.',
           429: 'Rate limit (no reason), or reason voice_concurrency_limit.',
           502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction.',
+          503: 'Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
         },
       },
       handler: async (ctx) => {

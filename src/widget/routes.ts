@@ -30,7 +30,7 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
           }),
         },
       },
-      openapi: { summary: 'Widget configuration of an assistant', tags, errors: policyErrors },
+      openapi: { summary: 'Widget configuration of an assistant', description: 'What the embeddable widget needs to render: name, welcome message, voice and signing settings. Keyless, from an allowed Origin.', tags, errors: policyErrors },
       handler: async (ctx) => reply.json(await service.widgetConfig(deps, ctx, ctx.params.publicId)),
     }),
     defineRoute({
@@ -47,7 +47,7 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
           }),
         },
       },
-      openapi: { summary: 'Rate an answer (one rating per answer; a new one replaces it)', tags, errors: { 400: 'Invalid body', ...policyErrors, 404: 'No such message' } },
+      openapi: { summary: 'Rate an answer (one rating per answer; a new one replaces it)', description: 'Keyless, from an allowed Origin; counted in the assistant\'s analytics.', tags, errors: { 400: 'Invalid body', ...policyErrors, 404: 'No such message' } },
       handler: async (ctx) => reply.json({ ok: true, feedback: await service.recordFeedback(deps, ctx, ctx.body) }),
     }),
     defineRoute({
@@ -64,7 +64,7 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
           }),
         },
       },
-      openapi: { summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)', tags, errors: { 400: 'Invalid body', ...policyErrors } },
+      openapi: { summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)', description: 'For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.', tags, errors: { 400: 'Invalid body', ...policyErrors } },
       handler: async (ctx) => reply.json(await service.signVisitor(deps, ctx, ctx.body)),
     }),
   ];

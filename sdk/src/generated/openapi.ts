@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions */
+        /**
+         * Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions
+         * @description Over [from, to) (default: the last 30 days). Rates are null when there is nothing to divide.
+         */
         get: operations["getApiV1Analytics"];
         put?: never;
         post?: never;
@@ -28,10 +31,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List assistants */
+        /**
+         * List assistants
+         * @description The account's assistants, newest first, a page at a time (pass nextCursor as cursor).
+         */
         get: operations["getApiV1Assistants"];
         put?: never;
-        /** Create an assistant */
+        /**
+         * Create an assistant
+         * @description Creates an assistant with its public asst_ id. The plan caps how many an account may have (403 plan_limit when enforced).
+         */
         post: operations["postApiV1Assistants"];
         delete?: never;
         options?: never;
@@ -46,15 +55,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an assistant */
+        /**
+         * Get an assistant
+         * @description By internal id or public asst_ id; only assistants of the key's account.
+         */
         get: operations["getApiV1AssistantsAssistantId"];
         put?: never;
         post?: never;
-        /** Delete an assistant with its documents and conversations */
+        /**
+         * Delete an assistant with its documents and conversations
+         * @description Permanent: its documents, passages, conversations and recordings go with it.
+         */
         delete: operations["deleteApiV1AssistantsAssistantId"];
         options?: never;
         head?: never;
-        /** Update an assistant (settings merge deeply) */
+        /**
+         * Update an assistant (settings merge deeply)
+         * @description Fields left out keep their value; settings objects merge key by key.
+         */
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
@@ -85,7 +103,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List conversations (optionally of one assistant), newest first */
+        /**
+         * List conversations (optionally of one assistant), newest first
+         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor).
+         */
         get: operations["getApiV1Conversations"];
         put?: never;
         post?: never;
@@ -102,7 +123,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a conversation with its messages, their sources and its voice recordings */
+        /**
+         * Get a conversation with its messages, their sources and its voice recordings
+         * @description Messages in order, each answer with the document passages it used; recordings are played back through the dashboard.
+         */
         get: operations["getApiV1ConversationsConversationId"];
         put?: never;
         post?: never;
@@ -119,7 +143,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List documents (optionally of one assistant) */
+        /**
+         * List documents (optionally of one assistant)
+         * @description Documents of the key's account with their processing status, newest first, a page at a time.
+         */
         get: operations["getApiV1Documents"];
         put?: never;
         post?: never;
@@ -136,11 +163,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a document and its processing status */
+        /**
+         * Get a document and its processing status
+         * @description Status moves pending -> processing -> ready, or failed with an error.
+         */
         get: operations["getApiV1DocumentsDocumentId"];
         put?: never;
         post?: never;
-        /** Delete a document and its passages */
+        /**
+         * Delete a document and its passages
+         * @description The assistant stops answering from it at once.
+         */
         delete: operations["deleteApiV1DocumentsDocumentId"];
         options?: never;
         head?: never;
@@ -156,7 +189,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Process a document again (status back to pending) */
+        /**
+         * Process a document again (status back to pending)
+         * @description Queues the document for extraction and indexing again (202); follow its status with GET.
+         */
         post: operations["postApiV1DocumentsDocumentIdReprocess"];
         delete?: never;
         options?: never;
@@ -173,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rate an answer (one rating per answer; a new one replaces it) */
+        /**
+         * Rate an answer (one rating per answer; a new one replaces it)
+         * @description Keyless, from an allowed Origin; counted in the assistant's analytics.
+         */
         post: operations["postApiV1Feedback"];
         delete?: never;
         options?: never;
@@ -188,7 +227,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The OpenAPI document of record */
+        /**
+         * The OpenAPI document of record
+         * @description This document: OpenAPI 3.1, generated from the route table that also validates requests. The SDK's types are generated from it.
+         */
         get: operations["getApiV1OpenapiJson"];
         put?: never;
         post?: never;
@@ -285,7 +327,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Widget configuration of an assistant */
+        /**
+         * Widget configuration of an assistant
+         * @description What the embeddable widget needs to render: name, welcome message, voice and signing settings. Keyless, from an allowed Origin.
+         */
         get: operations["getApiV1WidgetPublicIdConfig"];
         put?: never;
         post?: never;
@@ -304,7 +349,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS) */
+        /**
+         * Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)
+         * @description For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.
+         */
         post: operations["postApiV1WidgetSign"];
         delete?: never;
         options?: never;
@@ -316,6 +364,113 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Assistant: {
+            createdAt: string;
+            description: string | null;
+            /** @description Internal id. */
+            id: string;
+            instructions: string | null;
+            name: string;
+            /** @description Public asst_ id: a capability for keyless widget callers, not a secret. */
+            publicId: string;
+            settings: {
+                /** @description Origins allowed to call keyless routes; empty means no keyless access. */
+                allowedDomains: unknown[];
+                /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
+                assistantRateLimitPerMinute: number | null;
+                /**
+                 * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
+                 * @enum {string}
+                 */
+                chatProvider: "default" | "local" | "openai";
+                /**
+                 * @description Text search language of this assistant's knowledge (stemming and stop words).
+                 * @enum {string}
+                 */
+                language: "simple" | "arabic" | "armenian" | "basque" | "catalan" | "danish" | "dutch" | "english" | "finnish" | "french" | "german" | "greek" | "hindi" | "hungarian" | "indonesian" | "irish" | "italian" | "lithuanian" | "nepali" | "norwegian" | "portuguese" | "romanian" | "russian" | "serbian" | "spanish" | "swedish" | "tamil" | "turkish" | "yiddish";
+                /** @description Keyless chat and feedback need an X-Parley-Signature for the visitor id. */
+                requireWidgetSigning: boolean;
+                /** @description Per-visitor widget requests per minute; null uses the deployment default. */
+                visitorRateLimitPerMinute: number | null;
+                voice: {
+                    enabled: boolean;
+                    idleTimeoutSeconds: number;
+                    maxDurationSeconds: number;
+                    /** @enum {string} */
+                    recording: "off" | "on";
+                    requireConsent: boolean;
+                };
+            };
+            updatedAt: string;
+            welcomeMessage: string | null;
+        };
+        ChatAnswer: {
+            answer: string;
+            conversationId: string;
+            messageId: string;
+            /** @enum {string} */
+            outcome: "answered" | "no_answer" | "model_failure";
+            sources: components["schemas"]["Source"][];
+        };
+        /** @description One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done. */
+        ChatStreamEvent: {
+            data: {
+                /** @description The next piece of the answer. */
+                text: string;
+            };
+            /** @constant */
+            event: "token";
+        } | {
+            data: {
+                conversationId: string;
+                messageId: string;
+                /** @enum {string} */
+                outcome: "answered" | "no_answer" | "model_failure";
+                sources: components["schemas"]["Source"][];
+            };
+            /** @constant */
+            event: "meta";
+        } | {
+            /** @description A failure after the stream began; done follows. */
+            data: {
+                code: string;
+                message: string;
+            };
+            /** @constant */
+            event: "error";
+        } | {
+            data: Record<string, never>;
+            /** @constant */
+            event: "done";
+        };
+        Conversation: {
+            /** @description Internal id of the assistant. */
+            assistantId: string;
+            createdAt: string;
+            id: string;
+            messageCount: number;
+            /** @enum {string} */
+            source: "api" | "widget" | "playground";
+            updatedAt: string;
+            visitorId: string | null;
+        };
+        Document: {
+            /** @description Internal id of the assistant. */
+            assistantId: string;
+            chunkCount: number;
+            createdAt: string;
+            /** @description Why the last attempt failed (also set while a retry is pending). */
+            error: string | null;
+            id: string;
+            mimeType: string | null;
+            name: string;
+            sourceUrl: string | null;
+            /** @enum {string} */
+            status: "pending" | "processing" | "ready" | "failed";
+            /** @enum {string} */
+            type: "file" | "text" | "url" | "faq";
+            updatedAt: string;
+        };
         Error: {
             /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
             code: string;
@@ -326,11 +481,108 @@ export interface components {
             reason?: string;
             requestId: string;
         };
+        Message: {
+            content: string;
+            costMicros: number;
+            createdAt: string;
+            id: string;
+            inputTokens: number;
+            outcome: ("answered" | "no_answer" | "model_failure") | null;
+            outputTokens: number;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            sources: components["schemas"]["Source"][];
+        };
+        Recording: {
+            /** @description False while the call runs or its file is being written. */
+            ready: boolean;
+            sessionId: string;
+            /** @description Dashboard-only: fetch with the owner's dashboard session (Range supported). */
+            url: string;
+        };
+        /** @description A document passage an answer used. */
+        Source: {
+            documentId: string;
+            name: string;
+            score: number;
+            snippet: string;
+        };
+        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
+        /** @description One line of the gate stream: a decision, a keepalive, or the end. */
+        VoiceGateLine: {
+            inputEndMs: number | null;
+            /** @enum {string} */
+            reason: "start" | "user_speaking" | "pending_backend" | "backend_answer" | "social";
+            seq: number;
+            /** @enum {string} */
+            state: "open" | "closed";
+            /** @constant */
+            type: "gate";
+        } | {
+            /** @constant */
+            type: "keepalive";
+        } | {
+            /** @description Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown. */
+            endReason: components["schemas"]["VoiceEndReason"];
+            /** @constant */
+            type: "end";
+        };
+        VoiceHeartbeat: {
+            /** @description Present when ended or lost. */
+            endReason?: components["schemas"]["VoiceEndReason"];
+            /** @description Send the next heartbeat after this long (shorter while degraded). */
+            nextHeartbeatMs: number;
+            /** @enum {string} */
+            status: "healthy" | "degraded" | "ended" | "lost";
+        };
+        VoiceSession: {
+            audio: {
+                /** @constant */
+                channels: 1;
+                /** @constant */
+                format: "pcm16";
+                /** @constant */
+                sampleRateHz: 24000;
+            };
+            /** @description Session-scoped, expiring; the body token of heartbeat and gate. */
+            controlToken: string;
+            conversationId: string;
+            /** @description When the controlToken expires (ISO 8601). */
+            expiresAt: string;
+            /** @description Present when heartbeat was declared. */
+            heartbeatIntervalMs?: number;
+            /** @constant */
+            playbackGate: true;
+            recording: {
+                consented: boolean;
+                enabled: boolean;
+            };
+            sessionId: string;
+            stream: {
+                /** @constant */
+                protocol: "parley.voice.v1";
+                /** @description WebSocket URL of the media stream (carries the controlToken). */
+                url: string;
+            };
+        };
+        VoiceSessionEnd: {
+            billableSeconds: number;
+            /** @description Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown. */
+            endReason: components["schemas"]["VoiceEndReason"];
+            sessionId: string;
+            /** @enum {string} */
+            status: "ended" | "lost";
+            /** @description True when billableSeconds is the provider's final figure. */
+            usageFinalized: boolean;
+        };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -428,7 +680,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -460,48 +732,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        assistants: {
-                            createdAt: string;
-                            description: string | null;
-                            /** @description Internal id. */
-                            id: string;
-                            instructions: string | null;
-                            name: string;
-                            /** @description Public asst_ id: a capability for keyless widget callers, not a secret. */
-                            publicId: string;
-                            settings: {
-                                /** @description Origins allowed to call keyless routes; empty means no keyless access. */
-                                allowedDomains: unknown[];
-                                /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
-                                assistantRateLimitPerMinute: number | null;
-                                /**
-                                 * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
-                                 * @enum {string}
-                                 */
-                                chatProvider: "default" | "local" | "openai";
-                                /**
-                                 * @description Text search language of this assistant's knowledge (stemming and stop words).
-                                 * @enum {string}
-                                 */
-                                language: "simple" | "arabic" | "armenian" | "basque" | "catalan" | "danish" | "dutch" | "english" | "finnish" | "french" | "german" | "greek" | "hindi" | "hungarian" | "indonesian" | "irish" | "italian" | "lithuanian" | "nepali" | "norwegian" | "portuguese" | "romanian" | "russian" | "serbian" | "spanish" | "swedish" | "tamil" | "turkish" | "yiddish";
-                                /** @description Keyless chat and feedback need an X-Parley-Signature for the visitor id. */
-                                requireWidgetSigning: boolean;
-                                /** @description Per-visitor widget requests per minute; null uses the deployment default. */
-                                visitorRateLimitPerMinute: number | null;
-                                voice: {
-                                    enabled: boolean;
-                                    idleTimeoutSeconds: number;
-                                    maxDurationSeconds: number;
-                                    /** @enum {string} */
-                                    recording: "off" | "on";
-                                    requireConsent: boolean;
-                                };
-                            };
-                            updatedAt: string;
-                            welcomeMessage: string | null;
-                        }[];
+                        assistants: components["schemas"]["Assistant"][];
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -522,7 +764,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -586,46 +848,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        assistant: {
-                            createdAt: string;
-                            description: string | null;
-                            /** @description Internal id. */
-                            id: string;
-                            instructions: string | null;
-                            name: string;
-                            /** @description Public asst_ id: a capability for keyless widget callers, not a secret. */
-                            publicId: string;
-                            settings: {
-                                /** @description Origins allowed to call keyless routes; empty means no keyless access. */
-                                allowedDomains: unknown[];
-                                /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
-                                assistantRateLimitPerMinute: number | null;
-                                /**
-                                 * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
-                                 * @enum {string}
-                                 */
-                                chatProvider: "default" | "local" | "openai";
-                                /**
-                                 * @description Text search language of this assistant's knowledge (stemming and stop words).
-                                 * @enum {string}
-                                 */
-                                language: "simple" | "arabic" | "armenian" | "basque" | "catalan" | "danish" | "dutch" | "english" | "finnish" | "french" | "german" | "greek" | "hindi" | "hungarian" | "indonesian" | "irish" | "italian" | "lithuanian" | "nepali" | "norwegian" | "portuguese" | "romanian" | "russian" | "serbian" | "spanish" | "swedish" | "tamil" | "turkish" | "yiddish";
-                                /** @description Keyless chat and feedback need an X-Parley-Signature for the visitor id. */
-                                requireWidgetSigning: boolean;
-                                /** @description Per-visitor widget requests per minute; null uses the deployment default. */
-                                visitorRateLimitPerMinute: number | null;
-                                voice: {
-                                    enabled: boolean;
-                                    idleTimeoutSeconds: number;
-                                    maxDurationSeconds: number;
-                                    /** @enum {string} */
-                                    recording: "off" | "on";
-                                    requireConsent: boolean;
-                                };
-                            };
-                            updatedAt: string;
-                            welcomeMessage: string | null;
-                        };
+                        assistant: components["schemas"]["Assistant"];
                     };
                 };
             };
@@ -656,7 +879,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -672,6 +915,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
                 assistantId: string;
             };
             cookie?: never;
@@ -685,47 +929,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        assistant: {
-                            createdAt: string;
-                            description: string | null;
-                            /** @description Internal id. */
-                            id: string;
-                            instructions: string | null;
-                            name: string;
-                            /** @description Public asst_ id: a capability for keyless widget callers, not a secret. */
-                            publicId: string;
-                            settings: {
-                                /** @description Origins allowed to call keyless routes; empty means no keyless access. */
-                                allowedDomains: unknown[];
-                                /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
-                                assistantRateLimitPerMinute: number | null;
-                                /**
-                                 * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
-                                 * @enum {string}
-                                 */
-                                chatProvider: "default" | "local" | "openai";
-                                /**
-                                 * @description Text search language of this assistant's knowledge (stemming and stop words).
-                                 * @enum {string}
-                                 */
-                                language: "simple" | "arabic" | "armenian" | "basque" | "catalan" | "danish" | "dutch" | "english" | "finnish" | "french" | "german" | "greek" | "hindi" | "hungarian" | "indonesian" | "irish" | "italian" | "lithuanian" | "nepali" | "norwegian" | "portuguese" | "romanian" | "russian" | "serbian" | "spanish" | "swedish" | "tamil" | "turkish" | "yiddish";
-                                /** @description Keyless chat and feedback need an X-Parley-Signature for the visitor id. */
-                                requireWidgetSigning: boolean;
-                                /** @description Per-visitor widget requests per minute; null uses the deployment default. */
-                                visitorRateLimitPerMinute: number | null;
-                                voice: {
-                                    enabled: boolean;
-                                    idleTimeoutSeconds: number;
-                                    maxDurationSeconds: number;
-                                    /** @enum {string} */
-                                    recording: "off" | "on";
-                                    requireConsent: boolean;
-                                };
-                            };
-                            updatedAt: string;
-                            welcomeMessage: string | null;
-                        };
+                        assistant: components["schemas"]["Assistant"];
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -755,7 +969,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -771,6 +1005,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
                 assistantId: string;
             };
             cookie?: never;
@@ -789,6 +1024,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing or invalid API key */
             401: {
                 headers: {
@@ -816,7 +1060,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -832,6 +1096,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
                 assistantId: string;
             };
             cookie?: never;
@@ -882,46 +1147,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        assistant: {
-                            createdAt: string;
-                            description: string | null;
-                            /** @description Internal id. */
-                            id: string;
-                            instructions: string | null;
-                            name: string;
-                            /** @description Public asst_ id: a capability for keyless widget callers, not a secret. */
-                            publicId: string;
-                            settings: {
-                                /** @description Origins allowed to call keyless routes; empty means no keyless access. */
-                                allowedDomains: unknown[];
-                                /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
-                                assistantRateLimitPerMinute: number | null;
-                                /**
-                                 * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
-                                 * @enum {string}
-                                 */
-                                chatProvider: "default" | "local" | "openai";
-                                /**
-                                 * @description Text search language of this assistant's knowledge (stemming and stop words).
-                                 * @enum {string}
-                                 */
-                                language: "simple" | "arabic" | "armenian" | "basque" | "catalan" | "danish" | "dutch" | "english" | "finnish" | "french" | "german" | "greek" | "hindi" | "hungarian" | "indonesian" | "irish" | "italian" | "lithuanian" | "nepali" | "norwegian" | "portuguese" | "romanian" | "russian" | "serbian" | "spanish" | "swedish" | "tamil" | "turkish" | "yiddish";
-                                /** @description Keyless chat and feedback need an X-Parley-Signature for the visitor id. */
-                                requireWidgetSigning: boolean;
-                                /** @description Per-visitor widget requests per minute; null uses the deployment default. */
-                                visitorRateLimitPerMinute: number | null;
-                                voice: {
-                                    enabled: boolean;
-                                    idleTimeoutSeconds: number;
-                                    maxDurationSeconds: number;
-                                    /** @enum {string} */
-                                    recording: "off" | "on";
-                                    requireConsent: boolean;
-                                };
-                            };
-                            updatedAt: string;
-                            welcomeMessage: string | null;
-                        };
+                        assistant: components["schemas"]["Assistant"];
                     };
                 };
             };
@@ -961,7 +1187,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1002,25 +1248,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The answer as JSON, or with `Accept: text/event-stream` as Server-Sent Events (each event matches ChatStreamEvent). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answer: string;
-                        conversationId: string;
-                        messageId: string;
-                        /** @enum {string} */
-                        outcome: "answered" | "no_answer" | "model_failure";
-                        sources: {
-                            documentId: string;
-                            name: string;
-                            score: number;
-                            snippet: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ChatAnswer"];
+                    "text/event-stream": components["schemas"]["ChatStreamEvent"];
                 };
             };
             /** @description Invalid body */
@@ -1041,7 +1276,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing chat scope; keyless: Origin not allowed or visitor signature missing or invalid */
+            /** @description Bearer callers: reason usage_limit, the billing period's budget or request cap is used up (details say which). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing chat scope; keyless: Origin not allowed, visitor signature missing or invalid, or the assistant cannot answer right now (no reason given) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1062,6 +1306,7 @@ export interface operations {
             /** @description Rate limit (plain, with Retry-After) */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1080,6 +1325,7 @@ export interface operations {
             /** @description The selected AI provider is not configured */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1095,7 +1341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1129,19 +1375,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        conversations: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            createdAt: string;
-                            id: string;
-                            messageCount: number;
-                            /** @enum {string} */
-                            source: "api" | "widget" | "playground";
-                            updatedAt: string;
-                            visitorId: string | null;
-                        }[];
+                        conversations: components["schemas"]["Conversation"][];
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1171,7 +1416,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1200,42 +1465,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        conversation: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            createdAt: string;
-                            id: string;
-                            messageCount: number;
-                            /** @enum {string} */
-                            source: "api" | "widget" | "playground";
-                            updatedAt: string;
-                            visitorId: string | null;
-                        };
-                        messages: {
-                            content: string;
-                            costMicros: number;
-                            createdAt: string;
-                            id: string;
-                            inputTokens: number;
-                            outcome: ("answered" | "no_answer" | "model_failure") | null;
-                            outputTokens: number;
-                            /** @enum {string} */
-                            role: "user" | "assistant";
-                            sources: {
-                                documentId: string;
-                                name: string;
-                                score: number;
-                                snippet: string;
-                            }[];
-                        }[];
-                        recordings: {
-                            /** @description False while the call runs or its file is being written. */
-                            ready: boolean;
-                            sessionId: string;
-                            /** @description Dashboard-only: fetch with the owner's dashboard session (Range supported). */
-                            url: string;
-                        }[];
+                        conversation: components["schemas"]["Conversation"];
+                        messages: components["schemas"]["Message"][];
+                        recordings: components["schemas"]["Recording"][];
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1265,7 +1507,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1299,25 +1561,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        documents: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            chunkCount: number;
-                            createdAt: string;
-                            /** @description Why the last attempt failed (also set while a retry is pending). */
-                            error: string | null;
-                            id: string;
-                            mimeType: string | null;
-                            name: string;
-                            sourceUrl: string | null;
-                            /** @enum {string} */
-                            status: "pending" | "processing" | "ready" | "failed";
-                            /** @enum {string} */
-                            type: "file" | "text" | "url" | "faq";
-                            updatedAt: string;
-                        }[];
+                        documents: components["schemas"]["Document"][];
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1347,7 +1602,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1376,24 +1651,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        document: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            chunkCount: number;
-                            createdAt: string;
-                            /** @description Why the last attempt failed (also set while a retry is pending). */
-                            error: string | null;
-                            id: string;
-                            mimeType: string | null;
-                            name: string;
-                            sourceUrl: string | null;
-                            /** @enum {string} */
-                            status: "pending" | "processing" | "ready" | "failed";
-                            /** @enum {string} */
-                            type: "file" | "text" | "url" | "faq";
-                            updatedAt: string;
-                        };
+                        document: components["schemas"]["Document"];
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1423,7 +1691,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1457,6 +1745,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing or invalid API key */
             401: {
                 headers: {
@@ -1484,7 +1781,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1517,24 +1834,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        document: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            chunkCount: number;
-                            createdAt: string;
-                            /** @description Why the last attempt failed (also set while a retry is pending). */
-                            error: string | null;
-                            id: string;
-                            mimeType: string | null;
-                            name: string;
-                            sourceUrl: string | null;
-                            /** @enum {string} */
-                            status: "pending" | "processing" | "ready" | "failed";
-                            /** @enum {string} */
-                            type: "file" | "text" | "url" | "faq";
-                            updatedAt: string;
-                        };
+                        document: components["schemas"]["Document"];
                     };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1564,7 +1874,27 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1642,13 +1972,24 @@ export interface operations {
             /** @description Widget rate limit (plain, with Retry-After) */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1679,7 +2020,16 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
+            /** @description The request line and headers are larger than the server accepts (answered by the HTTP layer). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1728,36 +2078,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        audio: {
-                            /** @constant */
-                            channels: 1;
-                            /** @constant */
-                            format: "pcm16";
-                            /** @constant */
-                            sampleRateHz: 24000;
-                        };
-                        /** @description Session-scoped, expiring; the body token of heartbeat and gate. */
-                        controlToken: string;
-                        conversationId: string;
-                        /** @description When the controlToken expires (ISO 8601). */
-                        expiresAt: string;
-                        /** @description Present when heartbeat was declared. */
-                        heartbeatIntervalMs?: number;
-                        /** @constant */
-                        playbackGate: true;
-                        recording: {
-                            consented: boolean;
-                            enabled: boolean;
-                        };
-                        sessionId: string;
-                        stream: {
-                            /** @constant */
-                            protocol: "parley.voice.v1";
-                            /** @description WebSocket URL of the media stream (carries the controlToken). */
-                            url: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["VoiceSession"];
                 };
             };
             /** @description Unknown capability, invalid body, or recordingConsent missing where consent is required. */
@@ -1771,6 +2092,15 @@ export interface operations {
             };
             /** @description Invalid API key. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API-key callers: reason voice_minutes_exhausted, the account's voice minutes for the period are used up. */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1799,6 +2129,7 @@ export interface operations {
             /** @description Rate limit (no reason), or reason voice_concurrency_limit. */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1814,7 +2145,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1849,16 +2190,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        billableSeconds: number;
-                        /** @description Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown. */
-                        endReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
-                        sessionId: string;
-                        /** @enum {string} */
-                        status: "ended" | "lost";
-                        /** @description True when billableSeconds is the provider's final figure. */
-                        usageFinalized: boolean;
-                    };
+                    "application/json": components["schemas"]["VoiceSessionEnd"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid API key (keyless callers send no Authorization header). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bearer: the key lacks the voice scope. Keyless: the Origin is not allowed or the visitor signature is missing or invalid. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unknown session, not the caller's, or over for more than 5 minutes. */
@@ -1879,7 +2238,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1914,24 +2283,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": {
-                        inputEndMs: number | null;
-                        /** @enum {string} */
-                        reason: "start" | "user_speaking" | "pending_backend" | "backend_answer" | "social";
-                        seq: number;
-                        /** @enum {string} */
-                        state: "open" | "closed";
-                        /** @constant */
-                        type: "gate";
-                    } | {
-                        /** @constant */
-                        type: "keepalive";
-                    } | {
-                        /** @description Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown. */
-                        endReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
-                        /** @constant */
-                        type: "end";
-                    };
+                    "application/x-ndjson": components["schemas"]["VoiceGateLine"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unknown session or wrong token. */
@@ -1955,13 +2316,24 @@ export interface operations {
             /** @description Four gate streams are already open for this session. */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1996,14 +2368,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Present when ended or lost. */
-                        endReason?: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
-                        /** @description Send the next heartbeat after this long (shorter while degraded). */
-                        nextHeartbeatMs: number;
-                        /** @enum {string} */
-                        status: "healthy" | "degraded" | "ended" | "lost";
-                    };
+                    "application/json": components["schemas"]["VoiceHeartbeat"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unknown session or wrong token. */
@@ -2027,13 +2401,24 @@ export interface operations {
             /** @description More than one heartbeat per second (Retry-After: 1). */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2049,6 +2434,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The assistant's public asst_ id. */
                 publicId: string;
             };
             cookie?: never;
@@ -2076,6 +2462,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Origin not allowed, or the visitor signature is missing or invalid */
             403: {
                 headers: {
@@ -2097,13 +2492,24 @@ export interface operations {
             /** @description Widget rate limit (plain, with Retry-After) */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2175,13 +2581,24 @@ export interface operations {
             /** @description Widget rate limit (plain, with Retry-After) */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error */
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, with the same Error body. */
             default: {
                 headers: {
                     [name: string]: unknown;
