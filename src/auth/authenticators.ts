@@ -4,6 +4,7 @@ import { isMutation, isSameOrigin } from './csrf.js';
 import { authErrors } from './errors.js';
 import { ApiKeyResolver } from './key-resolver.js';
 import type { Principal } from './principal.js';
+import { LeasedRateLimiter } from './lease-limiter.js';
 import { ResilientRateLimiter } from './resilient-limiter.js';
 import { findSession, secureCookies } from './sessions.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE } from './session-token.js';
@@ -25,7 +26,7 @@ const BEARER = /^Bearer +(\S+)$/i;
  */
 export function createAuthenticators(deps: IdentityDeps): Record<string, Authenticator> {
   const resolver = new ApiKeyResolver(deps);
-  const limiter = new ResilientRateLimiter(deps.store, deps.log);
+  const limiter = new LeasedRateLimiter(new ResilientRateLimiter(deps.store, deps.log));
   const limit = deps.config.API_RATE_LIMIT_PER_MINUTE;
   const policy = `${limit};w=${RATE_PERIOD_MS / 1000}`;
 
@@ -39,13 +40,15 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     const secret = BEARER.exec(header.trim())?.[1];
     // Shape and checksum first: a typo or a guess costs no database lookup.
     if (secret === undefined || !isWellFormedSecret(secret)) throw authErrors.invalidKey();
-    const key = await resolver.resolve(secret, ctx.log);
+    const resolving = resolver.resolve(secret, ctx.log); // no await (no round trip) when cached
+    const key = resolving instanceof Promise ? await resolving : resolving;
     if (key === null) throw authErrors.invalidKey();
     if (key.revoked) throw authErrors.keyRevoked();
 
     // Routes flagged rateLimitExempt (voice end, heartbeat) are neither counted nor refused (issue 12, item 7).
     if (!route.rateLimitExempt) {
-      const rate = await limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
+      const limiting = limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
+      const rate = limiting instanceof Promise ? await limiting : limiting;
       ctx.responseHeaders['ratelimit'] = `limit=${limit}, remaining=${rate.remaining}, reset=${Math.ceil(rate.resetMs / 1000)}`;
       if (!rate.allowed) throw authErrors.rateLimited(rate.retryAfterMs);
     }
@@ -57,7 +60,8 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
       if (!isScope(scope)) throw new Error(`route ${route.method} ${route.path} requires unknown scope "${scope}"`);
       if (!key.scopes.includes(scope)) throw authErrors.missingScope(scope);
     }
-    await resolver.recordUse(key.keyId, ctx.log);
+    const recording = resolver.recordUse(key.keyId, ctx.log);
+    if (recording !== undefined) await recording;
     return { kind: 'api_key', accountId: key.accountId, userId: key.userId, keyId: key.keyId, scopes: key.scopes };
   };
 

@@ -1,9 +1,10 @@
 import type { Logger } from '../log/index.js';
+import type { Subscription } from '../store/types.js';
 import { digestsEqual, hashSecret } from './api-key-secret.js';
 import type { Scope } from './principal.js';
 import * as q from './queries.js';
 import { withTimeout } from './resilient-limiter.js';
-import { staleKeyMarker } from './service.js';
+import { STALE_KEYS_CHANNEL, staleKeyMarker } from './service.js';
 import type { AccountStatus, IdentityDeps } from './types.js';
 import { isScope } from './validation.js';
 
@@ -29,39 +30,86 @@ interface CacheEntry {
 }
 
 /**
- * Finds the key behind a well-formed secret: a per-instance cache (≤ 2 s, including "no such key"), checked
- * against a "look again" marker in the shared store that revocation and status changes set, so a revoked key
- * fails on its next request on every instance. The database lookup is by the secret's SHA-256, and the stored
- * digest is compared again in constant time.
+ * Finds the key behind a well-formed secret: a per-instance cache (≤ 2 s, including "no such key") that costs
+ * no network round trip while this instance is subscribed to {@link STALE_KEYS_CHANNEL}: revocation and status
+ * changes publish the key ids there before they return, and every instance drops those entries on delivery (and
+ * its whole cache whenever the subscription was interrupted). While the subscription is down, a cached entry is
+ * checked against the "look again" marker in the shared store on every use, as before (issue 16). The database
+ * lookup is by the secret's SHA-256 (a prepared statement), and the stored digest is compared again in constant
+ * time; concurrent misses for one secret share one lookup.
  */
 export class ApiKeyResolver {
   readonly #deps: IdentityDeps;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #lastUsedLocal = new Map<string, number>();
+  readonly #loading = new Map<string, Promise<ResolvedKey | null>>();
+  readonly #subscription: Subscription | undefined;
+  /** Bumped by every invalidation: a lookup that started before one must not cache what it read. */
+  #epoch = 0;
 
   constructor(deps: IdentityDeps) {
     this.#deps = deps;
+    this.#subscription = deps.store.subscribe?.(STALE_KEYS_CHANNEL, {
+      message: (text) => this.#forget(new Set(text.split(','))),
+      gap: () => this.#forget(undefined),
+    });
   }
 
-  async resolve(secret: string, log: Logger): Promise<ResolvedKey | null> {
+  /** Stops listening for invalidations (the store's close also ends it). */
+  async close(): Promise<void> {
+    await this.#subscription?.close();
+  }
+
+  resolve(secret: string, log: Logger): ResolvedKey | null | Promise<ResolvedKey | null> {
     const digest = hashSecret(secret);
-    const now = Date.now();
     const cached = this.#cache.get(digest);
-    if (cached && cached.expiresAt > now) {
+    if (cached && cached.expiresAt > Date.now()) {
       if (cached.key === null) return null;
-      if (!(await this.#isMarkedStale(cached.key.keyId, log))) return cached.key;
+      if (this.#subscription?.live) return cached.key;
+      return this.#isMarkedStale(cached.key.keyId, log).then((stale) => (stale ? this.#load(digest) : cached.key));
     }
-    const row = await q.findApiKeyByHash(this.#deps.sql, digest);
-    const key = row && digestsEqual(row.secretSha256, digest) ? toResolved(row) : null;
-    this.#remember(digest, key, now);
-    return key;
+    return this.#load(digest);
   }
 
-  /** Updates lastUsedAt at most once a minute per key: a local gate, then a shared SET NX gate. Never throws. */
-  async recordUse(keyId: string, log: Logger): Promise<void> {
+  #load(digest: string): Promise<ResolvedKey | null> {
+    let loading = this.#loading.get(digest);
+    if (loading === undefined) {
+      const epoch = this.#epoch;
+      loading = q
+        .findApiKeyByHash(this.#deps.sql, digest)
+        .then((row) => {
+          const key = row && digestsEqual(row.secretSha256, digest) ? toResolved(row) : null;
+          if (epoch === this.#epoch) this.#remember(digest, key, Date.now());
+          return key;
+        })
+        .finally(() => this.#loading.delete(digest));
+      this.#loading.set(digest, loading);
+    }
+    return loading;
+  }
+
+  /** Drops the cached entries of these key ids (every entry when undefined). */
+  #forget(keyIds: Set<string> | undefined): void {
+    this.#epoch++;
+    if (keyIds === undefined) {
+      this.#cache.clear();
+      return;
+    }
+    for (const [digest, entry] of this.#cache) if (entry.key !== null && keyIds.has(entry.key.keyId)) this.#cache.delete(digest);
+  }
+
+  /**
+   * Updates lastUsedAt at most once a minute per key: a local gate (synchronous, undefined: nothing to wait for),
+   * then a shared SET NX gate. Never rejects.
+   */
+  recordUse(keyId: string, log: Logger): Promise<void> | undefined {
     const now = Date.now();
     const last = this.#lastUsedLocal.get(keyId);
-    if (last !== undefined && now - last < LAST_USED_EVERY_MS) return;
+    if (last !== undefined && now - last < LAST_USED_EVERY_MS) return undefined;
+    return this.#recordUseShared(keyId, now, log);
+  }
+
+  async #recordUseShared(keyId: string, now: number, log: Logger): Promise<void> {
     if (this.#lastUsedLocal.size >= KEY_CACHE_MAX_ENTRIES) this.#lastUsedLocal.clear();
     this.#lastUsedLocal.set(keyId, now);
     let first: boolean;

@@ -22,16 +22,16 @@ export class ResilientRateLimiter {
     this.#log = log;
   }
 
-  async limit(key: string, limit: number, periodMs: number): Promise<RateLimitResult> {
+  async limit(key: string, limit: number, periodMs: number, cost = 1): Promise<RateLimitResult> {
     try {
-      return await withTimeout(this.#store.rateLimit(key, limit, periodMs), STORE_TIMEOUT_MS);
+      return await withTimeout(this.#store.rateLimit(key, limit, periodMs, cost), STORE_TIMEOUT_MS);
     } catch (err) {
       const now = Date.now();
       if (now - this.#lastWarnAt >= WARN_EVERY_MS) {
         this.#lastWarnAt = now;
         this.#log.warn({ err: { message: (err as Error).message }, store: this.#store.kind }, 'rate limit store unreachable; using per-instance limits');
       }
-      return this.#fallback.rateLimit(key, limit, periodMs);
+      return this.#fallback.rateLimit(key, limit, periodMs, cost);
     }
   }
 }

@@ -16,6 +16,9 @@ export const MAX_ACTIVE_KEYS = 100;
 /** How long a "look again" marker lives in the shared store: longer than any instance caches a key. */
 export const STALE_MARKER_TTL_MS = 60_000;
 
+/** Revocations and account status changes name their keys here (comma-separated ids), for every instance. */
+export const STALE_KEYS_CHANNEL = 'auth:stale-keys';
+
 export function staleKeyMarker(keyId: string): string {
   return `auth:stale:key:${keyId}`;
 }
@@ -156,6 +159,9 @@ export async function markKeysStale(store: SharedStore, keyIds: readonly string[
   await Promise.all(
     keyIds.map((id) => store.set(staleKeyMarker(id), '1', { ttlMs: STALE_MARKER_TTL_MS }).catch(() => false)),
   );
+  // Instances subscribed to the channel drop these keys from their caches on delivery (no read per request);
+  // the markers above cover instances whose subscription is down. Published after the markers are written.
+  if (keyIds.length > 0) await store.publish?.(STALE_KEYS_CHANNEL, keyIds.join(',')).catch(() => undefined);
 }
 
 /** For whoever changes an account's (or hosting account's) status: its keys are re-checked on the next request. */

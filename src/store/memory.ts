@@ -1,5 +1,5 @@
 import { checkIncrement, checkRateLimit, checkTtl, gcra } from './semantics.js';
-import type { RateLimitResult, SetOptions, SharedStore } from './types.js';
+import type { ChannelListener, RateLimitResult, SetOptions, SharedStore, Subscription } from './types.js';
 
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -23,6 +23,7 @@ interface Entry {
 export class MemoryStore implements SharedStore {
   readonly kind = 'memory' as const;
   readonly #entries = new Map<string, Entry>();
+  readonly #channels = new Map<string, Set<ChannelListener>>();
   readonly #now: () => number;
   readonly #sweep: NodeJS.Timeout;
   #closed = false;
@@ -98,6 +99,26 @@ export class MemoryStore implements SharedStore {
     return step.result;
   }
 
+  /** In-process delivery, synchronous inside publish(): always live, never a gap after the first. */
+  subscribe(channel: string, listener: ChannelListener): Subscription {
+    this.#assertOpen();
+    let listeners = this.#channels.get(channel);
+    if (listeners === undefined) this.#channels.set(channel, (listeners = new Set()));
+    listeners.add(listener);
+    listener.gap();
+    return {
+      live: true,
+      close: async () => {
+        listeners.delete(listener);
+      },
+    };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.#assertOpen();
+    for (const listener of this.#channels.get(channel) ?? []) listener.message(message);
+  }
+
   async ping(): Promise<void> {
     this.#assertOpen();
   }
@@ -105,6 +126,7 @@ export class MemoryStore implements SharedStore {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#sweep);
+    this.#channels.clear();
     this.#entries.clear();
   }
 

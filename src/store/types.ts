@@ -54,7 +54,28 @@ export interface SharedStore {
    * (the Redis server's TIME).
    */
   rateLimit(key: string, limit: number, periodMs: number, cost?: number): Promise<RateLimitResult>;
+  /**
+   * Messages to every instance on `channel` (Redis pub/sub; in-process for memory). Delivery is at most once: while
+   * the subscription is not `live` messages may be lost, and `listener.gap()` runs each time it becomes live again,
+   * so a listener caching what the messages invalidate drops its cache there. Optional: a store without it makes
+   * callers fall back to reading the shared state per use.
+   */
+  subscribe?(channel: string, listener: ChannelListener): Subscription;
+  /** Publishes to every live subscription of `channel`, on every instance, before resolving. */
+  publish?(channel: string, message: string): Promise<void>;
   /** Resolves when the backing service answers; rejects otherwise. */
   ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ChannelListener {
+  message(text: string): void;
+  /** Messages may have been missed (first subscription, reconnect): drop whatever they would have invalidated. */
+  gap(): void;
+}
+
+export interface Subscription {
+  /** True while messages are being delivered; false before the first subscription and while reconnecting. */
+  readonly live: boolean;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { leaseSizeFor } from '../../src/auth/lease-limiter.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, probePath, startIdentityShell } from '../helpers/identity.js';
 import { createTestRedisStore, sleepAtLeast, uniquePrefix } from '../helpers/store.js';
@@ -104,4 +105,30 @@ t.test('lastUsedAt: written on use, at most once a minute per key across instanc
     await r.arrayBuffer();
   }
   t.same(await lastUsed(), firstUse, 'further uses within the minute, on either instance, write nothing');
+});
+
+t.test('leased limit across two instances: never more than one lease over, at most one lease each unused', async (t) => {
+  const { sql } = await createTestDatabase(t);
+  const prefix = uniquePrefix('ratelimit-lease');
+  const env = { API_RATE_LIMIT_PER_MINUTE: '400' }; // leases of 4 requests
+  const lease = leaseSizeFor(400);
+  const a = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
+  const b = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
+  const owner = await createOwner(sql);
+  const started = performance.now();
+  let passed = 0;
+  for (let burst = 0; burst < 25; burst++) {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => fetch(`${(i % 3 === 0 ? a : b).url}${probePath('chat')}`, { headers: bearer(owner.secret) })),
+    );
+    for (const res of answers) {
+      if (res.status === 200) passed++;
+      else t.equal(res.status, 429);
+      await res.arrayBuffer();
+    }
+  }
+  // GCRA refills 400 a minute: one request per 150 ms elapsed may pass on top.
+  const refill = Math.floor((performance.now() - started) / 150);
+  t.ok(passed <= 400 + lease + refill, `at most the limit, one lease and the refill pass (${passed}; refill ${refill})`);
+  t.ok(passed >= 400 - 2 * lease, `at most one lease per instance goes unused (${passed} of 500 passed)`);
 });
