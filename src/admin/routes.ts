@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readAuditLog } from '../audit/index.js';
 import { principalOf } from '../auth/index.js';
 import { defineRoute, int32, PG_INT_MAX, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { PLAN_CODES } from '../metering/index.js';
@@ -126,5 +127,36 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
       openapi: { summary: "Edit a plan's entitlements", tags, hidden: true, errors: { 400: 'Invalid body', ...errors, 404: 'No such plan' } },
       handler: async (ctx) => reply.json({ plan: await accounts.updatePlan(deps, operatorOf(ctx), ctx.params.planCode, defined(ctx.body)) }),
     }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/admin/audit',
+      auth: 'admin',
+      schemas: {
+        query: z.object({
+          targetType: z.string().max(50).optional(),
+          targetId: z.string().max(100).optional(),
+          limit: z.coerce.number().int().min(1).max(200).default(50),
+          offset: z.coerce.number().int().min(0).max(PG_INT_MAX).default(0),
+        }),
+        response: { 200: z.object({ entries: z.array(auditEntrySchema), limit: z.number().int(), offset: z.number().int() }) },
+      },
+      openapi: { summary: 'The audit log, newest first (optionally of one target)', tags, hidden: true, errors },
+      handler: async (ctx) => {
+        const rows = await readAuditLog(deps.sql, defined(ctx.query));
+        return reply.json({ entries: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })), limit: ctx.query.limit, offset: ctx.query.offset });
+      },
+    }),
   ];
 }
+
+const auditEntrySchema = z.object({
+  id: z.string(),
+  actorUserId: z.string().nullable(),
+  action: z.string(),
+  targetType: z.string(),
+  targetId: z.string(),
+  before: z.unknown(),
+  after: z.unknown(),
+  requestId: z.string().nullable(),
+  createdAt: z.string(),
+});

@@ -70,8 +70,10 @@ t.test('serving: index no-cache with a strict CSP, hashed assets immutable, clie
     t.equal(res.status, 404, `${missing} is 404, not the index`);
     t.equal(((await res.json()) as { code: string }).code, 'DASHBOARD_ASSET_NOT_FOUND');
   }
-  const config = (await (await fetch(`${url}/api/dashboard/config`)).json()) as { signupEnabled: boolean };
-  t.same(config, { signupEnabled: false, widgetScript: null });
+  const config = (await (await fetch(`${url}/api/dashboard/config`)).json()) as { signupEnabled: boolean; widgetScript: string | null };
+  t.equal(config.signupEnabled, false, 'sign-up is off unless SIGNUP_ENABLED');
+  const widget = await fetch(`${url}/widget/v1/parley.js`);
+  t.equal(config.widgetScript, widget.status === 404 ? null : '/widget/v1/parley.js', 'the widget script is offered exactly when the server routes it');
 });
 
 t.test('the JavaScript the dashboard ships is under 150 KB gzipped', async (t) => {
@@ -117,7 +119,6 @@ t.test('usage shows the free plan: $1.00 budget and 10 voice minutes', async (t)
   t.match(stats, /Voice minutes used\s+0 \/ 10/);
   t.match(await page.locator('main').innerText(), /Plan free/);
   t.equal(await page.locator('figure.chart svg').count(), 2, 'daily spend and voice charts');
-  await shoot('usage');
 });
 
 t.test('an owner sees no admin link, and a forced /admin shows the API refusal', async (t) => {
@@ -169,6 +170,7 @@ t.test('the playground answers from the document and shows its source', async (t
   const transcript = await page.getByLabel('Playground conversation').innerText();
   t.match(transcript, /within 45 days of delivery/, 'the answer quotes the document');
   t.match(transcript, /returns\.md/, 'the source is named');
+  await shoot('playground');
 });
 
 t.test('an API key: created with scopes, secret shown once, gone after reload, still listed', async (t) => {
@@ -202,7 +204,9 @@ t.test('an expired session sends the owner to sign-in and back', async (t) => {
   await page.getByText('Your session ended').waitFor();
   await signIn(page, owner.email, owner.password);
   await page.waitForURL(/\/dashboard\/usage$/);
+  await page.getByRole('heading', { name: /Current period/ }).waitFor();
   t.pass('signed in again and back on Usage');
+  await shoot('usage');
 });
 
 t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
@@ -231,6 +235,15 @@ t.test('an operator sees the admin link and the accounts', async (t) => {
   const text = await accounts.innerText();
   t.match(text, new RegExp(owner.email.replace(/[.]/g, '\\.')), "the owner's account is listed");
   t.match(text, /free/);
+  const ownerCard = page.getByRole('listitem', { name: `Account ${owner.email}` });
+  await ownerCard.getByLabel('Credit in dollars').fill('2.50');
+  await ownerCard.getByRole('button', { name: 'Grant credit' }).click();
+  await ownerCard.getByText('Credit granted (audit-logged).').waitFor();
+  t.match(await ownerCard.locator('dl.stats').innerText(), /Credit\s+\$2\.50/, 'the server answer shows the credit');
+  const audit = page.getByRole('table', { name: 'Audit log' });
+  await audit.getByRole('cell', { name: 'hosting_account.credit_granted' }).waitFor();
+  t.match(await audit.innerText(), new RegExp(owner.accountId), 'the audit row names the account');
+  await shoot('admin');
 });
 
 t.test('no uncaught errors in the page (failed requests the tests caused on purpose aside)', async (t) => {

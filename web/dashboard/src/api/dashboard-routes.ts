@@ -112,6 +112,17 @@ export interface AdminAccount {
   requestCount: number;
   createdAt: string;
 }
+export interface AuditEntry {
+  id: string;
+  actorUserId: string | null;
+  action: string;
+  targetType: string;
+  targetId: string;
+  before: unknown;
+  after: unknown;
+  requestId: string | null;
+  createdAt: string;
+}
 export interface EvalRun {
   id: string;
   assistantId: string;
@@ -185,5 +196,6 @@ export const dashboardApi = {
   adminAccounts: (offset = 0) => call<{ accounts: AdminAccount[]; limit: number; offset: number }>('GET', `/api/admin/accounts?limit=50&offset=${offset}`),
   adminPatch: (id: string, patch: { status?: AccountStatus; planCode?: PlanCode; limitOverrideMicros?: number | null }) =>
     call<{ account: AdminAccount }>('PATCH', `/api/admin/accounts/${enc(id)}`, patch),
+  adminAudit: (offset = 0) => call<{ entries: AuditEntry[]; limit: number; offset: number }>('GET', `/api/admin/audit?limit=50&offset=${offset}`),
   adminCredit: (id: string, creditMicros: number) => call<{ account: AdminAccount }>('POST', `/api/admin/accounts/${enc(id)}/credit`, { creditMicros }),
 };

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { dashboardApi, type AccountStatus, type AdminAccount, type PlanCode, type SessionUser } from '../api/dashboard-routes.js';
-import { Empty, ErrorBox, Loaded, useAction, useLoad } from '../ui/components.js';
+import { dashboardApi, type AccountStatus, type AdminAccount, type AuditEntry, type PlanCode, type SessionUser } from '../api/dashboard-routes.js';
+import { Empty, ErrorBox, Loaded, useAction, useLoad, type Load } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 
 const PLANS: PlanCode[] = ['free', 'starter', 'pro', 'business'];
@@ -10,6 +10,11 @@ const STATUSES: AccountStatus[] = ['active', 'suspended', 'disabled'];
 export function AdminPage({ self }: { self: SessionUser }) {
   const [offset, setOffset] = useState(0);
   const load = useLoad(() => dashboardApi.adminAccounts(offset), [offset]);
+  const audit = useLoad(() => dashboardApi.adminAudit(), []);
+  const changed = () => {
+    void load.reload();
+    void audit.reload();
+  };
   return (
     <section>
       <h1 tabIndex={-1}>Admin</h1>
@@ -24,7 +29,7 @@ export function AdminPage({ self }: { self: SessionUser }) {
             ) : (
               <ul class="admin-list" aria-label="Accounts">
                 {accounts.map((a) => (
-                  <AccountRow key={a.id} account={a} onChanged={() => void load.reload()} />
+                  <AccountRow key={a.id} account={a} onChanged={changed} />
                 ))}
               </ul>
             )}
@@ -38,6 +43,59 @@ export function AdminPage({ self }: { self: SessionUser }) {
             </div>
           </>
         )}
+      </Loaded>
+      {load.state !== 'error' && <AuditLog load={audit} />}
+    </section>
+  );
+}
+
+function summarize(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  const text = JSON.stringify(value);
+  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+}
+
+function AuditLog({ load }: { load: Load<{ entries: AuditEntry[] }> }) {
+  return (
+    <section class="card audit" aria-labelledby="audit-h">
+      <h2 id="audit-h">Audit log</h2>
+      <Loaded load={load} label="Loading the audit log…">
+        {({ entries }) =>
+          entries.length === 0 ? (
+            <Empty>
+              <p>No changes recorded yet.</p>
+            </Empty>
+          ) : (
+            <div class="table-wrap">
+              <table aria-label="Audit log">
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Target</th>
+                    <th scope="col">By</th>
+                    <th scope="col">Before → after</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {entries.map((e) => (
+                    <tr>
+                      <td>{dateTime(e.createdAt)}</td>
+                      <td>{e.action}</td>
+                      <td>
+                        {e.targetType} <code>{e.targetId}</code>
+                      </td>
+                      <td>{e.actorUserId ? <code>{e.actorUserId}</code> : 'system / CLI'}</td>
+                      <td class="small">
+                        <code>{summarize(e.before)}</code> → <code>{summarize(e.after)}</code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
       </Loaded>
     </section>
   );
