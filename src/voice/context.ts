@@ -30,7 +30,7 @@ export interface VoiceOptions {
   quota?: VoiceQuota;
   /** The widget's keyless policy (Origin, rate limits, signature); the app passes the one chat uses. */
   keylessPolicy?: WidgetPolicy;
-  limits?: Partial<Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs'>>;
+  limits?: Partial<Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs' | 'joinTimeoutMs'>>;
 }
 
 export const HEARTBEAT_LOSS_MS = 45_000;
@@ -49,11 +49,18 @@ export interface VoiceContext {
   readonly quota: VoiceQuota;
   readonly keyless: WidgetPolicy;
   readonly clock: VoiceClock;
-  readonly limits: Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs'>;
+  readonly limits: Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs' | 'joinTimeoutMs'>;
   /** What a live session asks of the service (end, grounding, transcript writes, quota). */
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
+  /**
+   * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
+   * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands.
+   */
+  readonly settling: Map<string, () => Promise<void>>;
+  /** True while this instance cannot reach its shared state (store or database): heartbeats answer `degraded`. */
+  sharedStateDegraded(): boolean;
 }
 
 export function audienceOf(keyless: boolean): VoiceAudience {

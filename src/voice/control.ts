@@ -46,7 +46,11 @@ export async function heartbeat(ctx: VoiceContext, id: string, token: string): P
       return { status: 'ended', nextHeartbeatMs: interval, endReason: presentEndReason(live.endReason, audienceOf(live.keyless)) };
     }
     if (!live.heartbeat(ctx.clock.now())) throw voiceErrors.heartbeatTooFrequent();
-    if (live.linkState === 'reconnecting') return { status: 'degraded', nextHeartbeatMs: Math.min(DEGRADED_HEARTBEAT_MS, interval) };
+    // Degraded: the provider link is reconnecting or silent, or this instance cannot reach its shared state (the call
+    // goes on; issue 12, items 1 and 6).
+    if (live.linkState !== 'connected' || ctx.sharedStateDegraded()) {
+      return { status: 'degraded', nextHeartbeatMs: Math.min(DEGRADED_HEARTBEAT_MS, interval) };
+    }
     return { status: 'healthy', nextHeartbeatMs: interval };
   }
   const final = await finalElsewhere(ctx, id);
@@ -105,7 +109,10 @@ export async function endSession(ctx: VoiceContext, id: string, caller: EndCalle
   await authorizeEnd(ctx, caller, { accountId: row.accountId, assistantId: row.assistantId, keyless: row.source !== 'api', visitorId: row.visitorId });
   const tomb = await readTombstone(ctx, id);
   if (tomb !== null) return present(tomb);
-  if (row.state === 'active') return present(await settleOrphan(ctx, row));
+  if (row.state === 'active') {
+    ownerStillAlive(ctx, row);
+    return present(await settleOrphan(ctx, row));
+  }
   // Over for more than 5 minutes: the final answer is gone.
   throw voiceErrors.notFound();
 }
@@ -138,6 +145,20 @@ async function finalElsewhere(ctx: VoiceContext, id: string): Promise<VoiceFinal
   if (tomb !== null) return tomb;
   const row = await q.findSession(ctx.deps.sql, id);
   if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
-  if (row.state === 'active') return settleOrphan(ctx, row);
+  if (row.state === 'active') {
+    ownerStillAlive(ctx, row);
+    return settleOrphan(ctx, row);
+  }
   return finalOfRow(row);
+}
+
+/**
+ * An active row without a store record is an orphan only when its owner has also stopped writing liveness: after a
+ * store restart (records lost) the owner is alive and re-asserts its record within a renewal period. Until then the
+ * caller is sent to the owner the row names (421), never told the call was lost.
+ */
+function ownerStillAlive(ctx: VoiceContext, row: q.VoiceSessionRow): void {
+  if (row.ownerInstance === ctx.ownership.instanceId) return;
+  const expiresAt = row.renewedAt.getTime() + ctx.ownership.timing.ttlMs;
+  if (Date.now() < expiresAt) throw voiceErrors.misrouted(row.ownerInstance, expiresAt);
 }

@@ -32,6 +32,11 @@ export const VoiceErrorCodes = {
   INSTANCE_CONCURRENCY_LIMIT: 'VOICE_INSTANCE_CONCURRENCY_LIMIT',
   /** 404: no recording for this session (not recorded, no consent, not finished yet, or its conversation is gone). */
   RECORDING_NOT_FOUND: 'VOICE_RECORDING_NOT_FOUND',
+  /**
+   * 400: PUBLIC_URL is unset and the request's Host header is not one host[:port] (duplicated, empty, junk), so no
+   * media URL can be given. Refused before any provider session starts (issue 12, item 2).
+   */
+  HOST_INVALID: 'VOICE_HOST_INVALID',
 } as const;
 
 export type VoiceErrorCode = (typeof VoiceErrorCodes)[keyof typeof VoiceErrorCodes];
@@ -71,6 +76,7 @@ export const voiceErrors = {
       details: { maxConcurrentSessions: max },
       headers: { 'retry-after': '5' },
     }),
+  hostInvalid: () => new AppError(VoiceErrorCodes.HOST_INVALID, 400, 'The Host header must name one host (and port) to build the media URL; or set PUBLIC_URL.'),
   recordingNotFound: () => new AppError(VoiceErrorCodes.RECORDING_NOT_FOUND, 404, 'No recording for this voice session.'),
   draining: () => new AppError(VoiceErrorCodes.DRAINING, 503, 'This server is shutting down; try again.', { headers: { 'retry-after': '1' } }),
 };

@@ -22,6 +22,11 @@ export interface SessionLimits {
   idleCheckInMs: number;
   /** The media socket may be gone this long before the session ends `disconnected`. */
   mediaGraceMs: number;
+  /**
+   * A session whose media socket never connects ends `disconnected` this long after the mint, billed nothing
+   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s; issue 12, item 9).
+   */
+  joinTimeoutMs: number;
   /** At most one heartbeat per this many ms. */
   heartbeatMinGapMs: number;
   /** How often the quota is asked whether the call may go on. */
@@ -119,6 +124,10 @@ export class LiveVoiceSession implements Supervised {
   private warned = false;
   private mediaAttached = false;
   private mediaDetachedAt: number | undefined;
+  /** When the caller's media socket first connected (undefined: nobody joined yet). */
+  private firstAttachedAt: number | undefined;
+  /** Time after the join without a connected caller (closed detach periods), not billed. */
+  private unbilledMs = 0;
   private lastQuotaCheckAt: number;
   private quotaCheckInFlight = false;
   private endPromise: Promise<VoiceFinal> | undefined;
@@ -209,8 +218,32 @@ export class LiveVoiceSession implements Supervised {
   }
 
   onMediaAttached(): void {
+    const now = this.env.now();
+    this.firstAttachedAt ??= now;
+    if (this.mediaDetachedAt !== undefined) this.unbilledMs += now - this.mediaDetachedAt;
     this.mediaAttached = true;
     this.mediaDetachedAt = undefined;
+  }
+
+  /** The caller's media socket connected at least once. */
+  get joined(): boolean {
+    return this.firstAttachedAt !== undefined;
+  }
+
+  /**
+   * Of the provider's `usageSeconds`, the seconds with a connected caller: nothing before the media socket first
+   * connected, nothing while it was away (issue 12, item 9). Unrounded (liveness persists it; the orphan path bills it).
+   */
+  billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
+    if (this.firstAttachedAt === undefined) return 0;
+    const now = this.env.now();
+    const away = this.unbilledMs + (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0);
+    return Math.max(0, usageSeconds - (this.firstAttachedAt - this.startedAt + away) / 1000);
+  }
+
+  /** Whole seconds billed for a call whose provider counted `usageSeconds`. */
+  billableSecondsOf(usageSeconds: number): number {
+    return Math.ceil(this.billableUsageSeconds(usageSeconds));
   }
 
   onMediaDetached(): void {
@@ -235,6 +268,10 @@ export class LiveVoiceSession implements Supervised {
     if (now - this.startedAt >= this.limits.maxDurationMs) return void this.end('max_duration');
     if (now - this.lastSpeechAt >= this.limits.idleTimeoutMs) return void this.end('idle');
     if (this.mediaDetachedAt !== undefined && now - this.mediaDetachedAt >= this.limits.mediaGraceMs) return void this.end('disconnected');
+    if (this.firstAttachedAt === undefined && now - this.startedAt >= this.limits.joinTimeoutMs) {
+      this.log.info({ joinTimeoutMs: this.limits.joinTimeoutMs }, 'voice media socket never connected; ending the session');
+      return void this.end('disconnected');
+    }
     if (!this.warned && now - this.startedAt >= this.limits.maxDurationMs - this.limits.maxDurationWarningMs) {
       this.warned = true;
       this.say(DURATION_WARNING);

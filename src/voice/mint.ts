@@ -58,6 +58,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const { principal } = caller;
   const isKeyless = principal.kind === 'keyless';
   const provider = deps.voiceProvider;
+  // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
+  // provider session exists (issue 12, item 2: a 500 there left a live, billed orphan).
+  const publicBase = publicBaseOf(ctx, caller.request.host);
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -176,7 +179,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   return {
     sessionId: id,
     conversationId,
-    stream: { url: streamUrl(ctx, caller.request.host, id, controlToken), protocol: 'parley.voice.v1' },
+    stream: { url: streamUrl(publicBase, id, controlToken), protocol: 'parley.voice.v1' },
     audio: { format: 'pcm16', sampleRateHz: 24000, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,
@@ -232,9 +235,23 @@ function instructionsFor(assistant: Assistant): string {
     'and answer only from what you are given back.';
 }
 
-function streamUrl(ctx: VoiceContext, host: string | undefined, id: string, token: string): string {
+/** One host name or IP literal with an optional port: what a single, honest Host header holds (RFC 9110, 7.2). */
+const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** PUBLIC_URL when set (the operator's word); else the request's Host, validated; else this listener's address. */
+function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
   const { config } = ctx.deps;
-  const base = config.PUBLIC_URL ?? `http://${host ?? `${config.HOST}:${config.PORT}`}`;
+  if (config.PUBLIC_URL !== undefined) return new URL(config.PUBLIC_URL);
+  if (host === undefined) return new URL(`http://${config.HOST}:${config.PORT}`);
+  if (host.length > 255 || !HOST_HEADER.test(host)) throw voiceErrors.hostInvalid();
+  try {
+    return new URL(`http://${host}`);
+  } catch {
+    throw voiceErrors.hostInvalid();
+  }
+}
+
+function streamUrl(base: URL, id: string, token: string): string {
   const url = new URL(`/api/v1/voice/sessions/${id}/stream`, base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   url.searchParams.set('token', token);

@@ -32,8 +32,13 @@ export interface OwnerLease {
 
 export type RenewOutcome =
   | { kind: 'renewed' }
-  /** The record changed under us: `current` is what is there now (null: gone). The owner must stop acting. */
-  | { kind: 'fenced'; current: OwnerRecord | null };
+  /**
+   * The record is gone (expired during a store outage, or the store restarted empty). The owner may re-assert it
+   * only after fencing in the database (a new generation), never by rewriting it blindly.
+   */
+  | { kind: 'missing' }
+  /** The record changed under us: `current` is what is there now. The owner must stop acting. */
+  | { kind: 'fenced'; current: OwnerRecord };
 
 export interface OwnershipTiming {
   /** Renewal period (default 5 s). */
@@ -74,16 +79,43 @@ export class VoiceOwnership {
     return ok ? { sessionId, record, raw } : null;
   }
 
-  /** Extend the lease; fenced when the record is no longer exactly what this owner wrote. */
+  /**
+   * Extend the lease; fenced when the record is no longer this owner's. A record that is still ours (same instance
+   * and generation, nobody asked to end it) but not byte-equal to what we hold is adopted and renewed: an earlier
+   * renewal was applied by the store while its reply was lost (a deadline during a stall), which is not a takeover.
+   * Rejects when the store does not answer: the caller keeps the session and retries (issue 12).
+   */
   async renew(lease: OwnerLease): Promise<RenewOutcome> {
-    const record: OwnerRecord = { ...lease.record, expiresAt: this.now() + this.timing.ttlMs };
-    const raw = JSON.stringify(record);
-    if (await this.store.compareAndSet(ownerKey(lease.sessionId), lease.raw, raw, this.timing.ttlMs)) {
-      lease.record = record;
-      lease.raw = raw;
-      return { kind: 'renewed' };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const record: OwnerRecord = { ...lease.record, expiresAt: this.now() + this.timing.ttlMs };
+      const raw = JSON.stringify(record);
+      if (await this.store.compareAndSet(ownerKey(lease.sessionId), lease.raw, raw, this.timing.ttlMs)) {
+        lease.record = record;
+        lease.raw = raw;
+        return { kind: 'renewed' };
+      }
+      const currentRaw = await this.store.get(ownerKey(lease.sessionId));
+      const current = parseOwnerRecord(currentRaw);
+      if (currentRaw === null || current === null) return { kind: 'missing' };
+      const ours = current.instanceId === this.instanceId && current.generation === lease.record.generation;
+      if (!ours || current.endRequested !== undefined) return { kind: 'fenced', current };
+      lease.record = current;
+      lease.raw = currentRaw;
     }
-    return { kind: 'fenced', current: await this.read(lease.sessionId) };
+    return { kind: 'missing' };
+  }
+
+  /**
+   * Write the record again for a generation the database has just granted this owner (see reassertOwner in
+   * queries.ts). Only when no record exists: anything there now is someone else's word and wins.
+   */
+  async reassert(lease: OwnerLease, generation: number): Promise<boolean> {
+    const record: OwnerRecord = { instanceId: this.instanceId, generation, expiresAt: this.now() + this.timing.ttlMs };
+    const raw = JSON.stringify(record);
+    if (!(await this.store.set(ownerKey(lease.sessionId), raw, { ttlMs: this.timing.ttlMs, onlyIfAbsent: true }))) return false;
+    lease.record = record;
+    lease.raw = raw;
+    return true;
   }
 
   async read(sessionId: string): Promise<OwnerRecord | null> {

@@ -20,10 +20,12 @@ export interface VoiceSessionRow {
   usageSeconds: number;
   billableSeconds: number;
   usageFinalized: boolean;
+  /** The owner's last liveness write (its renewal loop), so a dead owner can be told from a live one. */
+  renewedAt: Date;
 }
 
 const COLUMNS = `id, account_id, assistant_id, conversation_id, source, visitor_id, state, end_reason, ended_by, owner_instance,
-  owner_generation, usage_seconds, billable_seconds, usage_finalized`;
+  owner_generation, usage_seconds, billable_seconds, usage_finalized, renewed_at`;
 
 export interface NewVoiceSession {
   id: string;
@@ -113,14 +115,34 @@ export async function settleSession(
   return row;
 }
 
-/** One statement per renewal tick for every session this instance owns: liveness and the last usage seen. */
-export async function renewSessions(sql: Db, ids: string[], usageSeconds: number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`
+/**
+ * One statement per liveness tick for every session this instance owns: liveness and the last usage seen, fenced
+ * by the generation each owner holds. Returns the ids that matched; an owned id missing from the answer was settled
+ * or taken over elsewhere (its owner must stop acting).
+ */
+export async function renewSessions(sql: Db, ids: string[], usageSeconds: number[], generations: number[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
     update voice_sessions v
     set renewed_at = now(), usage_seconds = x.usage
-    from unnest(${sql.array(ids)}::text[], ${sql.array(usageSeconds)}::float8[]) as x(id, usage)
-    where v.id = x.id and v.state = 'active'`;
+    from unnest(${sql.array(ids)}::text[], ${sql.array(usageSeconds)}::float8[], ${sql.array(generations)}::int[]) as x(id, usage, gen)
+    where v.id = x.id and v.state = 'active' and v.owner_generation = x.gen
+    returning v.id`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The owner lost its store record (the store restarted empty, or the record expired during an outage) and still runs
+ * the call: take the next generation in the database, the fleet's referee. Only matches while the row is active, owned
+ * by this instance and still at the generation the owner holds (a reaper that settled it bumped the generation), so
+ * at most one owner ever holds a generation. Returns the new generation, or undefined when the session is no longer ours.
+ */
+export async function reassertOwner(sql: Db, id: string, instanceId: string, generation: number): Promise<number | undefined> {
+  const [row] = await sql<{ ownerGeneration: number }[]>`
+    update voice_sessions set owner_generation = owner_generation + 1, renewed_at = now()
+    where id = ${id} and state = 'active' and owner_instance = ${instanceId} and owner_generation = ${generation}
+    returning owner_generation`;
+  return row?.ownerGeneration;
 }
 
 /** Active sessions whose owner has not renewed for `staleMs`: candidates for the orphan check. */

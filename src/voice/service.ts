@@ -49,7 +49,7 @@ export class VoiceService {
       quota,
       keyless: options.keylessPolicy ?? createWidgetPolicy(deps),
       clock,
-      limits: { mediaGraceMs: 15_000, quotaCheckEveryMs: 10_000, ...options.limits },
+      limits: { mediaGraceMs: 15_000, quotaCheckEveryMs: 10_000, joinTimeoutMs: deps.config.VOICE_JOIN_TIMEOUT_SECONDS * 1000, ...options.limits },
       environment: {
         now: () => clock.now(),
         end: (session, reason, by) => finishSession(ctx, turns, session, reason, by),
@@ -58,6 +58,8 @@ export class VoiceService {
         extendQuota: (session, used) => quota.extend(session.quotaRequest, used),
       },
       draining: false,
+      settling: new Map(),
+      sharedStateDegraded: () => this.fleet.degraded,
     };
     this.ctx = ctx;
     this.fleet = new VoiceFleet(ctx, options.orphanSweepEveryMs ?? 30_000);
@@ -110,9 +112,22 @@ export class VoiceService {
 
   // ---- the fleet (wall time) --------------------------------------------------------------------------------
 
-  /** One pass for every owned session: renew records (fenced ones stop), then persist liveness and usage once. */
-  renewAll(): Promise<void> {
-    return this.fleet.renewAll();
+  /**
+   * One pass for every owned session: renew the records (store) and, independently, persist liveness and usage and
+   * retry deferred settlements (database). Neither waits for the other.
+   */
+  async renewAll(): Promise<void> {
+    await Promise.all([this.fleet.renewAll(), this.fleet.persistLiveness()]);
+  }
+
+  /** This instance cannot reach its shared state (store or database) right now. */
+  get degraded(): boolean {
+    return this.fleet.degraded;
+  }
+
+  /** Settlements waiting for the database. */
+  get pendingSettlements(): number {
+    return this.ctx.settling.size;
   }
 
   /** Settle sessions whose owner stopped renewing and whose record has expired (the owner died). */

@@ -70,38 +70,102 @@ export async function finishSession(
   session.notifyEnded(presented);
   const closed = session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
-  const billableSeconds = Math.ceil(usageSeconds);
+  // Only time with a connected caller and a live provider link is billed (issue 12, items 6 and 9).
+  const billableSeconds = session.billableSecondsOf(usageSeconds);
   const usageFinalized = closed?.usageFinal ?? false;
-  await turns.drain(session);
-  let final: VoiceFinal = { sessionId: session.id, status: 'ended', endReason: reason, billableSeconds, usageFinalized, keyless: session.keyless };
+  // Transcripts are stored in the background while the database is away; the end does not wait for them.
+  await Promise.race([turns.drain(session), new Promise((resolve) => setTimeout(resolve, TURN_DRAIN_WAIT_MS).unref())]);
+  const local: VoiceFinal = { sessionId: session.id, status: 'ended', endReason: reason, billableSeconds, usageFinalized, keyless: session.keyless };
+  const settlement = new PendingSettlement(ctx, session, local, { reason, by, usageSeconds });
+  let final = local;
   try {
-    const settled = await q.settleSession(ctx.deps.sql, {
-      id: session.id,
-      generation: session.lease?.record.generation ?? 1,
-      state: 'ended',
-      endReason: reason,
-      endedBy: by,
-      usageSeconds,
-      billableSeconds,
-      usageFinalized,
-    });
-    if (settled !== undefined) {
-      await ctx.quota.settle(session.quotaRequest, billableSeconds, usageFinalized).catch((err: unknown) => session.log.error({ err }, 'voice settlement failed'));
-      await writeTombstone(ctx, final).catch((err: unknown) => session.log.error({ err }, 'voice tombstone not written'));
-    } else {
-      // Someone else settled it (we were fenced: our record expired and another instance declared it lost).
-      const row = await q.findSession(ctx.deps.sql, session.id);
-      if (row !== undefined) final = finalOfRow(row);
-      session.log.warn({ state: row?.state }, 'voice session was settled elsewhere; not settling again');
-    }
-    if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
-  } catch (err) {
-    session.log.error({ err }, 'voice session settlement failed');
-  } finally {
+    final = await settlement.attempt();
     ctx.sessions.delete(session.id);
+  } catch (err) {
+    // The database (or the meter) did not answer: the caller gets its final answer from memory now; the settlement is
+    // retried by the fleet's liveness loop until it lands, exactly once (fenced by the generation), while this
+    // instance keeps the ownership record so nobody settles the call as lost meanwhile.
+    queueSettlement(ctx, session, settlement, err);
   }
   session.log.info({ endReason: reason, billableSeconds, usageFinalized }, 'voice session ended');
   return final;
+}
+
+/** How long the end waits for the session's last transcript writes before answering. */
+const TURN_DRAIN_WAIT_MS = 2000;
+/** Settlements waiting for the database, across every session of this instance (memory bound). */
+export const MAX_PENDING_SETTLEMENTS = 10_000;
+
+function queueSettlement(ctx: VoiceContext, session: LiveVoiceSession, settlement: PendingSettlement, err: unknown): void {
+  if (ctx.settling.size >= MAX_PENDING_SETTLEMENTS) {
+    // Past the bound the row stays active; when this instance stops renewing it, another instance's orphan sweep
+    // settles it as lost from the last usage persisted. Never unbounded memory.
+    session.log.error({ err: { message: (err as Error).message } }, 'voice settlement queue full; the call will be settled as lost');
+    ctx.sessions.delete(session.id);
+    return;
+  }
+  session.log.warn({ err: { message: (err as Error).message } }, 'voice settlement deferred until the database answers');
+  ctx.settling.set(session.id, async () => {
+    await settlement.attempt();
+    ctx.sessions.delete(session.id);
+  });
+}
+
+/**
+ * The settlement of one owned session, in stages that are each done once whatever the retries: the row (fenced by
+ * the generation; a retry whose earlier commit was applied but unanswered recognises its own row), the meter, the
+ * tombstone and the ownership record. attempt() rejects while the database does not answer.
+ */
+class PendingSettlement {
+  private row: 'pending' | 'ours' | 'elsewhere' = 'pending';
+  private metered = false;
+  private final: VoiceFinal;
+
+  constructor(
+    private readonly ctx: VoiceContext,
+    private readonly session: LiveVoiceSession,
+    local: VoiceFinal,
+    private readonly end: { reason: EndReason; by: 'client' | 'service'; usageSeconds: number },
+  ) {
+    this.final = local;
+  }
+
+  async attempt(): Promise<VoiceFinal> {
+    const { ctx, session } = this;
+    const generation = session.lease?.record.generation ?? 1;
+    if (this.row === 'pending') {
+      const settled = await q.settleSession(ctx.deps.sql, {
+        id: session.id,
+        generation,
+        state: 'ended',
+        endReason: this.end.reason,
+        endedBy: this.end.by,
+        usageSeconds: this.end.usageSeconds,
+        billableSeconds: this.final.billableSeconds,
+        usageFinalized: this.final.usageFinalized,
+      });
+      if (settled !== undefined) this.row = 'ours';
+      else {
+        const row = await q.findSession(ctx.deps.sql, session.id);
+        if (row !== undefined && row.state === 'ended' && row.ownerGeneration === generation && row.endedBy !== 'reaper') {
+          // Our own earlier attempt committed; its answer was lost with the connection.
+          this.row = 'ours';
+        } else {
+          // Someone else settled it (we were fenced: our record expired and another instance declared it lost).
+          this.row = 'elsewhere';
+          if (row !== undefined) this.final = finalOfRow(row);
+          session.log.warn({ state: row?.state }, 'voice session was settled elsewhere; not settling again');
+        }
+      }
+    }
+    if (this.row === 'ours' && !this.metered) {
+      await ctx.quota.settle(session.quotaRequest, this.final.billableSeconds, this.final.usageFinalized);
+      this.metered = true;
+      await writeTombstone(ctx, this.final).catch((err: unknown) => session.log.warn({ err: { message: (err as Error).message } }, 'voice tombstone not written'));
+    }
+    if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
+    return this.final;
+  }
 }
 
 /**

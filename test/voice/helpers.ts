@@ -23,7 +23,9 @@ export async function startVoiceApp(
     ...(options.database ? { database: options.database } : {}),
     ...(options.redisPrefix ? { redisPrefix: options.redisPrefix } : {}),
     ...(options.env ? { env: options.env } : {}),
-    voice: { ...options.voice, clock },
+    // These tests drive supervision by a manual clock, mostly without a media socket: the join timeout (15 s of the
+    // manual clock) is off unless a test sets it; test/fault/join-timeout.test.ts proves it on the real clock.
+    voice: { ...options.voice, limits: { joinTimeoutMs: 24 * 3600_000, ...options.voice?.limits }, clock },
   });
   return { ...app, clock };
 }

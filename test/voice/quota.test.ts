@@ -180,6 +180,7 @@ t.test('owner playground voice is exempt from the minutes (counted as playground
   const res = await mintAsWidget(app, assistant, { source: 'playground', visitorId: 'playground-owner-1' });
   t.equal(res.status, 200, 'minutes used up, the playground still works');
   const minted = res.body as Minted;
+  await openMedia(mediaUrl(app, minted)); // only time with a connected caller is billed
   app.clock.advance(1000);
   await new Promise((r) => setTimeout(r, 1100));
   const end = await post(app.url, `/api/v1/voice/sessions/${minted.sessionId}/end`, { visitorId: 'playground-owner-1' }, { origin: 'https://shop.example' });

@@ -42,7 +42,7 @@ t.test('ownership: claim, renew, 421 data, fencing by CAS, end requests', async 
   const other = await a.claim('vs_2');
   await new Promise((r) => setTimeout(r, 450));
   t.equal(await b.read('vs_2'), null, 'a record not renewed expires');
-  t.same(await a.renew(other!), { kind: 'fenced', current: null }, 'a late owner is fenced, not revived');
+  t.same(await a.renew(other!), { kind: 'missing' }, 'a late owner learns its record is gone (re-asserting it needs a database fence)');
   t.equal(await b.read('vs_2'), null, 'the fenced renewal did not recreate the record');
   t.equal(await b.requestEnd('vs_2', 'superseded'), null, 'no owner to ask');
 
