@@ -211,6 +211,11 @@ export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown>
  * built over clients that are never used (postgres.js connects lazily; the memory store does no I/O).
  */
 export function routeTableDocument(): Record<string, unknown> {
+  return v1Document(routeTable());
+}
+
+/** Every capability's routes, built without I/O (see routeTableDocument). */
+export function routeTable(): AnyRoute[] {
   const config = loadConfig({ DATA_DIR: join(tmpdir(), 'parley-openapi'), SECRET_KEY: 'x'.repeat(32), LOG_LEVEL: 'silent' });
   const log = createLogger({ level: 'silent' });
   const sql = createSql('postgres://openapi.invalid/none', { max: 1, log });
@@ -219,5 +224,5 @@ export function routeTableDocument(): Record<string, unknown> {
   const { routes } = collectCapabilities(deps, { isDraining: () => false, openApiBytes: () => Buffer.alloc(0) });
   void store.close();
   void sql.end({ timeout: 0 });
-  return v1Document(routes);
+  return routes;
 }

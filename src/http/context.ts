@@ -8,6 +8,8 @@ export interface CompiledRoute {
   readonly meta: RouteMeta;
   /** The route's authenticator; undefined for auth "none". */
   readonly authenticator: Authenticator | undefined;
+  /** Deprecation / Sunset / Link of a deprecated route, computed once (undefined for every other route). */
+  readonly deprecationHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 const NO_COOKIES: readonly string[] = Object.freeze([]);
@@ -45,6 +47,8 @@ export class RequestCtx implements RequestContext {
     this.rawQuery = copied.rawQuery;
     this.headers = copied.headers;
     this.ip = copied.ip;
+    // Deprecated routes only (spec, Versioning rule 4): on every answer, errors included.
+    if (compiled.deprecationHeaders !== undefined) this.#responseHeaders = { ...compiled.deprecationHeaders };
   }
 
   get signal(): AbortSignal {

@@ -153,6 +153,27 @@ function deprecationHeaders(deprecation: RouteDeprecation): Record<string, unkno
   };
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The answer headers of a deprecated route (computed once, at startup): `Deprecation: @<unix seconds>` (RFC 9745),
+ * `Sunset: <HTTP-date>` (RFC 8594) and `Link: <...>; rel="deprecation"`. A malformed date, or a sunset less than
+ * 90 days after the deprecation (spec, Versioning rule 4), is refused when the route table is built.
+ */
+export function deprecationResponseHeaders(deprecation: RouteDeprecation): Record<string, string> {
+  const since = Date.parse(deprecation.since);
+  if (Number.isNaN(since)) throw new Error(`deprecated.since is not a date: ${deprecation.since}`);
+  const headers: Record<string, string> = { deprecation: `@${Math.floor(since / 1000)}` };
+  if (deprecation.sunset !== undefined) {
+    const sunset = Date.parse(deprecation.sunset);
+    if (Number.isNaN(sunset)) throw new Error(`deprecated.sunset is not a date: ${deprecation.sunset}`);
+    if (sunset - since < 90 * DAY_MS) throw new Error(`deprecated.sunset ${deprecation.sunset} is less than 90 days after ${deprecation.since} (spec, Versioning rule 4)`);
+    headers['sunset'] = new Date(sunset).toUTCString();
+  }
+  if (deprecation.link !== undefined) headers['link'] = `<${deprecation.link}>; rel="deprecation"; type="text/html"`;
+  return headers;
+}
+
 function deprecationNote(deprecation: RouteDeprecation): string {
   return (
     `Deprecated since ${deprecation.since}` +
@@ -192,6 +213,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
   for (const route of sorted) {
     const meta = route.openapi;
     const deprecation = meta.deprecated;
+    if (deprecation) deprecationResponseHeaders(deprecation); // refuses malformed dates before they are documented
     const responses: Record<string, unknown> = {};
     for (const [status, schema] of Object.entries(route.schemas.response) as Array<[string, z.ZodType | undefined]>) {
       if (!schema) continue;

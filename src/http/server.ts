@@ -3,6 +3,7 @@ import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, ty
 import { AppError, HttpErrorCodes, asDependencyFailure, isAppError, validationError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError, zodIssues } from './errors.js';
+import { deprecationResponseHeaders } from './openapi.js';
 import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
 import { RequestCtx, type CompiledRoute } from './context.js';
 import { attachSocketRoute } from './socket.js';
@@ -37,7 +38,7 @@ export interface HttpServer {
 
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
 const CORS_ALLOW_HEADERS = 'content-type, authorization, x-parley-signature, x-request-id';
-const CORS_EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit, ratelimit-policy';
+const CORS_EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit, ratelimit-policy, deprecation, sunset, link';
 
 interface PathEntry {
   pattern: string;
@@ -86,6 +87,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     compiledOf.set(route, {
       meta: Object.freeze({ method: route.method, path: route.path, auth: route.auth, scope: route.scope, rateLimitExempt: route.rateLimitExempt === true }),
       authenticator: route.auth === 'none' ? undefined : options.authenticators[route.auth],
+      deprecationHeaders: route.openapi.deprecated ? deprecationResponseHeaders(route.openapi.deprecated) : undefined,
     });
   }
 
