@@ -40,7 +40,7 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     const secret = BEARER.exec(header.trim())?.[1];
     // Shape and checksum first: a typo or a guess costs no database lookup.
     if (secret === undefined || !isWellFormedSecret(secret)) throw authErrors.invalidKey();
-    const resolving = resolver.resolve(secret, ctx.log); // no await (no round trip) when cached
+    const resolving = resolver.resolve(secret, ctx); // no await (no round trip) when cached
     const key = resolving instanceof Promise ? await resolving : resolving;
     if (key === null) throw authErrors.invalidKey();
     if (key.revoked) throw authErrors.keyRevoked();
@@ -60,7 +60,7 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
       if (!isScope(scope)) throw new Error(`route ${route.method} ${route.path} requires unknown scope "${scope}"`);
       if (!key.scopes.includes(scope)) throw authErrors.missingScope(scope);
     }
-    const recording = resolver.recordUse(key.keyId, ctx.log);
+    const recording = resolver.recordUse(key.keyId, ctx);
     if (recording !== undefined) await recording;
     return { kind: 'api_key', accountId: key.accountId, userId: key.userId, keyId: key.keyId, scopes: key.scopes };
   };

@@ -24,6 +24,11 @@ export interface ResolvedKey {
   accountStatus: AccountStatus;
 }
 
+/** Where to log, read only when there is something to log (a request's child logger is made on first use). */
+export interface LogSource {
+  readonly log: Logger;
+}
+
 interface CacheEntry {
   key: ResolvedKey | null;
   expiresAt: number;
@@ -60,7 +65,7 @@ export class ApiKeyResolver {
     await this.#subscription?.close();
   }
 
-  resolve(secret: string, log: Logger): ResolvedKey | null | Promise<ResolvedKey | null> {
+  resolve(secret: string, log: LogSource): ResolvedKey | null | Promise<ResolvedKey | null> {
     const digest = hashSecret(secret);
     const cached = this.#cache.get(digest);
     if (cached && cached.expiresAt > Date.now()) {
@@ -102,14 +107,14 @@ export class ApiKeyResolver {
    * Updates lastUsedAt at most once a minute per key: a local gate (synchronous, undefined: nothing to wait for),
    * then a shared SET NX gate. Never rejects.
    */
-  recordUse(keyId: string, log: Logger): Promise<void> | undefined {
+  recordUse(keyId: string, log: LogSource): Promise<void> | undefined {
     const now = Date.now();
     const last = this.#lastUsedLocal.get(keyId);
     if (last !== undefined && now - last < LAST_USED_EVERY_MS) return undefined;
     return this.#recordUseShared(keyId, now, log);
   }
 
-  async #recordUseShared(keyId: string, now: number, log: Logger): Promise<void> {
+  async #recordUseShared(keyId: string, now: number, log: LogSource): Promise<void> {
     if (this.#lastUsedLocal.size >= KEY_CACHE_MAX_ENTRIES) this.#lastUsedLocal.clear();
     this.#lastUsedLocal.set(keyId, now);
     let first: boolean;
@@ -125,16 +130,16 @@ export class ApiKeyResolver {
     try {
       await q.touchApiKeyLastUsed(this.#deps.sql, keyId);
     } catch (err) {
-      log.warn({ err, keyId }, 'could not record api key use');
+      log.log.warn({ err, keyId }, 'could not record api key use');
     }
   }
 
-  async #isMarkedStale(keyId: string, log: Logger): Promise<boolean> {
+  async #isMarkedStale(keyId: string, log: LogSource): Promise<boolean> {
     try {
       return (await withTimeout(this.#deps.store.get(staleKeyMarker(keyId)), STORE_TIMEOUT_MS)) !== null;
     } catch (err) {
       // The cache entry is at most KEY_CACHE_TTL_MS old: trusting it briefly beats failing every request.
-      log.debug({ err: { message: (err as Error).message } }, 'stale-key marker unreadable; trusting the short cache');
+      log.log.debug({ err: { message: (err as Error).message } }, 'stale-key marker unreadable; trusting the short cache');
       return false;
     }
   }
