@@ -24,8 +24,9 @@ const page = await browser.newPage();
 page.setDefaultTimeout(15_000);
 const screenshots = process.env['DASHBOARD_SCREENSHOTS'];
 
-async function shoot(name: string): Promise<void> {
-  if (screenshots) await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: false });
+/** README screenshots, only when DASHBOARD_SCREENSHOTS names a folder (see web/dashboard/README.md). */
+async function shoot(name: string, fullPage = false): Promise<void> {
+  if (screenshots) await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage });
 }
 
 async function signIn(p: Page, email: string, password: string): Promise<void> {
@@ -206,7 +207,7 @@ t.test('an expired session sends the owner to sign-in and back', async (t) => {
   await page.waitForURL(/\/dashboard\/usage$/);
   await page.getByRole('heading', { name: /Current period/ }).waitFor();
   t.pass('signed in again and back on Usage');
-  await shoot('usage');
+  await shoot('usage', true);
 });
 
 t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
@@ -225,11 +226,18 @@ t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 
-t.test('an operator sees the admin link and the accounts', async (t) => {
+t.test('an operator signs in by keyboard, sees the admin link, the accounts, grants credit and reads the audit log', async (t) => {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/dashboard\/sign-in$/);
-  await signIn(page, operator.email, operator.password);
-  await page.getByRole('link', { name: 'Admin' }).click();
+  // Keyboard only: the heading has focus, Tab reaches Email then Password, Enter submits.
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(operator.email);
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(operator.password);
+  await page.keyboard.press('Enter');
+  await page.getByRole('link', { name: 'Admin' }).focus();
+  await page.keyboard.press('Enter');
   const accounts = page.getByRole('list', { name: 'Accounts' });
   await accounts.waitFor();
   const text = await accounts.innerText();

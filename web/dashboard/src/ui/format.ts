@@ -1,8 +1,9 @@
 /** Money is micros on the wire (1,000,000 = $1); shown in dollars with cents, or more digits below a cent. */
 export function dollars(micros: number): string {
   const value = micros / 1_000_000;
-  const digits = value !== 0 && Math.abs(value) < 0.01 ? 4 : 2;
-  return `$${value.toFixed(digits)}`;
+  // Sub-cent spend (a few chat turns) keeps two significant digits rather than reading as $0.00.
+  if (value !== 0 && Math.abs(value) < 0.01) return `$${value.toPrecision(2)}`;
+  return `$${value.toFixed(2)}`;
 }
 
 export function minutes(seconds: number): string {
