@@ -1,0 +1,246 @@
+import t, { type Test } from 'tap';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { buildWidget } from '../../web/widget/build.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, makeSpeechWav, type TestBrowser } from '../helpers/browser.js';
+import { bearer, dashboardHeaders, login } from '../helpers/identity.js';
+import { HANDBOOK_MD, waitForDocument } from '../documents/fixtures.js';
+import { ownerWithVoice, post, voiceAssistant, waitFor } from '../voice/helpers.js';
+
+/**
+ * <parley-assistant> in Debian's chromium, embedded with the two-line snippet on a host page of its own origin
+ * (another loopback port, on the assistant's allowlist) under a strict CSP, against the whole service and its voice
+ * simulator. The fake microphone plays an espeak-ng sentence. Page code is passed as strings (the project's
+ * typecheck has no DOM library).
+ */
+
+interface Hosted {
+  origin: string;
+  url: (assistantId: string) => string;
+}
+
+/** A host page server on loopback: `/?a=<assistantId>` embeds the widget with the snippet, under a strict CSP. */
+async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
+  const parley = new URL(parleyUrl);
+  const server = createServer((req, res) => {
+    const assistantId = new URL(req.url ?? '/', 'http://x').searchParams.get('a') ?? '';
+    const csp = [
+      "default-src 'none'",
+      `script-src ${parley.origin}`,
+      `connect-src ${parley.origin} ws://${parley.host}`,
+      "style-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+    ].join('; ');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
+    res.end(`<!doctype html><html lang="en"><title>Host shop</title><h1>Host shop</h1>
+<script src="${parley.origin}/widget/v1/parley.js" async></script>
+<parley-assistant assistant-id="${assistantId}" open data-test></parley-assistant>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin, url: (assistantId) => `${origin}/?a=${encodeURIComponent(assistantId)}` };
+}
+
+/** Records every parley:* event at the document (they bubble and are composed) into window.__parley. */
+const RECORD_EVENTS = `window.__parley = [];
+for (const type of ['parley:state', 'parley:message', 'parley:ended', 'parley:error']) {
+  document.addEventListener(type, (event) => window.__parley.push({ type, detail: event.detail }));
+}`;
+
+async function openHost(browser: TestBrowser, url: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.addInitScript(RECORD_EVENTS);
+  await page.goto(url);
+  await until(page, `customElements.get('parley-assistant') !== undefined`, 'the widget script', 10_000);
+  return page;
+}
+
+/**
+ * Waits (bounded) until a page expression is truthy, polling from Node (page.waitForFunction would evaluate a string
+ * inside the page, which the host page's CSP forbids); on timeout the error shows the events seen.
+ */
+async function until(page: Page, expression: string, what: string, timeoutMs = 20_000): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await page.evaluate(expression);
+    if (value) return value;
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const seen = await page.evaluate('JSON.stringify(window.__parley).slice(-3000)').catch(() => '?');
+  const hook = await page.evaluate(`JSON.stringify(document.querySelector('parley-assistant').parleyTest).slice(-2000)`).catch(() => '?');
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nevents: ${seen}\ntest hook: ${hook}`);
+}
+
+const events = (page: Page, type: string) => page.evaluate(`window.__parley.filter((e) => e.type === ${JSON.stringify(type)}).map((e) => e.detail)`) as Promise<any[]>;
+const voiceStates = async (page: Page) => (await events(page, 'parley:state')).map((d) => d.voice as string);
+const hookOf = (page: Page) => page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest))`) as Promise<any>;
+const visitorOf = (page: Page) => page.evaluate(`localStorage.getItem('parley:visitor-id')`) as Promise<string>;
+const stateIs = (state: string) => `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === ${JSON.stringify(state)})`;
+
+async function uploadHandbook(t: Test, app: TestApp, owner: Awaited<ReturnType<typeof ownerWithVoice>>, publicId: string): Promise<void> {
+  const cookie = await login(app.url, owner.email, owner.password);
+  const res = await fetch(`${app.url}/api/assistants/${publicId}/uploads?filename=handbook.md`, {
+    method: 'POST',
+    headers: { ...dashboardHeaders(app.url, cookie), 'content-type': 'text/markdown' },
+    body: HANDBOOK_MD,
+  });
+  t.equal(res.status, 201, 'the handbook is uploaded');
+  const { document } = (await res.json()) as { document: { id: string } };
+  const doc = await waitForDocument(async () => ((await (await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers: bearer(owner.secret) })).json()) as { document: { status: string; error: string | null } }).document);
+  t.equal(doc.status, 'ready');
+}
+
+t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
+  await buildWidget();
+  const app = await startTestApp(t);
+  const host = await hostSite(t, app.url);
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner, { settings: { allowedDomains: [host.origin] } });
+  const wav = await makeSpeechWav(t, 'Hello there. When are you open tomorrow?');
+  const browser = await launchBrowser(t, { fakeAudioWav: wav });
+
+  await t.test('voice: listening, the spoken answer is heard, captions only while the gate is open, end', async (t) => {
+    const page = await openHost(browser, host.url(assistant.publicId));
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(page, stateIs('listening'), 'listening');
+    const hook = await hookOf(page);
+    t.match(hook.session?.sessionId, /^vs_/, 'a voice session was minted');
+    t.ok(app.app.voice.sessions.has(hook.session.sessionId), 'and runs on the service');
+
+    // The simulator hears the espeak sentence, then answers in words and audio once its turn opens the gate.
+    await until(page, `(() => { const h = document.querySelector('parley-assistant').parleyTest; return h.audibleSamples >= 3 && h.timeline.some((e) => e.kind === 'caption' && e.value.startsWith('assistant:')); })()`, 'the assistant heard and captioned');
+    const heard = await hookOf(page);
+    t.ok(heard.maxOutputRms > 0.01, `a non-silent signal reached the AudioContext destination (max RMS ${heard.maxOutputRms.toFixed(3)})`);
+    const timeline = heard.timeline as Array<{ kind: string; value: string }>;
+    const assistantCaptions = timeline.filter((e) => e.kind === 'caption' && e.value.startsWith('assistant:'));
+    t.ok(assistantCaptions.length > 0, 'assistant captions were shown');
+    t.same(assistantCaptions.filter((e) => !e.value.endsWith(':open')), [], 'every assistant caption was shown while the gate was open');
+    const firstOpen = timeline.findIndex((e) => e.kind === 'gate' && e.value === 'open');
+    t.ok(firstOpen >= 0 && firstOpen < timeline.findIndex((e) => e.kind === 'caption' && e.value.startsWith('assistant:')), 'the gate opened before the first assistant caption');
+    t.ok(timeline.some((e) => e.kind === 'caption' && e.value.startsWith('user:')), 'the visitor\'s words were captioned');
+    const messages = await events(page, 'parley:message');
+    t.ok(messages.some((m) => m.role === 'assistant' && m.text.length > 0), 'parley:message carried the assistant captions');
+    t.ok((await voiceStates(page)).includes('speaking'), 'the state went through speaking');
+    const captions = page.locator('parley-assistant .captions');
+    t.equal(await captions.getAttribute('aria-live'), 'polite', 'captions are an aria-live region');
+
+    const mute = page.getByRole('button', { name: 'Mute microphone' });
+    await mute.click();
+    t.equal(await page.getByRole('button', { name: 'Unmute microphone' }).getAttribute('aria-pressed'), 'true', 'mute is a pressed toggle');
+    await page.getByRole('button', { name: 'Unmute microphone' }).click();
+
+    await page.getByRole('button', { name: 'End call' }).click();
+    await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
+    t.same((await events(page, 'parley:ended'))[0], { endReason: null }, 'ended by the visitor');
+    t.equal((await voiceStates(page)).at(-1), 'ended');
+    await waitFor(() => !app.app.voice.sessions.has(hook.session.sessionId), 'the session ended at the service');
+    const final = await post(app.url, `/api/v1/voice/sessions/${hook.session.sessionId}/end`, { visitorId: await visitorOf(page) }, { origin: host.origin });
+    t.match(final.body, { status: 'ended', endReason: null }, 'the service says the visitor ended it');
+    t.ok(await page.getByRole('button', { name: 'Start voice call' }).isVisible(), 'a new call can be started');
+    await page.close();
+  });
+
+  await t.test('voice: leaving the page ends the call (keepalive end)', async (t) => {
+    const page = await openHost(browser, host.url(assistant.publicId));
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(page, stateIs('listening'), 'listening');
+    const { session } = await hookOf(page);
+    const visitorId = await visitorOf(page);
+    await page.goto('about:blank');
+    await waitFor(() => !app.app.voice.sessions.has(session.sessionId), 'the call ended when the page went away');
+    const final = await post(app.url, `/api/v1/voice/sessions/${session.sessionId}/end`, { visitorId }, { origin: host.origin });
+    t.match(final.body, { status: 'ended', endReason: null }, 'ended by the client, not by a timeout');
+    await page.close();
+  });
+
+  await t.test('chat: a streamed answer with its sources, and feedback', async (t) => {
+    await uploadHandbook(t, app, owner, assistant.publicId);
+    const page = await openHost(browser, host.url(assistant.publicId));
+    await page.getByRole('textbox', { name: 'Message' }).fill('How long do I have to ask for a refund?');
+    const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const body = (await chatRequest).postDataJSON();
+    t.match(body, { assistantId: assistant.publicId, message: 'How long do I have to ask for a refund?', source: 'widget' });
+    t.match(body.visitorId, /^v_/, 'a visitor id kept in localStorage');
+    t.notOk('voiceUnavailable' in body);
+    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
+    const answers = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant');
+    t.ok(answers.length >= 2 && answers.some((m) => !m.final), 'the answer streamed in pieces');
+    t.match(answers.at(-1).text, /30 days/, 'from the handbook');
+    t.ok(await page.getByText('handbook.md').isVisible(), 'its source is shown');
+    const feedback = page.waitForResponse((r) => r.url().endsWith('/api/v1/feedback'));
+    await page.getByRole('button', { name: 'Helpful', exact: true }).click();
+    t.equal((await feedback).status(), 200, 'feedback recorded');
+    t.equal(await page.getByRole('button', { name: 'Helpful', exact: true }).getAttribute('aria-pressed'), 'true');
+    await page.close();
+  });
+
+  await t.test('a page whose origin is not allowed: a clear error, no hang', async (t) => {
+    const stranger = await hostSite(t, app.url);
+    const page = await openHost(browser, stranger.url(assistant.publicId));
+    await until(page, `window.__parley.some((e) => e.type === 'parley:error')`, 'parley:error', 10_000);
+    t.match((await events(page, 'parley:error'))[0], { code: 'WIDGET_ORIGIN_NOT_ALLOWED', message: 'This assistant is not available on this site.' });
+    t.ok(await page.getByText('This assistant is not available on this site.').first().isVisible(), 'the visitor reads why');
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(page, stateIs('error'), 'the voice error state', 10_000);
+    t.equal(app.app.voice.sessions.size, 0, 'no voice session was started');
+    await page.close();
+  });
+
+  await t.test('the provider fails mid-call: the call ends with a neutral message, no hang', async (t) => {
+    const failing = await voiceAssistant(app, owner, {
+      instructions: 'Be brief. [sim:drop-after=1500,refuse-reconnect]',
+      settings: { allowedDomains: [host.origin] },
+    });
+    const page = await openHost(browser, host.url(failing.publicId));
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the call to end', 30_000);
+    const [ended] = await events(page, 'parley:ended');
+    t.equal(ended.endReason, 'disconnected', 'widget callers see disconnected');
+    t.ok(await page.getByText('The call was disconnected. You can start a new one.').isVisible(), 'a neutral message');
+    t.equal((await voiceStates(page)).at(-1), 'ended');
+    await page.close();
+  });
+
+  await t.test('the provider refuses the session: a clear error, and the next chat says voice is unavailable', async (t) => {
+    const refusing = await voiceAssistant(app, owner, { instructions: 'Be brief. [sim:start-refused]', settings: { allowedDomains: [host.origin] } });
+    const page = await openHost(browser, host.url(refusing.publicId));
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(page, stateIs('error'), 'the voice error state', 15_000);
+    t.match((await events(page, 'parley:error')).at(-1), { code: 'VOICE_UNAVAILABLE', message: 'Voice is not available right now. You can keep typing here.' });
+    const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
+    await page.getByRole('textbox', { name: 'Message' }).fill('Why did the call stop?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    t.equal((await chatRequest).postDataJSON().voiceUnavailable, true, 'the next chat carries voiceUnavailable');
+    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
+    await page.close();
+  });
+
+  // The refusals above (403 origin, 502 provider) are logged by the browser as failed loads; nothing else may be.
+  const unexpected = browser.errors.filter((e) => !/^\[console\] Failed to load resource: the server responded with a status of (403|502) /.test(e));
+  t.same(unexpected, [], 'no other console errors, no page errors, no CSP violations');
+});
+
+t.test('a denied microphone: a clear error, no session, no hang', async (t) => {
+  await buildWidget();
+  const app = await startTestApp(t);
+  const host = await hostSite(t, app.url);
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner, { settings: { allowedDomains: [host.origin] } });
+  const browser = await launchBrowser(t, { microphone: 'deny' });
+  const page = await openHost(browser, host.url(assistant.publicId));
+  await page.getByRole('button', { name: 'Start voice call' }).click();
+  await until(page, stateIs('error'), 'the voice error state', 10_000);
+  t.match((await events(page, 'parley:error')).at(-1), { code: 'MICROPHONE_DENIED' });
+  t.ok(await page.getByText('The microphone is blocked.', { exact: false }).isVisible(), 'the visitor reads what to do');
+  t.equal(app.app.voice.sessions.size, 0, 'no voice session was minted');
+  t.ok(await page.getByRole('button', { name: 'Start voice call' }).isVisible(), 'the visitor can try again');
+});
