@@ -168,6 +168,7 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
     sockets,
     authenticators,
     bodyLimitBytes: deps.config.BODY_LIMIT_BYTES,
+    bodyReadTimeoutMs: deps.config.BODY_READ_TIMEOUT_MS,
     trustProxy: deps.config.TRUST_PROXY,
     validateResponses: options.validateResponses ?? false,
   });

@@ -83,6 +83,9 @@ export const envSchema = z.object({
   }),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   UPLOAD_LIMIT_BYTES: int(20 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  // A body that stops arriving before its Content-Length (no byte for this long) is answered 408 HTTP_BODY_TIMEOUT.
+  // Keep it under uWS's own idle timeout (about 10 s), which closes the socket without an answer.
+  BODY_READ_TIMEOUT_MS: int(5000, 100, 9000),
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
   TRUST_PROXY: bool(false),
 

@@ -66,32 +66,45 @@ export class BodyAborted extends Error {}
 /**
  * Reads the body with a byte limit. onData must be attached synchronously in the uWS handler, so this is
  * called before any await; chunks are copied because uWS neuters them on return (uWS rule 1).
+ * `idleMs`: when no byte arrives for that long before the body is complete (a body shorter than its Content-Length),
+ * the read fails with 408 HTTP_BODY_TIMEOUT, answered before uWS's own idle timeout would close the socket silently.
  */
-export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => void) => void): Promise<Buffer> {
+export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => void) => void, idleMs?: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    onAbort(() => {
-      if (!settled) {
-        settled = true;
-        reject(new BodyAborted('client went away while sending the body'));
-      }
-    });
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      if (idleMs === undefined) return;
+      if (idle !== undefined) idle.refresh();
+      else idle = setTimeout(() => settle(() => reject(bodyTimeout(idleMs))), idleMs);
+    };
+    const settle = (then: () => void) => {
+      if (settled) return;
+      settled = true;
+      if (idle !== undefined) clearTimeout(idle);
+      then();
+    };
+    onAbort(() => settle(() => reject(new BodyAborted('client went away while sending the body'))));
+    armIdle();
     res.onData((chunk, isLast) => {
       if (settled) return;
       size += chunk.byteLength;
       if (size > limit) {
-        settled = true;
-        reject(bodyTooLarge(limit));
+        settle(() => reject(bodyTooLarge(limit)));
         return;
       }
       if (chunk.byteLength > 0) chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        settled = true;
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
+      if (isLast) settle(() => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      else armIdle();
     });
+  });
+}
+
+export function bodyTimeout(idleMs: number): AppError {
+  return new AppError(HttpErrorCodes.BODY_TIMEOUT, 408, `The request body stopped arriving: no byte for ${idleMs} ms before its Content-Length was reached.`, {
+    details: { idleMs },
   });
 }
 

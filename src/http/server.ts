@@ -18,6 +18,8 @@ export interface HttpServerOptions {
   sockets?: AnySocketRoute[];
   authenticators: Record<string, Authenticator>;
   bodyLimitBytes: number;
+  /** 408 HTTP_BODY_TIMEOUT when a body stalls this long between bytes (BODY_READ_TIMEOUT_MS); unset: uWS's idle close. */
+  bodyReadTimeoutMs?: number;
   trustProxy: boolean;
   /** Check every 2xx body against its response schema (tests); a mismatch is a 500. */
   validateResponses?: boolean;
@@ -159,7 +161,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       const declared = Number(copied.headers['content-length'] ?? '0');
       if (Number.isFinite(declared) && declared > limit) early = bodyTooLarge(limit);
       else {
-        bodyPromise = readBody(res, limit, (cb) => state.onAbort(cb));
+        bodyPromise = readBody(res, limit, (cb) => state.onAbort(cb), options.bodyReadTimeoutMs);
         bodyPromise.catch(() => undefined); // handled where awaited
       }
     }
@@ -235,7 +237,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   function fail(err: unknown, state: ResponseState, ctx: RequestCtx, common: Record<string, string>): void {
     if (err instanceof BodyAborted || !state.open) return;
-    const closeConnection = isAppError(err) && err.code === HttpErrorCodes.BODY_TOO_LARGE;
+    // The rest of an unread body would be taken for the next request: close after answering.
+    const closeConnection = isAppError(err) && (err.code === HttpErrorCodes.BODY_TOO_LARGE || err.code === HttpErrorCodes.BODY_TIMEOUT);
     writeReply(state, withHeaders(errorReply(err, ctx.requestId, () => ctx.log), ctx.addedHeaders()), common, ctx.addedCookies(), closeConnection);
   }
 

@@ -120,7 +120,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
     source,
     visitorId,
-    capabilities: [...input.capabilities],
+    capabilities: [...new Set(input.capabilities)], // a set: a repeated value is stored once (issue 12, item 11)
     recordingEnabled: recorded,
     recordingConsent: input.recordingConsent === true,
     provider: provider.kind,

@@ -17,7 +17,7 @@ export const mintBodySchema = z.object({
     .array(z.enum(CAPABILITIES))
     .max(8)
     .default([])
-    .describe('Every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a list without playback_gate is 403 client_update_required.'),
+    .describe('A set: every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a repeated value counts once; a list without playback_gate is 403 client_update_required.'),
   recordingConsent: z.boolean().optional().describe('Must be true when the session would be recorded and consent is required (always for widget/playground callers).'),
   visitorId: z.string().min(8).max(80).optional().describe('Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded).'),
   conversationId: z.string().min(1).max(100).optional().describe('Continue this conversation; a new one is started otherwise.'),

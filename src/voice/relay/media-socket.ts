@@ -34,6 +34,10 @@ export interface MediaSessionLocator {
 }
 
 export const MEDIA_SOCKET_PATH = '/api/v1/voice/sessions/:sessionId/stream';
+/** A frame over this closes the media socket with 1009 "frame too large" (one between the relay's limit and this is refused with a notice). */
+export const MEDIA_FRAME_CLOSE_BYTES = 64 * 1024;
+/** uWS's own cut (a close without a close frame, 1006): frames this large are never read. */
+export const MEDIA_FRAME_HARD_CAP_BYTES = 1024 * 1024;
 const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
 
 /**
@@ -49,9 +53,10 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
 
   const route: SocketRoute<MediaConnection> = {
     path: MEDIA_SOCKET_PATH,
-    // A little above the relay's own frame limit, so an oversized frame gets a refusal notice rather than uWS's
-    // 1009 close; anything far beyond it (over 64 KiB) still closes the socket.
-    maxPayloadLength: Math.max(64 * 1024, relayOptions.maxFrameBytes + 1024),
+    // uWS drops a frame over maxPayloadLength with no close frame (the client sees 1006), so its cap sits far above
+    // ours: a frame a little over the relay's limit gets a refusal notice, one over MEDIA_FRAME_CLOSE_BYTES a 1009
+    // close with a reason (issue 12, item 11). Only frames over MEDIA_FRAME_HARD_CAP_BYTES still meet uWS's cut.
+    maxPayloadLength: MEDIA_FRAME_HARD_CAP_BYTES,
     // The relay keeps its own backlog far below this (socketHighWaterBytes + one provider chunk); this is the
     // shell's hard stop.
     maxBackpressure: 512 * 1024,
@@ -78,6 +83,10 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
       relay.start();
     },
     message(socket, data, binary) {
+      if (data.byteLength > Math.max(MEDIA_FRAME_CLOSE_BYTES, relayOptions.maxFrameBytes + 1024)) {
+        socket.end(1009, 'frame too large');
+        return;
+      }
       socket.data.relay?.onMessage(data, binary);
     },
     drain(socket) {
