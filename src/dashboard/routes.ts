@@ -95,23 +95,12 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
     hidden: true as const,
     errors: { 404: 'No such file', 503: 'The dashboard is not built' },
   };
+  const pages: Array<[string, string]> = [
+    ['/dashboard', 'The owner dashboard (index page)'],
+    ['/dashboard/*', 'The owner dashboard: its files, and index.html for client routes'],
+  ];
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/dashboard',
-      auth: 'none',
-      schemas: { response: page },
-      openapi: { summary: 'The owner dashboard (index page)', ...openapi },
-      handler: serve,
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/dashboard/*',
-      auth: 'none',
-      schemas: { response: page },
-      openapi: { summary: 'The owner dashboard: its files, and index.html for client routes', ...openapi },
-      handler: serve,
-    }),
+    ...pages.map(([path, summary]) => defineRoute({ method: 'GET', path, auth: 'none', schemas: { response: page }, openapi: { summary, ...openapi }, handler: serve })),
     defineRoute({
       method: 'GET',
       path: '/api/dashboard/config',

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { dashboardApi, type AccountStatus, type AdminAccount, type AuditEntry, type PlanCode, type SessionUser } from '../api/dashboard-routes.js';
-import { Empty, ErrorBox, Loaded, useAction, useLoad, type Load } from '../ui/components.js';
+import { Empty, ErrorBox, Loaded, Table, useAction, useLoad, type Load } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 
 const PLANS: PlanCode[] = ['free', 'starter', 'pro', 'business'];
@@ -66,34 +66,21 @@ function AuditLog({ load }: { load: Load<{ entries: AuditEntry[] }> }) {
               <p>No changes recorded yet.</p>
             </Empty>
           ) : (
-            <div class="table-wrap">
-              <table aria-label="Audit log">
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">By</th>
-                    <th scope="col">Before → after</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {entries.map((e) => (
-                    <tr>
-                      <td>{dateTime(e.createdAt)}</td>
-                      <td>{e.action}</td>
-                      <td>
-                        {e.targetType} <code>{e.targetId}</code>
-                      </td>
-                      <td>{e.actorUserId ? <code>{e.actorUserId}</code> : 'system / CLI'}</td>
-                      <td class="small">
-                        <code>{summarize(e.before)}</code> → <code>{summarize(e.after)}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table label="Audit log" columns={['When', 'Action', 'Target', 'By', 'Before → after']}>
+              {entries.map((e) => (
+                <tr>
+                  <td>{dateTime(e.createdAt)}</td>
+                  <td>{e.action}</td>
+                  <td>
+                    {e.targetType} <code>{e.targetId}</code>
+                  </td>
+                  <td>{e.actorUserId ? <code>{e.actorUserId}</code> : 'system / CLI'}</td>
+                  <td class="small">
+                    <code>{summarize(e.before)}</code> → <code>{summarize(e.after)}</code>
+                  </td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Loaded>

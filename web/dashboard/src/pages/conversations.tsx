@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation } from '../api/client.js';
-import { Empty, ErrorBox, Loaded, useAction, useLoad } from '../ui/components.js';
+import { Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 import { href } from '../router.js';
 
@@ -49,32 +49,19 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                   <p>{all.length === 0 ? 'No conversations yet. Try the playground, or embed the widget.' : 'No conversations from this source among those loaded.'}</p>
                 </Empty>
               ) : (
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Started</th>
-                        <th scope="col">Source</th>
-                        <th scope="col">Visitor</th>
-                        <th scope="col">Messages</th>
-                        <th scope="col">Last activity</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {shown.map((c) => (
-                        <tr>
-                          <td>
-                            <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`)}>{dateTime(c.createdAt)}</a>
-                          </td>
-                          <td>{c.source}</td>
-                          <td>{c.visitorId ?? '—'}</td>
-                          <td>{c.messageCount}</td>
-                          <td>{dateTime(c.updatedAt)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <Table columns={['Started', 'Source', 'Visitor', 'Messages', 'Last activity']}>
+                  {shown.map((c) => (
+                    <tr>
+                      <td>
+                        <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`)}>{dateTime(c.createdAt)}</a>
+                      </td>
+                      <td>{c.source}</td>
+                      <td>{c.visitorId ?? '—'}</td>
+                      <td>{c.messageCount}</td>
+                      <td>{dateTime(c.updatedAt)}</td>
+                    </tr>
+                  ))}
+                </Table>
               )}
               {cursor && (
                 <button type="button" disabled={next.busy} onClick={() => void next.run(cursor)}>
@@ -136,19 +123,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                       {dateTime(m.createdAt)}
                       {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
                     </p>
-                    {m.sources.length > 0 && (
-                      <details class="sources">
-                        <summary>Sources ({m.sources.length})</summary>
-                        <ul>
-                          {m.sources.map((s) => (
-                            <li>
-                              <strong>{s.name}</strong>
-                              <blockquote>{s.snippet}</blockquote>
-                            </li>
-                          ))}
-                        </ul>
-                      </details>
-                    )}
+                    <SourceList sources={m.sources} />
                   </li>
                 ))}
               </ol>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Assistant } from '../api/client.js';
 import { dashboardApi, type EvalCase, type EvalRun } from '../api/dashboard-routes.js';
-import { ErrorBox, Loaded, StatusBadge, useAction, useLoad, usePoll } from '../ui/components.js';
+import { ErrorBox, Loaded, StatusBadge, Table, useAction, useLoad, usePoll } from '../ui/components.js';
 import { dollars, percent } from '../ui/format.js';
 import { href } from '../router.js';
 
@@ -86,28 +86,16 @@ function EvalRunner({ assistant }: { assistant: Assistant }) {
           </p>
           {run.eval.error && <p class="doc-error">Stopped: {run.eval.error.message}</p>}
           {run.cases.length > 0 && (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Question</th>
-                    <th scope="col">Expected</th>
-                    <th scope="col">Answer</th>
-                    <th scope="col">Score</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {run.cases.map((c) => (
-                    <tr>
-                      <td>{c.question}</td>
-                      <td>{c.expected ?? '—'}</td>
-                      <td>{c.status === 'pending' ? 'Pending…' : c.error ?? c.answer ?? '—'}</td>
-                      <td>{percent(c.score)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table columns={['Question', 'Expected', 'Answer', 'Score']}>
+              {run.cases.map((c) => (
+                <tr>
+                  <td>{c.question}</td>
+                  <td>{c.expected ?? '—'}</td>
+                  <td>{c.status === 'pending' ? 'Pending…' : c.error ?? c.answer ?? '—'}</td>
+                  <td>{percent(c.score)}</td>
+                </tr>
+              ))}
+            </Table>
           )}
         </div>
       )}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { dashboardApi, SCOPES, type Scope } from '../api/dashboard-routes.js';
-import { ConfirmButton, CopyButton, Empty, ErrorBox, Loaded, useAction, useLoad } from '../ui/components.js';
+import { ConfirmButton, CopyButton, Empty, ErrorBox, Loaded, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime } from '../ui/format.js';
 
 /** API keys: create (the secret is shown once, here, and never again), list with last use, revoke. */
@@ -43,47 +43,31 @@ export function KeysPage() {
                 <p>No API keys yet.</p>
               </Empty>
             ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Key</th>
-                      <th scope="col">Scopes</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Last used</th>
-                      <th scope="col">
-                        <span class="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {keys.map((k) => (
-                      <tr>
-                        <td>{k.name}</td>
-                        <td>
-                          <code>{k.prefix}…</code>
-                        </td>
-                        <td class="scopes">{k.scopes.join(', ')}</td>
-                        <td>{dateTime(k.createdAt)}</td>
-                        <td>{k.lastUsedAt ? dateTime(k.lastUsedAt) : 'Never'}</td>
-                        <td>
-                          <ConfirmButton
-                            label="Revoke"
-                            name={`Revoke ${k.name}`}
-                            confirmLabel="Yes, revoke"
-                            question={`Revoke “${k.name}”? Calls with it fail from now on.`}
-                            onConfirm={async () => {
-                              await dashboardApi.revokeKey(k.id);
-                              await load.reload();
-                            }}
-                          />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table columns={['Name', 'Key', 'Scopes', 'Created', 'Last used', <span class="sr-only">Actions</span>]}>
+                {keys.map((k) => (
+                  <tr>
+                    <td>{k.name}</td>
+                    <td>
+                      <code>{k.prefix}…</code>
+                    </td>
+                    <td class="scopes">{k.scopes.join(', ')}</td>
+                    <td>{dateTime(k.createdAt)}</td>
+                    <td>{k.lastUsedAt ? dateTime(k.lastUsedAt) : 'Never'}</td>
+                    <td>
+                      <ConfirmButton
+                        label="Revoke"
+                        name={`Revoke ${k.name}`}
+                        confirmLabel="Yes, revoke"
+                        question={`Revoke “${k.name}”? Calls with it fail from now on.`}
+                        onConfirm={async () => {
+                          await dashboardApi.revokeKey(k.id);
+                          await load.reload();
+                        }}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Loaded>

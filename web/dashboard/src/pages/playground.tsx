@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { streamChat, v1, type Assistant, type ChatSource } from '../api/client.js';
 import { dashboardApi } from '../api/dashboard-routes.js';
-import { ErrorBox } from '../ui/components.js';
+import { ErrorBox, SourceList } from '../ui/components.js';
 import { href } from '../router.js';
 
 interface Turn {
@@ -89,19 +89,7 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
                 </p>
               )}
               {t.outcome === 'no_answer' && <p class="muted">No answer found in the documents.</p>}
-              {t.sources.length > 0 && (
-                <details class="sources" open>
-                  <summary>Sources ({t.sources.length})</summary>
-                  <ul>
-                    {t.sources.map((s) => (
-                      <li>
-                        <strong>{s.name}</strong>
-                        <blockquote>{s.snippet}</blockquote>
-                      </li>
-                    ))}
-                  </ul>
-                </details>
-              )}
+              <SourceList sources={t.sources} open />
             </div>
           ))}
         </div>

@@ -1,3 +1,5 @@
+import { Table } from './components.js';
+
 /**
  * A small bar chart: bars as inline SVG stretched to the width (no library, no inline style: CSP-safe), labels in
  * HTML so they never stretch, and a table twin for screen readers and exact values.
@@ -31,22 +33,14 @@ export function BarChart(props: { title: string; labels: string[]; values: numbe
       </div>
       <details>
         <summary>Show as a table</summary>
-        <table>
-          <thead>
+        <Table columns={['Day', props.unit]}>
+          {labels.map((l, i) => (
             <tr>
-              <th scope="col">Day</th>
-              <th scope="col">{props.unit}</th>
+              <td>{l}</td>
+              <td>{props.format(values[i] ?? 0)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {labels.map((l, i) => (
-              <tr>
-                <td>{l}</td>
-                <td>{props.format(values[i] ?? 0)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       </details>
     </figure>
   );

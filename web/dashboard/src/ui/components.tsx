@@ -154,3 +154,39 @@ export function usePoll(active: boolean, ms: number, tick: () => void): void {
     return () => clearInterval(timer);
   }, [active, ms]);
 }
+
+/** The passages an answer used: document name and the quoted snippet. */
+export function SourceList({ sources, open = false }: { sources: ReadonlyArray<{ name: string; snippet: string }>; open?: boolean }) {
+  if (sources.length === 0) return null;
+  return (
+    <details class="sources" open={open}>
+      <summary>Sources ({sources.length})</summary>
+      <ul>
+        {sources.map((s) => (
+          <li>
+            <strong>{s.name}</strong>
+            <blockquote>{s.snippet}</blockquote>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+/** A table that scrolls sideways inside its card on narrow screens; `columns` are the header cells. */
+export function Table({ columns, label, children }: { columns: ComponentChildren[]; label?: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th scope="col">{c}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
