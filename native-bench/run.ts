@@ -9,6 +9,7 @@
  *   npm run bench -- --workers=2 --parley=tsx --no-pin
  *   npm run bench -- --rounds=5 --shapes=echo,realistic --eld   interleaved rounds per (implementation, N), traffic
  *                                       shapes, event-loop delay probe (profiling only)
+ *   npm run bench -- --append-ms=40     Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (echo always runs 0)
  *
  * Writes native-bench/results/latest.json, prints a table, and (on runs without --only) refreshes the generated
  * part of native-bench/RESULTS.md and native-bench/results/chart.svg. Loopback only. Figures are never asserted:
@@ -45,6 +46,8 @@ const { values } = parseArgs({
     shapes: { type: 'string' },
     /** Event-loop delay histogram in every server (a 10 ms timer in the server: for profiling, not for CPU figures). */
     eld: { type: 'boolean', default: false },
+    /** Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (default: Parley's own default configuration). */
+    'append-ms': { type: 'string' },
     /** postgres (default: BENCH_DATABASE_URL or the local server, a fresh database per run) or embedded (PGlite). */
     database: { type: 'string', default: 'postgres' },
   },
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
           context: { serverCpus: pin(cpuPlan.server), parley, probe: { dir: probeDir, eld: values.eld } },
           // Echo compares Parley with the baselines at equal latency: one provider append per caller frame. The
           // realistic shape runs Parley's default configuration.
-          parleyEnv: { echo: { VOICE_PROVIDER_APPEND_MS: '0' }, realistic: {} },
+          parleyEnv: { echo: { VOICE_PROVIDER_APPEND_MS: '0' }, realistic: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] } },
           log,
         });
         results.voice = { ...voice, settings: voiceSettings };
@@ -134,9 +137,10 @@ async function main(): Promise<void> {
       }
     }
     if (only !== 'voice') {
-      const seconds = quick ? 3 : 8;
+      const seconds = quick ? 3 : 5;
       const http = await runHttpScenario({
         seconds,
+        rounds,
         serverCpus: pin(cpuPlan.server),
         generatorCpus: pin(cpuPlan.generator),
         simulatorCpus: pin(cpuPlan.simulator),

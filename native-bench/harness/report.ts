@@ -94,13 +94,26 @@ function voiceBlock(voice: NonNullable<BenchResults['voice']>, bold: boolean): s
   ];
 }
 
-const HTTP_HEADER = ['target', 'status', 'req/s', 'p50 ms', 'p99 ms', 'x bare uWS', 'errors / notes'];
+const HTTP_HEADER = ['target', 'status', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'x bare uWS [min–max]', 'errors / notes'];
 
 function httpRows(http: HttpResult): string[][] {
   return http.runs.map((r) =>
     r.status !== 'ok'
-      ? [r.label, r.status, '', '', '', '', (r.reason ?? '').slice(0, 110)]
-      : [r.label, 'ok', fmt(r.requestsPerSecond, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.ratioToUws, 3), `${r.errors ?? 0} errors, ${r.connections} conns`],
+      ? [r.label, r.status, '', '', '', '', '', (r.reason ?? '').slice(0, 110)]
+      : [
+          r.label,
+          'ok',
+          fmt(r.requestsPerSecond, 0),
+          fmt(r.p50Ms, 2),
+          fmt(r.p99Ms, 2),
+          fmt(r.cpuUsPerRequest, 1),
+          `${fmt(r.ratioToUws, 3)}${r.ratioToUwsRange ? ` [${fmt(r.ratioToUwsRange[0], 2)}–${fmt(r.ratioToUwsRange[1], 2)}]` : ''}`,
+          [
+            `${r.errors ?? 0} errors, ${r.connections} conns`,
+            ...(r.ratioToFloor !== undefined ? [`${fmt(r.ratioToFloor, 2)}x floor [${fmt(r.ratioToFloorRange?.[0], 2)}–${fmt(r.ratioToFloorRange?.[1], 2)}]`] : []),
+            ...(r.ratioToPeer !== undefined ? [`${fmt(r.ratioToPeer, 2)}x peer [${fmt(r.ratioToPeerRange?.[0], 2)}–${fmt(r.ratioToPeerRange?.[1], 2)}]`] : []),
+          ].join('; '),
+        ],
   );
 }
 
@@ -152,7 +165,7 @@ export function resultsMarkdown(results: BenchResults, intro: string): string {
   if (results.http) {
     lines.push('', '### HTTP', '');
     if (results.http.status === 'skipped') lines.push(results.http.reason ?? 'skipped');
-    else lines.push(`wrk, ${results.http.wrk?.threads ?? 1} thread(s), ${results.http.seconds} s per target, 64 connections (mint: 8).`, '', ...table(HTTP_HEADER, httpRows(results.http)));
+    else lines.push(`wrk, ${results.http.wrk?.threads ?? 1} thread(s), ${results.http.seconds} s per target per round, ${results.http.rounds ?? 1} interleaved round(s), 64 connections (mint: 8). Ratios are per round (same round), median [min–max].`, '', ...table(HTTP_HEADER, httpRows(results.http)));
   }
   lines.push('', '### Targets', '', ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)), '');
   return lines.join('\n');

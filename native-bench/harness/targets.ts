@@ -83,12 +83,27 @@ export function evaluateTargets(voice: VoiceResult | undefined, http: HttpResult
       ? notMeasured('needs two or more N values')
       : { measured: `${slopes.map((s) => `${s.shape} ${fmt(s.kbPerSession, 1)} KB`).join(', ')}`, met: worstSlope <= 40 }),
   });
+  const healthz = http?.runs.find((r) => r.target === 'parley-healthz');
   const get = http?.runs.find((r) => r.target === 'parley-assistant-get');
+  const notRun = (run: typeof get) => `not measured: ${run?.reason ?? http?.reason ?? 'HTTP scenario not run'}`;
+  const range = (r: [number, number] | undefined) => (r ? ` [${fmt(r[0], 2)}–${fmt(r[1], 2)}]` : '');
   checks.push({
-    target: 'Authenticated GET',
-    goal: '>= 50% of bare uWS hello requests per second',
-    measured: get?.ratioToUws === undefined ? `not measured: ${get?.reason ?? http?.reason ?? 'HTTP scenario not run'}` : `${fmt(get.ratioToUws * 100, 1)}%`,
-    met: get?.ratioToUws === undefined ? null : get.ratioToUws >= 0.5,
+    target: 'HTTP shell (GET /healthz)',
+    goal: '>= 0.80x bare uWS hello req/s (same round)',
+    measured: healthz?.ratioToUws === undefined ? notRun(healthz) : `${fmt(healthz.ratioToUws, 2)}x${range(healthz.ratioToUwsRange)}`,
+    met: healthz?.ratioToUws === undefined ? null : healthz.ratioToUws >= 0.8,
+  });
+  checks.push({
+    target: 'Authenticated GET vs floor',
+    goal: '>= 0.80x bare uWS + postgres.js, same SELECT (same round)',
+    measured: get?.ratioToFloor === undefined ? notRun(get) : `${fmt(get.ratioToFloor, 2)}x${range(get.ratioToFloorRange)}`,
+    met: get?.ratioToFloor === undefined ? null : get.ratioToFloor >= 0.8,
+  });
+  checks.push({
+    target: 'Authenticated GET vs peer',
+    goal: '>= 2x Fastify + postgres.js + Redis limiter (same round)',
+    measured: get?.ratioToPeer === undefined ? notRun(get) : `${fmt(get.ratioToPeer, 2)}x${range(get.ratioToPeerRange)}`,
+    met: get?.ratioToPeer === undefined ? null : get.ratioToPeer >= 2,
   });
   return checks;
 }
