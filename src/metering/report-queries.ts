@@ -9,19 +9,17 @@ export interface AssistantUsageRow {
   events: number;
 }
 
-/** Spend per assistant in one period (settled events; releases and expiries cost nothing). */
+/**
+ * Spend per assistant in one period (settled events; releases and expiries cost nothing), from the per-period
+ * totals the usage_events trigger keeps (migration 0007): one index range per account and period, however many
+ * events the period holds.
+ */
 export async function usageByAssistant(sql: Queryable, accountId: string, periodStart: Date): Promise<AssistantUsageRow[]> {
   return sql<AssistantUsageRow[]>`
-    select e.assistant_id,
-           coalesce(sum(e.cost_micros), 0)::int8 as cost_micros,
-           count(*) filter (where r.counts_as_request and e.outcome <> 'released')::int8 as request_count,
-           coalesce(sum(e.input_tokens), 0)::int8 as input_tokens,
-           coalesce(sum(e.output_tokens), 0)::int8 as output_tokens,
-           count(*)::int8 as events
-    from usage_events e join usage_reservations r on r.id = e.reservation_id
-    where e.account_id = ${accountId} and e.period_start = ${periodStart}
-    group by e.assistant_id
-    order by cost_micros desc, e.assistant_id nulls last`;
+    select nullif(assistant_key, '') as assistant_id, cost_micros, request_count, input_tokens, output_tokens, events
+    from usage_period_assistant_totals
+    where account_id = ${accountId} and period_start = ${periodStart} and events > 0
+    order by cost_micros desc, nullif(assistant_key, '') nulls last`;
 }
 
 export interface UsageEventRow {
