@@ -1,0 +1,148 @@
+import { parseArgs } from 'node:util';
+
+/** Hard bounds: a typo must not turn a load test into a flood. */
+export const LIMITS = { maxCalls: 2000, maxChats: 500, maxDurationMs: 10 * 60_000, maxCallSeconds: 3600 } as const;
+
+export interface LoadTestOptions {
+  url: string;
+  assistantId: string;
+  /** API key with the voice (and chat) scope; undefined for keyless. */
+  apiKey: string | undefined;
+  /** Keyless callers: the Origin to send (must be on the assistant's allowlist). */
+  origin: string | undefined;
+  /** Keyless: fetch a visitor signature from POST /api/v1/widget/sign before each call. */
+  sign: boolean;
+  recordingConsent: boolean;
+  calls: number;
+  chats: number;
+  chatMessage: string;
+  rampUpMs: number;
+  durationMs: number;
+  /** Length of one call; the caller dials again after it. Undefined: one call per caller, for the whole test. */
+  callMs: number | undefined;
+  /** A PCM16 mono 24 kHz WAV; undefined: synthetic speech. */
+  inputPath: string | undefined;
+  json: boolean;
+  /** HTML report path; undefined: none. */
+  reportPath: string | undefined;
+  /** Skip the 3-second pause after the plan in a terminal. */
+  yes: boolean;
+  quiet: boolean;
+}
+
+export const USAGE = `parley-loadtest: concurrent voice calls (and chats) against a Parley deployment.
+
+  parley-loadtest --url https://parley.example.com --assistant asst_... --api-key sk_live_... --calls 50 --duration 30s
+  parley-loadtest --url http://127.0.0.1:3000 --assistant asst_... --origin https://shop.example --calls 10
+
+Target and identity
+  --url URL             Parley's base URL (required)
+  --assistant ID        the assistant (public asst_ id; with a key, either id) (required)
+  --api-key KEY         an API key with the voice scope (chat too for --chats); or PARLEY_API_KEY
+  --origin ORIGIN       keyless instead: the Origin to send (on the assistant's allowlist)
+  --sign                keyless: sign each visitor through POST /api/v1/widget/sign
+  --record-consent      send recordingConsent: true (needed when the assistant records)
+Load
+  --calls N             concurrent voice callers (default 10, at most ${LIMITS.maxCalls})
+  --chats N             concurrent chat loops, each asking one question after another (default 0)
+  --ramp-up DURATION    spread the starts over this long (default 5s)
+  --duration DURATION   how long the load holds after the first start (default 30s, at most 10m)
+  --call-length DUR     hang up and dial again after this long (default: one call for the whole test)
+  --input FILE.wav      what callers say: PCM16 mono 24 kHz, looped (default: synthetic speech)
+  --chat-message TEXT   what chat loops ask (default: a short question)
+Output
+  --json                print the report as JSON on stdout (progress goes to stderr)
+  --report FILE         write an HTML report (default parley-loadtest-report.html; --no-report for none)
+  --yes                 start without the 3-second pause after the plan
+  --quiet               no progress lines
+Durations: 500ms, 30s, 2m, or plain seconds. Ctrl-C stops cleanly (calls are ended) and still reports.`;
+
+/** "500ms" | "30s" | "2m" | "45" (seconds) -> milliseconds. */
+export function parseDuration(text: string, name: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (!match) throw new UsageError(`${name}: "${text}" is not a duration (e.g. 500ms, 30s, 2m)`);
+  const value = Number(match[1]);
+  return Math.round(match[2] === 'ms' ? value : match[2] === 'm' ? value * 60_000 : value * 1000);
+}
+
+export class UsageError extends Error {}
+
+function count(text: string | undefined, name: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${name}: "${text}" is not a whole number`);
+  const n = Number(text);
+  if (n > max) throw new UsageError(`${name}: at most ${max} (asked for ${n})`);
+  return n;
+}
+
+/** Parses and checks the command line; throws UsageError with a message a person can act on. */
+export function parseOptions(argv: string[], env: Record<string, string | undefined> = {}): LoadTestOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      url: { type: 'string' },
+      assistant: { type: 'string' },
+      'api-key': { type: 'string' },
+      origin: { type: 'string' },
+      sign: { type: 'boolean', default: false },
+      'record-consent': { type: 'boolean', default: false },
+      calls: { type: 'string' },
+      chats: { type: 'string' },
+      'chat-message': { type: 'string' },
+      'ramp-up': { type: 'string' },
+      duration: { type: 'string' },
+      'call-length': { type: 'string' },
+      input: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      report: { type: 'string' },
+      'no-report': { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  if (values.url === undefined) throw new UsageError('--url is required');
+  let url: URL;
+  try {
+    url = new URL(values.url);
+  } catch {
+    throw new UsageError(`--url: "${values.url}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be http:// or https://');
+  if (values.assistant === undefined) throw new UsageError('--assistant is required (the public asst_ id)');
+  const apiKey = values['api-key'] ?? (env['PARLEY_API_KEY'] || undefined);
+  if (apiKey !== undefined && values.origin !== undefined) throw new UsageError('use either --api-key (or PARLEY_API_KEY) or --origin (keyless), not both');
+  if (apiKey === undefined && values.origin === undefined) throw new UsageError('give --api-key (or PARLEY_API_KEY), or --origin for keyless calls');
+  if (values.sign && values.origin === undefined) throw new UsageError('--sign is for keyless calls (with --origin)');
+  const calls = count(values.calls, '--calls', 10, LIMITS.maxCalls);
+  const chats = count(values.chats, '--chats', 0, LIMITS.maxChats);
+  if (calls + chats === 0) throw new UsageError('nothing to do: --calls and --chats are both 0');
+  const durationMs = parseDuration(values.duration ?? '30s', '--duration');
+  if (durationMs < 1000 || durationMs > LIMITS.maxDurationMs) throw new UsageError('--duration must be between 1s and 10m');
+  const rampUpMs = parseDuration(values['ramp-up'] ?? '5s', '--ramp-up');
+  if (rampUpMs > durationMs) throw new UsageError('--ramp-up cannot be longer than --duration');
+  const callMs = values['call-length'] === undefined ? undefined : parseDuration(values['call-length'], '--call-length');
+  if (callMs !== undefined && (callMs < 1000 || callMs > LIMITS.maxCallSeconds * 1000)) throw new UsageError('--call-length must be between 1s and 1h');
+  return {
+    url: url.toString().replace(/\/+$/, ''),
+    assistantId: values.assistant,
+    apiKey,
+    origin: values.origin,
+    sign: values.sign,
+    recordingConsent: values['record-consent'],
+    calls,
+    chats,
+    chatMessage: values['chat-message'] ?? 'What can you help me with?',
+    rampUpMs,
+    durationMs,
+    callMs,
+    inputPath: values.input,
+    json: values.json,
+    reportPath: values['no-report'] ? undefined : (values.report ?? 'parley-loadtest-report.html'),
+    yes: values.yes,
+    quiet: values.quiet,
+  };
+}

@@ -1,0 +1,350 @@
+/**
+ * The load-test engine: N voice callers (each a VoiceCall streaming real-time PCM16) and M chat loops against one
+ * Parley deployment, measured. Node-only (it takes a WebSocket implementation; the CLI passes `ws`).
+ */
+import { createParleyClient, type ParleyClient } from '../../client.js';
+import { ParleyError } from '../../errors.js';
+import { streamChat } from '../../chat.js';
+import { VoiceCall } from '../../voice/call.js';
+import { BYTES_PER_SECOND, FRAME_BYTES, FRAME_MS } from '../../voice/pcm.js';
+import type { WebSocketConstructor } from '../../voice/types.js';
+import type { LoadTestOptions } from './args.js';
+import { findMarkers, stampFrame } from './marker.js';
+import { Samples, Tally, type LatencySummary } from './stats.js';
+
+export interface LoadTestReport {
+  tool: 'parley-loadtest';
+  version: 1;
+  target: { url: string; assistantId: string; auth: 'api-key' | 'keyless' };
+  plan: { calls: number; chats: number; rampUpMs: number; durationMs: number; callMs: number | null; input: string };
+  startedAt: string;
+  endedAt: string;
+  elapsedMs: number;
+  /** Stopped early by Ctrl-C (or the caller's signal). */
+  interrupted: boolean;
+  voice: {
+    attempted: number;
+    connected: number;
+    /** Calls that were connected and ended (by this tool or the service). */
+    ended: number;
+    peakConcurrent: number;
+    /** Mint round trip (POST /api/v1/voice/sessions), ms. */
+    mintMs: LatencySummary | null;
+    /** From dialing (mint start) to the media socket open, ms. */
+    connectMs: LatencySummary | null;
+    /** From dialing to the first assistant audio heard, ms. */
+    firstAudioMs: LatencySummary | null;
+    /** Caller frame out -> the same frame back (the echo simulator), ms; null when no echo came back. */
+    roundTripMs: LatencySummary | null;
+    echoDetected: boolean;
+    /** Refused mints by "status reason-or-code", e.g. "429 voice_concurrency_limit". */
+    refusals: Record<string, number>;
+    /** Why calls ended: client (this tool hung up) or the service's endReason. */
+    endReasons: Record<string, number>;
+    errors: Record<string, number>;
+    audio: {
+      sentBytes: number;
+      receivedBytes: number;
+      /** Caller audio this tool dropped because a socket's send buffer was full. */
+      droppedLocallyBytes: number;
+      /** Assistant audio the service dropped for a slow reader (audio_dropped notices). */
+      droppedByServerMs: number;
+      /** Assistant audio that arrived while the gate was closed (should be 0). */
+      receivedWhileGateClosedBytes: number;
+      /** Largest lateness of the 20 ms send schedule: above ~100 ms this machine, not Parley, is the bottleneck. */
+      maxSendLagMs: number;
+    };
+    heartbeats: { sent: number; failed: number };
+  };
+  chat: {
+    attempted: number;
+    answered: number;
+    latencyMs: LatencySummary | null;
+    firstTokenMs: LatencySummary | null;
+    refusals: Record<string, number>;
+    errors: Record<string, number>;
+  } | null;
+  /** One point per second. */
+  timeline: Array<{ t: number; activeCalls: number; refusals: number; errors: number; roundTripP50: number | null }>;
+}
+
+export interface Progress {
+  elapsedMs: number;
+  totalMs: number;
+  activeCalls: number;
+  connected: number;
+  refusals: number;
+  errors: number;
+  roundTripP50: number | undefined;
+  chatsAnswered: number;
+}
+
+export interface RunHooks {
+  WebSocket: WebSocketConstructor;
+  /** Stops the test early; the calls are ended and the report still made. */
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+  /** Label of the input for the report. */
+  inputLabel: string;
+}
+
+interface Active {
+  call: VoiceCall;
+  caller: number;
+  /** When its first frame was due (performance.now()). */
+  firstFrameAt: number;
+  frame: number;
+  offset: number;
+  /** Send times of recent frames by seq (a ring), for the round trip. */
+  sentAt: Float64Array;
+  sentSeq: Int32Array;
+}
+
+const RING = 2048;
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+
+function refusalKey(err: ParleyError): string {
+  return `${err.status} ${err.reason ?? err.code}`;
+}
+
+function errorKey(err: unknown): string {
+  if (err instanceof ParleyError) return err.status === 0 ? err.code : `${err.status} ${err.reason ?? err.code}`;
+  return err instanceof Error ? err.message.slice(0, 120) : String(err).slice(0, 120);
+}
+
+/** Runs the test to the end (or until the signal aborts) and reports. */
+export async function runLoadTest(options: LoadTestOptions, input: Uint8Array, hooks: RunHooks): Promise<LoadTestReport> {
+  const runId = Math.random().toString(36).slice(2, 8);
+  const started = performance.now();
+  const startedAt = new Date();
+  const stop = new AbortController();
+  const endTimer = setTimeout(() => stop.abort(), options.durationMs);
+  const onAbort = () => stop.abort();
+  hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  if (hooks.signal?.aborted) stop.abort();
+
+  const headers: Record<string, string> = options.origin !== undefined ? { origin: options.origin } : {};
+  const client: ParleyClient = createParleyClient({
+    baseUrl: options.url,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    headers,
+    onDeprecation: () => undefined,
+  });
+
+  const mintMs = new Samples();
+  const connectMs = new Samples();
+  const firstAudioMs = new Samples();
+  const roundTrip = new Samples();
+  let secondRoundTrip = new Samples(10_000);
+  const refusals = new Tally();
+  const endReasons = new Tally();
+  const errors = new Tally();
+  const audio = { sentBytes: 0, receivedBytes: 0, droppedLocallyBytes: 0, droppedByServerMs: 0, receivedWhileGateClosedBytes: 0, maxSendLagMs: 0 };
+  const heartbeats = { sent: 0, failed: 0 };
+  let attempted = 0;
+  let connected = 0;
+  let ended = 0;
+  let peak = 0;
+  let echoDetected = false;
+  const active = new Set<Active>();
+
+  // ---- the pump: one timer sends every due 20 ms frame of every active call (drift-free per call) -------------
+  const pump = setInterval(() => {
+    const now = performance.now();
+    for (const a of active) {
+      for (let due = a.firstFrameAt + a.frame * FRAME_MS; due <= now; due = a.firstFrameAt + a.frame * FRAME_MS) {
+        const lag = now - due;
+        if (lag > audio.maxSendLagMs) audio.maxSendLagMs = lag;
+        if (a.offset + FRAME_BYTES > input.length) a.offset = 0;
+        const frame = input.slice(a.offset, a.offset + FRAME_BYTES);
+        a.offset += FRAME_BYTES;
+        stampFrame(frame, a.caller, a.frame);
+        a.sentAt[a.frame % RING] = now;
+        a.sentSeq[a.frame % RING] = a.frame;
+        a.frame++;
+        if (a.call.sendAudio(frame)) audio.sentBytes += FRAME_BYTES;
+      }
+    }
+  }, 10);
+
+  // ---- one voice caller: dial, talk until its call length or the end, hang up, dial again -------------------------
+  async function caller(index: number): Promise<void> {
+    await sleep(options.calls <= 1 ? 0 : (options.rampUpMs * index) / (options.calls - 1), stop.signal);
+    for (let n = 0; !stop.signal.aborted; n++) {
+      attempted++;
+      const visitorId = `loadtest-${runId}-${index}-${n}`;
+      let signature: string | undefined;
+      if (options.sign) {
+        try {
+          signature = (await client.POST('/api/v1/widget/sign', { body: { assistantId: options.assistantId, visitorId } })).signature;
+        } catch (err) {
+          if (err instanceof ParleyError && err.status > 0) refusals.add(`sign ${refusalKey(err)}`);
+          else errors.add(`sign: ${errorKey(err)}`);
+          await sleep(1000, stop.signal);
+          continue;
+        }
+      }
+      const call = new VoiceCall({
+        baseUrl: options.url,
+        assistantId: options.assistantId,
+        WebSocket: hooks.WebSocket,
+        headers,
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : { visitorId }),
+        ...(signature !== undefined ? { signature } : {}),
+        ...(options.recordingConsent ? { recordingConsent: true } : {}),
+      });
+      const me: Active = { call, caller: index, firstFrameAt: 0, frame: 0, offset: 0, sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1) };
+      call.on('audio', (pcm) => {
+        audio.receivedBytes += pcm.byteLength;
+        const at = performance.now();
+        findMarkers(pcm, (who, seq) => {
+          if (who !== index || me.sentSeq[seq % RING] !== seq) return;
+          echoDetected = true;
+          const rtt = at - me.sentAt[seq % RING]!;
+          roundTrip.add(rtt);
+          secondRoundTrip.add(rtt);
+          me.sentSeq[seq % RING] = -1; // count each frame once
+        });
+      });
+      call.on('error', (err) => {
+        if (call.session !== undefined) errors.add(errorKey(err));
+      });
+      try {
+        await call.start();
+      } catch (err) {
+        if (err instanceof ParleyError && err.status > 0) refusals.add(refusalKey(err));
+        else errors.add(errorKey(err));
+        await sleep(1000, stop.signal);
+        continue;
+      }
+      connected++;
+      if (call.stats.mintMs !== undefined) mintMs.add(call.stats.mintMs);
+      if (call.stats.connectMs !== undefined) connectMs.add(call.stats.connectMs);
+      me.firstFrameAt = performance.now();
+      active.add(me);
+      peak = Math.max(peak, active.size);
+      const over = new Promise<void>((resolve) => call.on('ended', () => resolve()));
+      const hangUpAfter = options.callMs ?? Number.POSITIVE_INFINITY;
+      await Promise.race([over, sleep(Math.min(hangUpAfter, 2 ** 31 - 1), stop.signal)]);
+      active.delete(me);
+      await call.end().catch(() => undefined);
+      ended++;
+      endReasons.add(call.endReason === null || call.endReason === undefined ? 'client' : call.endReason);
+      if (call.stats.firstAudioMs !== undefined) firstAudioMs.add(call.stats.firstAudioMs);
+      audio.droppedLocallyBytes += call.stats.bytesDroppedLocally;
+      audio.droppedByServerMs += call.stats.assistantDroppedMs;
+      audio.receivedWhileGateClosedBytes += call.stats.assistantBytesMuted;
+      heartbeats.sent += call.stats.heartbeats;
+      heartbeats.failed += call.stats.heartbeatFailures;
+      if (call.endReason !== null && call.endReason !== undefined && !stop.signal.aborted) await sleep(1000, stop.signal);
+    }
+  }
+
+  // ---- one chat loop: ask, read the streamed answer, ask again ----------------------------------------------------
+  const chatStats = { attempted: 0, answered: 0, latency: new Samples(), firstToken: new Samples(), refusals: new Tally(), errors: new Tally() };
+  async function chatLoop(index: number): Promise<void> {
+    await sleep(options.chats <= 1 ? 0 : (options.rampUpMs * index) / (options.chats - 1), stop.signal);
+    while (!stop.signal.aborted) {
+      chatStats.attempted++;
+      const t0 = performance.now();
+      let first: number | undefined;
+      try {
+        for await (const event of streamChat(
+          client,
+          { assistantId: options.assistantId, message: options.chatMessage, ...(options.apiKey === undefined ? { visitorId: `loadtest-${runId}-chat-${index}` } : {}) },
+          { signal: stop.signal },
+        )) {
+          if (event.type === 'token' && first === undefined) first = performance.now() - t0;
+          if (event.type === 'error') chatStats.errors.add(`stream ${event.code}`);
+        }
+        chatStats.answered++;
+        chatStats.latency.add(performance.now() - t0);
+        if (first !== undefined) chatStats.firstToken.add(first);
+      } catch (err) {
+        if (stop.signal.aborted) break;
+        if (err instanceof ParleyError && err.status > 0) chatStats.refusals.add(refusalKey(err));
+        else chatStats.errors.add(errorKey(err));
+        await sleep(err instanceof ParleyError && err.retryAfterMs !== undefined ? Math.min(err.retryAfterMs, 10_000) : 1000, stop.signal);
+      }
+    }
+  }
+
+  // ---- progress and timeline ------------------------------------------------------------------------------------
+  const timeline: LoadTestReport['timeline'] = [];
+  const tick = setInterval(() => {
+    const elapsedMs = performance.now() - started;
+    const p50 = secondRoundTrip.percentile(50);
+    secondRoundTrip = new Samples(10_000);
+    timeline.push({ t: Math.round(elapsedMs / 1000), activeCalls: active.size, refusals: refusals.total, errors: errors.total, roundTripP50: p50 === undefined ? null : Math.round(p50 * 10) / 10 });
+    hooks.onProgress?.({
+      elapsedMs,
+      totalMs: options.durationMs,
+      activeCalls: active.size,
+      connected,
+      refusals: refusals.total + chatStats.refusals.total,
+      errors: errors.total + chatStats.errors.total,
+      roundTripP50: roundTrip.percentile(50),
+      chatsAnswered: chatStats.answered,
+    });
+  }, 1000);
+
+  const workers = [
+    ...Array.from({ length: options.calls }, (_, i) => caller(i)),
+    ...Array.from({ length: options.chats }, (_, i) => chatLoop(i)),
+  ];
+  await Promise.all(workers.map((w) => w.catch((err: unknown) => errors.add(`internal: ${errorKey(err)}`))));
+  clearTimeout(endTimer);
+  clearInterval(pump);
+  clearInterval(tick);
+  hooks.signal?.removeEventListener('abort', onAbort);
+
+  const elapsedMs = performance.now() - started;
+  return {
+    tool: 'parley-loadtest',
+    version: 1,
+    target: { url: options.url, assistantId: options.assistantId, auth: options.apiKey !== undefined ? 'api-key' : 'keyless' },
+    plan: { calls: options.calls, chats: options.chats, rampUpMs: options.rampUpMs, durationMs: options.durationMs, callMs: options.callMs ?? null, input: hooks.inputLabel },
+    startedAt: startedAt.toISOString(),
+    endedAt: new Date().toISOString(),
+    elapsedMs: Math.round(elapsedMs),
+    interrupted: hooks.signal?.aborted === true,
+    voice: {
+      attempted,
+      connected,
+      ended,
+      peakConcurrent: peak,
+      mintMs: mintMs.summary(),
+      connectMs: connectMs.summary(),
+      firstAudioMs: firstAudioMs.summary(),
+      roundTripMs: roundTrip.summary(),
+      echoDetected,
+      refusals: refusals.counts,
+      endReasons: endReasons.counts,
+      errors: errors.counts,
+      audio: { ...audio, maxSendLagMs: Math.round(audio.maxSendLagMs) },
+      heartbeats,
+    },
+    chat:
+      options.chats === 0
+        ? null
+        : {
+            attempted: chatStats.attempted,
+            answered: chatStats.answered,
+            latencyMs: chatStats.latency.summary(),
+            firstTokenMs: chatStats.firstToken.summary(),
+            refusals: chatStats.refusals.counts,
+            errors: chatStats.errors.counts,
+          },
+    timeline,
+  };
+}
+
+/** Bytes per second one caller sends (PCM16 mono 24 kHz). */
+export const CALLER_BYTES_PER_SECOND = BYTES_PER_SECOND;

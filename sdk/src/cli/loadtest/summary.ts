@@ -1,0 +1,83 @@
+/** The plan printed before a run and the human summary printed after it. */
+import type { LoadTestOptions } from './args.js';
+import type { LatencySummary } from './stats.js';
+import { CALLER_BYTES_PER_SECOND, type LoadTestReport } from './run.js';
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function maskKey(key: string): string {
+  return key.length <= 12 ? '****' : `${key.slice(0, 12)}…`;
+}
+
+/** What the run will send, so nobody starts a load test by accident. */
+export function planText(o: LoadTestOptions, inputLabel: string): string {
+  const callSeconds = o.durationMs / 1000;
+  const voiceMinutes = (o.calls * callSeconds) / 60;
+  const upstream = (o.calls * CALLER_BYTES_PER_SECOND * 8) / 1_000_000;
+  const lines = [
+    `parley-loadtest plan`,
+    `  target      ${o.url}  assistant ${o.assistantId}`,
+    `  identity    ${o.apiKey !== undefined ? `API key ${maskKey(o.apiKey)}` : `keyless, Origin ${o.origin}${o.sign ? ', signed visitors' : ''}`}${o.recordingConsent ? ', recording consent sent' : ''}`,
+    `  voice       ${o.calls} concurrent call${o.calls === 1 ? '' : 's'}, started over ${seconds(o.rampUpMs)}, held for ${seconds(o.durationMs)} in all` +
+      (o.callMs !== undefined ? `, each hanging up and redialing every ${seconds(o.callMs)}` : ''),
+    `  audio       ${inputLabel}, PCM16 24 kHz in real time: ${(CALLER_BYTES_PER_SECOND / 1000).toFixed(0)} kB/s per call, ${upstream.toFixed(1)} Mbit/s up in all`,
+    `  usage       up to ~${voiceMinutes.toFixed(1)} voice minutes will be metered against the assistant's account`,
+  ];
+  if (o.chats > 0) lines.push(`  chat        ${o.chats} loop${o.chats === 1 ? '' : 's'} asking "${o.chatMessage}" back to back (each answer is metered)`);
+  lines.push(`  stops       after ${seconds(o.durationMs)} or on Ctrl-C (calls are ended cleanly; a second Ctrl-C quits at once)`);
+  return lines.join('\n');
+}
+
+function latency(name: string, s: LatencySummary | null, note = ''): string {
+  if (s === null) return `  ${name.padEnd(22)} -${note ? `  (${note})` : ''}`;
+  return `  ${name.padEnd(22)} p50 ${s.p50.toFixed(0).padStart(6)} ms   p95 ${s.p95.toFixed(0).padStart(6)} ms   p99 ${s.p99.toFixed(0).padStart(6)} ms   max ${s.max.toFixed(0).padStart(6)} ms   (n=${s.count})`;
+}
+
+function tally(name: string, counts: Record<string, number>): string {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  return `  ${name.padEnd(22)} ${entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k}: ${v}`).join(', ')}`;
+}
+
+const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
+
+/** The report as text for a person. */
+export function summaryText(r: LoadTestReport): string {
+  const v = r.voice;
+  const lines = [
+    `parley-loadtest ${r.interrupted ? 'INTERRUPTED after' : 'finished in'} ${(r.elapsedMs / 1000).toFixed(1)} s: ${r.target.url} (${r.target.auth})`,
+    `voice: ${v.connected}/${v.attempted} calls connected, peak ${v.peakConcurrent} at once, ${v.ended} ended`,
+    latency('mint', v.mintMs),
+    latency('connected', v.connectMs),
+    latency('first assistant audio', v.firstAudioMs, 'none heard'),
+    latency('round trip', v.roundTripMs, 'no echo: needs the simulator in echo mode, e.g. [sim:echo] in the assistant instructions'),
+    tally('refusals', v.refusals),
+    tally('end reasons', v.endReasons),
+    tally('errors', v.errors),
+    `  audio                  sent ${mb(v.audio.sentBytes)}, heard ${mb(v.audio.receivedBytes)}, dropped here ${mb(v.audio.droppedLocallyBytes)}, dropped by the service ${(v.audio.droppedByServerMs / 1000).toFixed(1)} s` +
+      (v.audio.receivedWhileGateClosedBytes > 0 ? `, ${mb(v.audio.receivedWhileGateClosedBytes)} arrived while the gate was closed (!)` : ''),
+    `  heartbeats             ${v.heartbeats.sent} sent, ${v.heartbeats.failed} failed; send schedule late by up to ${v.audio.maxSendLagMs} ms` +
+      (v.audio.maxSendLagMs > 100 ? ' (this machine could not keep up: results understate Parley)' : ''),
+  ];
+  if (r.chat !== null) {
+    lines.push(
+      `chat: ${r.chat.answered}/${r.chat.attempted} answered`,
+      latency('answer', r.chat.latencyMs),
+      latency('first token', r.chat.firstTokenMs),
+      tally('refusals', r.chat.refusals),
+      tally('errors', r.chat.errors),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** One status line while running. */
+export function progressText(p: { elapsedMs: number; totalMs: number; activeCalls: number; connected: number; refusals: number; errors: number; roundTripP50: number | undefined; chatsAnswered: number }, chats: boolean): string {
+  return (
+    `${(p.elapsedMs / 1000).toFixed(0).padStart(4)}/${(p.totalMs / 1000).toFixed(0)} s  active ${p.activeCalls}  connected ${p.connected}  ` +
+    `refused ${p.refusals}  errors ${p.errors}` +
+    (p.roundTripP50 !== undefined ? `  rtt p50 ${p.roundTripP50.toFixed(0)} ms` : '') +
+    (chats ? `  chats ${p.chatsAnswered}` : '')
+  );
+}

@@ -1,0 +1,107 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { syntheticSpeech, wavHeader } from '../../sdk/src/index.js';
+import type { LoadTestReport } from '../../sdk/src/cli/loadtest/run.js';
+import { startTestApp } from '../helpers/app.js';
+import { createOwner } from '../helpers/identity.js';
+import { ORIGIN, voiceAssistant } from '../voice/helpers.js';
+
+/** parley-loadtest as a user runs it (a child process) against a loopback Parley with the echo simulator. */
+
+const CLI = fileURLToPath(new URL('../../sdk/src/cli/loadtest/main.ts', import.meta.url));
+
+function runCli(args: string[], options: { interruptAfterMs?: number; env?: Record<string, string> } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env: { ...process.env, PARLEY_API_KEY: '', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    if (options.interruptAfterMs !== undefined) {
+      // Interrupt once the calls are up (the plan and a progress line were printed).
+      const poll = setInterval(() => {
+        if (/connected [1-9]/.test(stderr)) {
+          clearInterval(poll);
+          child.kill('SIGINT');
+        }
+      }, 100);
+      child.on('exit', () => clearInterval(poll));
+    }
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+t.test('voice calls with an API key against the echo simulator: latencies, round trip, refusals by reason, report', async (t) => {
+  // Two calls at most on this instance: the third caller is refused 429 voice_concurrency_limit and keeps retrying.
+  const app = await startTestApp(t, { env: { VOICE_MAX_CONCURRENT_SESSIONS: '2' } });
+  const owner = await createOwner(app.database.sql);
+  const assistant = await voiceAssistant(app, owner, { instructions: 'Echo for load tests. [sim:echo]' });
+  const dir = mkdtempSync(join(tmpdir(), 'parley-loadtest-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const speech = syntheticSpeech({ utterances: 1, speechMs: 600, pauseMs: 400 });
+  writeFileSync(join(dir, 'in.wav'), Buffer.concat([wavHeader(speech.length), speech]));
+  const reportPath = join(dir, 'report.html');
+
+  const run = await runCli(
+    ['--url', app.url, '--assistant', assistant.publicId, '--calls', '3', '--ramp-up', '500ms', '--duration', '4s', '--input', join(dir, 'in.wav'), '--json', '--report', reportPath],
+    { env: { PARLEY_API_KEY: owner.secret } },
+  );
+  t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr.slice(-800)})`);
+  t.match(run.stderr, /parley-loadtest plan[\s\S]*3 concurrent calls[\s\S]*voice minutes/, 'the plan was printed before starting');
+  t.match(run.stderr, /API key sk_live_/, 'the key is named but masked');
+  t.notMatch(run.stderr, new RegExp(owner.secret), 'the whole key is never printed');
+  const report = JSON.parse(run.stdout) as LoadTestReport;
+  t.equal(report.interrupted, false);
+  t.equal(report.voice.connected, 2, 'two calls connected');
+  t.equal(report.voice.peakConcurrent, 2);
+  t.ok((report.voice.refusals['429 voice_concurrency_limit'] ?? 0) >= 1, `the third was refused by reason: ${JSON.stringify(report.voice.refusals)}`);
+  t.same(report.voice.errors, {}, 'no errors');
+  t.same(report.voice.endReasons, { client: 2 }, 'both calls were ended by the tool');
+  t.match(report.voice.mintMs, { count: 2, p50: Number, p95: Number, p99: Number });
+  t.ok(report.voice.echoDetected, 'the echo came back');
+  t.ok(report.voice.roundTripMs !== null && report.voice.roundTripMs.count > 50, `round trips measured: ${JSON.stringify(report.voice.roundTripMs)}`);
+  t.ok(report.voice.roundTripMs!.p50 <= report.voice.roundTripMs!.p99);
+  t.ok(report.voice.firstAudioMs !== null, 'first assistant audio timed');
+  t.ok(report.voice.audio.sentBytes > 2 * 3 * 48_000, 'audio was streamed in real time');
+  t.equal(report.voice.audio.receivedWhileGateClosedBytes, 0);
+  t.ok(report.timeline.length >= 3, 'a timeline point per second');
+  const html = readFileSync(reportPath, 'utf8');
+  t.match(html, /<svg[^>]*aria-label="latency percentiles"/, 'the HTML report has the latency chart');
+  t.match(html, /429 voice_concurrency_limit/);
+});
+
+t.test('keyless with an Origin, and Ctrl-C: the calls are ended and the report still printed', async (t) => {
+  const app = await startTestApp(t);
+  const owner = await createOwner(app.database.sql);
+  const assistant = await voiceAssistant(app, owner);
+  const run = await runCli(['--url', app.url, '--assistant', assistant.publicId, '--origin', ORIGIN, '--calls', '2', '--ramp-up', '0s', '--duration', '60s', '--no-report'], { interruptAfterMs: 0 });
+  t.equal(run.code, 130, `exit 130 after Ctrl-C (stderr: ${run.stderr.slice(-500)})`);
+  t.match(run.stderr, /keyless, Origin https:\/\/shop\.example/);
+  t.match(run.stderr, /stopping: ending the calls/);
+  t.match(run.stdout, /parley-loadtest INTERRUPTED after/, 'the summary is printed');
+  t.match(run.stdout, /voice: 2\/2 calls connected/);
+  t.match(run.stdout, /end reasons\s+client: 2/);
+  t.equal(app.app.voice.sessions.size, 0, 'no session is left running on the server');
+});
+
+t.test('bad command lines are refused with a message, before anything is sent', async (t) => {
+  const noTarget = await runCli(['--assistant', 'asst_x', '--api-key', 'sk_live_x']);
+  t.equal(noTarget.code, 1);
+  t.match(noTarget.stderr, /--url is required/);
+  const tooMany = await runCli(['--url', 'http://127.0.0.1:9', '--assistant', 'asst_x', '--api-key', 'sk_live_x', '--calls', '100000']);
+  t.match(tooMany.stderr, /--calls: at most 2000/);
+  const tooLong = await runCli(['--url', 'http://127.0.0.1:9', '--assistant', 'asst_x', '--api-key', 'sk_live_x', '--duration', '2h']);
+  t.match(tooLong.stderr, /not a duration|between 1s and 10m/);
+});
