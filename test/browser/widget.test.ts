@@ -18,14 +18,21 @@ import { ownerWithVoice, post, voiceAssistant, waitFor } from '../voice/helpers.
 
 interface Hosted {
   origin: string;
-  url: (assistantId: string) => string;
+  /** The host page embedding this assistant, with extra attributes on the element (name -> value). */
+  url: (assistantId: string, attributes?: Record<string, string>) => string;
 }
+
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** A host page server on loopback: `/?a=<assistantId>` embeds the widget with the snippet, under a strict CSP. */
 async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
   const parley = new URL(parleyUrl);
   const server = createServer((req, res) => {
-    const assistantId = new URL(req.url ?? '/', 'http://x').searchParams.get('a') ?? '';
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    const assistantId = query.get('a') ?? '';
+    const extra = Object.entries(JSON.parse(query.get('attrs') ?? '{}') as Record<string, string>)
+      .map(([name, value]) => ` ${name.replace(/[^a-z-]/g, '')}="${escapeAttribute(value)}"`)
+      .join('');
     const csp = [
       "default-src 'none'",
       `script-src ${parley.origin}`,
@@ -37,7 +44,7 @@ async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
     res.end(`<!doctype html><html lang="en"><title>Host shop</title><h1>Host shop</h1>
 <script src="${parley.origin}/widget/v1/parley.js" async></script>
-<parley-assistant assistant-id="${assistantId}" open data-test></parley-assistant>`);
+<parley-assistant assistant-id="${escapeAttribute(assistantId)}" open data-test${extra}></parley-assistant>`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => {
@@ -45,7 +52,10 @@ async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
     server.close();
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, url: (assistantId) => `${origin}/?a=${encodeURIComponent(assistantId)}` };
+  return {
+    origin,
+    url: (assistantId, attributes = {}) => `${origin}/?a=${encodeURIComponent(assistantId)}&attrs=${encodeURIComponent(JSON.stringify(attributes))}`,
+  };
 }
 
 /** Records every parley:* event at the document (they bubble and are composed) into window.__parley. */
@@ -218,10 +228,67 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     t.match((await events(page, 'parley:error')).at(-1), { code: 'VOICE_UNAVAILABLE', message: 'Voice is not available right now. You can keep typing here.' });
     const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
     await page.getByRole('textbox', { name: 'Message' }).fill('Why did the call stop?');
-    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).press('Enter'); // the keyboard sends too
     t.equal((await chatRequest).postDataJSON().voiceUnavailable, true, 'the next chat carries voiceUnavailable');
     await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
     await page.close();
+  });
+
+  await t.test('an assistant that records asks for consent first; the call starts only after yes', async (t) => {
+    const recording = await voiceAssistant(app, owner, { voice: { recording: 'on' }, settings: { allowedDomains: [host.origin] } });
+    const page = await openHost(browser, host.url(recording.publicId));
+    const before = app.app.voice.sessions.size;
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    const consent = page.getByRole('group', { name: 'Recording consent' });
+    await consent.waitFor({ state: 'visible', timeout: 10_000 });
+    t.equal(app.app.voice.sessions.size, before, 'no session before the visitor answers');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await until(page, stateIs('idle'), 'back to idle', 10_000);
+    t.equal(app.app.voice.sessions.size, before, 'declining starts nothing');
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    const mint = page.waitForRequest((r) => r.url().endsWith('/api/v1/voice/sessions') && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Agree and start call' }).click();
+    t.match((await mint).postDataJSON(), { recordingConsent: true, capabilities: ['heartbeat', 'playback_gate'], source: 'widget' });
+    await until(page, stateIs('listening'), 'listening');
+    await page.getByRole('button', { name: 'End call' }).click();
+    await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
+    await page.close();
+  });
+
+  await t.test('a signed visitor (signature and visitor-id attributes) chats; an unsigned one is refused neutrally', async (t) => {
+    const signed = await voiceAssistant(app, owner, { settings: { allowedDomains: [host.origin], requireWidgetSigning: true } });
+    const visitorId = 'customer-000042';
+    const sign = await post(app.url, '/api/v1/widget/sign', { assistantId: signed.publicId, visitorId }, { origin: host.origin });
+    t.equal(sign.status, 200);
+    const page = await openHost(browser, host.url(signed.publicId, { 'visitor-id': visitorId, signature: sign.body.signature }));
+    const chat = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
+    await page.getByRole('textbox', { name: 'Message' }).fill('Hello');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const request = await chat;
+    t.equal(request.headers()['x-parley-signature'], sign.body.signature, 'the signature is sent as X-Parley-Signature');
+    t.equal(request.postDataJSON().visitorId, visitorId);
+    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
+    await page.close();
+
+    const unsigned = await openHost(browser, host.url(signed.publicId));
+    await unsigned.getByRole('textbox', { name: 'Message' }).fill('Hello');
+    await unsigned.getByRole('button', { name: 'Send' }).click();
+    await until(unsigned, `window.__parley.some((e) => e.type === 'parley:error')`, 'parley:error', 10_000);
+    t.match((await events(unsigned, 'parley:error')).at(-1), { code: 'WIDGET_SIGNATURE_REQUIRED', message: 'This conversation could not be verified. Please reload the page.' });
+    await unsigned.close();
+  });
+
+  await t.test('mode: chat only when the assistant has no voice; mode="voice" hides the chat box', async (t) => {
+    const textOnly = await voiceAssistant(app, owner, { voice: { enabled: false }, settings: { allowedDomains: [host.origin] } });
+    const page = await openHost(browser, host.url(textOnly.publicId));
+    await page.getByRole('heading', { name: 'Voice helper' }).waitFor({ state: 'visible', timeout: 10_000 }); // the config is in
+    t.ok(await page.getByRole('textbox', { name: 'Message' }).isVisible(), 'the chat box');
+    t.equal(await page.getByRole('button', { name: 'Start voice call' }).count(), 0, 'no voice button without voice');
+    await page.close();
+    const voiceOnly = await openHost(browser, host.url(assistant.publicId, { mode: 'voice' }));
+    await voiceOnly.getByRole('button', { name: 'Start voice call' }).waitFor({ state: 'visible', timeout: 10_000 });
+    t.equal(await voiceOnly.getByRole('textbox', { name: 'Message' }).count(), 0, 'no chat box in voice mode');
+    await voiceOnly.close();
   });
 
   // The refusals above (403 origin, 502 provider) are logged by the browser as failed loads; nothing else may be.

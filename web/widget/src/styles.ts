@@ -39,7 +39,8 @@ header button{background:transparent;padding:4px 8px;color:#fff}
 .voice{border-top:1px solid color-mix(in srgb,var(--fg) 12%,transparent);padding:10px 14px;display:flex;flex-direction:column;gap:8px}
 .row{display:flex;gap:8px;align-items:center;flex-wrap:wrap}
 .status{flex:1;color:var(--mu);min-height:1.4em}
-.captions{min-height:1.4em;font-style:italic}
+.captions{font-style:italic}
+.captions:empty{display:none}
 .consent{background:color-mix(in srgb,var(--a) 8%,var(--bg));border-radius:10px;padding:10px}
 .consent p{margin:0 0 8px}
 .dot{width:10px;height:10px;border-radius:50%;background:var(--mu)}

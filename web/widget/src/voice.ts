@@ -1,0 +1,169 @@
+/**
+ * One voice call of the widget: the SDK's VoiceCall (the one voice protocol client: mint, media socket, gate stream,
+ * heartbeats, end) joined to the browser's audio (AudioSession). The gate is honoured here once more: assistant
+ * audio is played and assistant captions are shown only while it is open, and closing it drops what is queued.
+ */
+import { VoiceCall, type Transcript } from '../../../sdk/src/index.js';
+import { AudioSession, AudioStartError } from './audio/session.js';
+import { joinText } from './dom.js';
+import { describeError } from './errors.js';
+import { endMessages, errorMessages, visibleEndReason } from './messages.js';
+import type { TestHook } from './test-hook.js';
+
+export type VoiceState = 'idle' | 'connecting' | 'listening' | 'thinking' | 'speaking' | 'reconnecting' | 'ended' | 'error';
+
+/** What the element learns from a call. */
+export interface VoiceHost {
+  state(state: VoiceState): void;
+  /** A caption grew (final false), or is complete (final true). */
+  caption(role: Transcript['role'], text: string, final: boolean): void;
+  /** The call is over: the end reason visitors see (null: they hung up) and the neutral message for it. */
+  ended(endReason: string | null, message: string): void;
+  /** The call could not start: a stable code and a neutral message. */
+  failed(code: string, message: string): void;
+  test(): TestHook | undefined;
+}
+
+export interface VoiceStart {
+  context: AudioContext | undefined;
+  workletUrl: string;
+  server: string;
+  assistantId: string;
+  visitorId: string;
+  signature: string | undefined;
+  conversationId: string | undefined;
+  recordingConsent: boolean;
+}
+
+export class VoiceController {
+  private call: VoiceCall | undefined;
+  private audio: AudioSession | undefined;
+  private gateOpen = false;
+  private caption: { role: Transcript['role']; text: string } | undefined;
+  private tapTimer: ReturnType<typeof setInterval> | undefined;
+  muted = false;
+
+  constructor(private readonly host: VoiceHost) {}
+
+  get active(): boolean {
+    return this.call !== undefined;
+  }
+
+  /** Microphone and worklets first (a refusal costs no session), then the call. Resolves the conversation id. */
+  async start(o: VoiceStart): Promise<string | undefined> {
+    const hook = this.host.test();
+    this.muted = false;
+    try {
+      this.audio = await AudioSession.open(o.context, {
+        workletUrl: o.workletUrl,
+        onFrame: (pcm) => this.call?.sendAudio(pcm),
+        tap: hook !== undefined,
+      });
+    } catch (err) {
+      void o.context?.close();
+      const problem = err instanceof AudioStartError ? err.problem : 'unsupported';
+      if (problem === 'denied') this.host.failed('MICROPHONE_DENIED', errorMessages.microphoneDenied);
+      else if (problem === 'missing') this.host.failed('MICROPHONE_MISSING', errorMessages.microphoneMissing);
+      else this.host.failed('AUDIO_UNSUPPORTED', errorMessages.audioUnsupported);
+      return undefined;
+    }
+    const call = new VoiceCall({
+      baseUrl: o.server,
+      assistantId: o.assistantId,
+      visitorId: o.visitorId,
+      source: 'widget',
+      capabilities: ['heartbeat', 'playback_gate'],
+      recordingConsent: o.recordingConsent,
+      ...(o.signature !== undefined ? { signature: o.signature } : {}),
+      ...(o.conversationId !== undefined ? { conversationId: o.conversationId } : {}),
+    });
+    this.call = call;
+    this.gateOpen = false;
+    call.on('state', ({ state }) => {
+      this.syncGate(call);
+      if (state !== 'ended' && state !== 'error') this.host.state(state);
+    });
+    call.on('gate', () => this.syncGate(call));
+    call.on('audio', (pcm) => {
+      if (call.isGateOpen) this.audio?.play(pcm);
+    });
+    call.on('transcript', (t) => {
+      // Assistant captions only while the gate is open (the service withholds them too; spec rule 3).
+      if (t.role === 'assistant' && !call.isGateOpen) return;
+      this.addCaption(t.role, t.text);
+    });
+    call.on('ended', ({ endReason }) => {
+      if (this.call !== call) return;
+      this.release();
+      const visible = visibleEndReason(endReason);
+      this.host.ended(visible === 'client' ? null : visible, endMessages[visible]!);
+    });
+    if (hook !== undefined) {
+      hook.calls++;
+      this.tapTimer = setInterval(() => hook.sample(this.audio?.tapRms()), 50);
+    }
+    try {
+      const minted = await call.start();
+      if (hook !== undefined) hook.session = { sessionId: minted.sessionId, controlToken: minted.controlToken };
+      return minted.conversationId;
+    } catch (err) {
+      if (this.call !== call) return undefined;
+      this.release();
+      this.host.failed(...describeError(err, true));
+      return undefined;
+    }
+  }
+
+  /** Hangs up; resolves once the service confirmed (or could not be reached). */
+  async end(): Promise<void> {
+    await this.call?.end();
+  }
+
+  /** Page unload: a keepalive end request that outlives the page. */
+  endOnUnload(): void {
+    this.call?.endOnUnload();
+  }
+
+  /** Mutes the microphone here (no frames leave the page) and at the service. Returns the new muted state. */
+  toggleMute(): boolean {
+    if (this.call === undefined) return this.muted;
+    this.muted = !this.muted;
+    this.audio?.setMuted(this.muted);
+    if (this.muted) this.call.mute();
+    else this.call.unmute();
+    return this.muted;
+  }
+
+  private syncGate(call: VoiceCall): void {
+    const open = call.isGateOpen;
+    if (open === this.gateOpen) return;
+    this.gateOpen = open;
+    this.host.test()?.record('gate', open ? 'open' : 'closed');
+    // Closed: nothing queued may still be heard.
+    if (!open) this.audio?.flush();
+  }
+
+  private addCaption(role: Transcript['role'], delta: string): void {
+    if (this.caption?.role !== role) this.finishCaption();
+    const caption = (this.caption ??= { role, text: '' });
+    caption.text = joinText(caption.text, delta);
+    this.host.test()?.record('caption', `${role}:${this.gateOpen ? 'open' : 'closed'}`);
+    this.host.caption(role, caption.text, false);
+  }
+
+  private finishCaption(): void {
+    const caption = this.caption;
+    if (caption === undefined) return;
+    this.caption = undefined;
+    this.host.caption(caption.role, caption.text, true);
+  }
+
+  private release(): void {
+    this.finishCaption();
+    this.call = undefined;
+    this.audio?.close();
+    this.audio = undefined;
+    this.gateOpen = false;
+    clearInterval(this.tapTimer);
+  }
+}
