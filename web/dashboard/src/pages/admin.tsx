@@ -11,9 +11,9 @@ export function AdminPage({ self }: { self: SessionUser }) {
   const [offset, setOffset] = useState(0);
   const load = useLoad(() => dashboardApi.adminAccounts(offset), [offset]);
   const audit = useLoad(() => dashboardApi.adminAudit(), []);
-  const changed = () => {
-    void load.reload();
-    void audit.reload();
+  // After a change, show what the server now says (accounts and audit log) before saying it is done.
+  const changed = async () => {
+    await Promise.all([load.reload(), audit.reload()]);
   };
   return (
     <section>
@@ -88,7 +88,7 @@ function AuditLog({ load }: { load: Load<{ entries: AuditEntry[] }> }) {
   );
 }
 
-function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChanged: () => void }) {
+function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChanged: () => Promise<void> }) {
   const [plan, setPlan] = useState<PlanCode>(a.planCode);
   const [status, setStatus] = useState<AccountStatus>(a.status);
   const [override, setOverride] = useState(a.limitOverrideMicros === null ? '' : String(a.limitOverrideMicros / 1_000_000));
@@ -104,15 +104,15 @@ function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChange
     if (micros !== a.limitOverrideMicros) patch.limitOverrideMicros = micros;
     if (Object.keys(patch).length === 0) return setDone('Nothing changed.');
     await dashboardApi.adminPatch(a.id, patch);
+    await onChanged();
     setDone('Saved (audit-logged).');
-    onChanged();
   });
   const grant = useAction(async () => {
     setDone('');
     await dashboardApi.adminCredit(a.id, Math.round(Number(credit) * 1_000_000));
     setCredit('');
+    await onChanged();
     setDone('Credit granted (audit-logged).');
-    onChanged();
   });
   return (
     <li class="card account" aria-label={`Account ${label}`}>
