@@ -215,6 +215,7 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the call to end', 30_000);
     const [ended] = await events(page, 'parley:ended');
     t.equal(ended.endReason, 'disconnected', 'widget callers see disconnected');
+    t.ok((await voiceStates(page)).includes('reconnecting'), 'the visitor saw "Reconnecting…" while the service tried the provider again');
     t.ok(await page.getByText('The call was disconnected. You can start a new one.').isVisible(), 'a neutral message');
     t.equal((await voiceStates(page)).at(-1), 'ended');
     await page.close();
