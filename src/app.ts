@@ -53,6 +53,11 @@ export interface ParleyApp {
   /** The v1 OpenAPI document (the contract of record). */
   readonly openapi: Record<string, unknown>;
   listen(host: string, port: number): Promise<number>;
+  /**
+   * SIGTERM, first step: readiness 503 (the proxy stops sending new work), no new voice mints; everything else keeps
+   * being served while the calls here go on, until they end or `timeoutMs` passes. close() follows.
+   */
+  drain(timeoutMs: number): Promise<void>;
   /** Drain: background work stopped (voice sessions end with `shutdown`), then readiness 503, listen socket closed, in-flight finished or cut at the deadline. */
   close(graceMs: number): Promise<void>;
   /** The voice session service of this instance (the media relay and tests reach live sessions through it). */
@@ -98,7 +103,14 @@ export function collectCapabilities(
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const voiceQuota = meteredVoiceQuota(meter, { maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS, log: deps.log.child({ capability: 'voice-quota' }) });
-  const voice = voiceCapability(deps, { keylessPolicy: widgetPolicy, quota: voiceQuota, ...options.voice });
+  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
+  const voice = voiceCapability(deps, {
+    keylessPolicy: widgetPolicy,
+    quota: voiceQuota,
+    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
+    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    ...options.voice,
+  });
   sockets.push(...voice.sockets);
   const routes: AnyRoute[] = [
     ...healthRoutes(
@@ -155,9 +167,10 @@ export function collectCapabilities(
 export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   let server: HttpServer | undefined;
   let documentBytes: Buffer | undefined;
+  let draining = false;
   const { routes, authenticators, sockets, lifecycle, voice } = collectCapabilities(
     deps,
-    { isDraining: () => server?.draining ?? false, openApiBytes: () => documentBytes! },
+    { isDraining: () => draining || (server?.draining ?? false), openApiBytes: () => documentBytes! },
     options,
   );
   const openapi = v1Document(routes);
@@ -182,6 +195,10 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
       const bound = await httpServer.listen(host, port);
       for (const item of lifecycle) await item.start();
       return bound;
+    },
+    async drain(timeoutMs) {
+      draining = true;
+      await voice.drain(timeoutMs);
     },
     async close(graceMs) {
       // Background work first: voice sessions end with `shutdown` while their gate streams can still say so.

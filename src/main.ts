@@ -29,11 +29,23 @@ async function main(): Promise<void> {
   log.info({ host: config.HOST, port, instanceId: config.instanceId, startupMs: Date.now() - started }, 'parley listening');
 
   let stopping = false;
+  let hurry: () => void = () => undefined;
+  const hurried = new Promise<void>((resolve) => (hurry = resolve));
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: stop waiting for live calls; they end with `shutdown` now.
+      log.warn({ signal }, 'second signal: ending the remaining voice calls now');
+      hurry();
+      return;
+    }
     stopping = true;
-    log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'draining');
+    const drainMs = config.VOICE_DRAIN_TIMEOUT_SECONDS * 1000;
+    log.info({ signal, voiceDrainMs: drainMs, graceMs: config.SHUTDOWN_GRACE_MS, voiceSessions: app.voice.sessions.size }, 'draining');
     try {
+      // Readiness 503 and no new mints at once; live calls go on (their heartbeats, gates and media still land here)
+      // until they end or the drain timeout passes; then the rest end with `shutdown`, settled once, in close().
+      await Promise.race([app.drain(drainMs), hurried]);
+      if (app.voice.sessions.size > 0) log.warn({ voiceSessions: app.voice.sessions.size }, 'drain over: ending the remaining voice calls with shutdown');
       await app.close(config.SHUTDOWN_GRACE_MS);
       await deps.close();
       log.info('stopped');
@@ -47,8 +59,8 @@ async function main(): Promise<void> {
     // Anything still holding the loop after a clean drain is a bug; do not hang the supervisor.
     setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((err: unknown) => {

@@ -45,6 +45,8 @@ export interface VoiceCapabilityParts {
   service: VoiceService;
   /** Lifecycle: start on listen (supervision, renewal, orphan sweep); stop before the HTTP server stops (shutdown). */
   start(): void;
+  /** SIGTERM: no new mints; resolves once every call here ended, or after `timeoutMs` (stop() ends the rest). */
+  drain(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
       sweepTimer ??= setInterval(() => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')), options.media?.recordingSweepEveryMs ?? 10 * 60_000);
       sweepTimer.unref();
     },
+    drain: (timeoutMs) => service.drain(timeoutMs),
     stop: async () => {
       if (sweepTimer !== undefined) clearInterval(sweepTimer);
       sweepTimer = undefined;

@@ -1,4 +1,3 @@
-import { customAlphabet } from 'nanoid';
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
 import { isVisitorsOwnConversation } from '../conversations/index.js';
 import type { Principal } from '../auth/index.js';
@@ -13,6 +12,7 @@ import { LiveVoiceSession } from './live-session.js';
 import { OWNERSHIP_DEFAULTS } from './ownership.js';
 import * as q from './queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
+import { newSessionId } from './session-id.js';
 import type { VoiceCapability, VoiceSource } from './types.js';
 
 /**
@@ -50,7 +50,6 @@ export interface MintResult {
 }
 
 const TOKEN_GRACE_MS = TOMBSTONE_TTL_MS + 60_000;
-const sessionIdBody = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 24);
 const visitorKey = (assistantId: string, visitorId: string) => `voice:visitor:${assistantId}:${visitorId}`;
 
 export async function mintSession(ctx: VoiceContext, input: MintInput, caller: MintCaller): Promise<MintResult> {
@@ -78,7 +77,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);
   if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);
 
-  const id = `vs_${sessionIdBody()}`;
+  const id = newSessionId(deps.config.INSTANCE_ROUTE_KEY);
   const quotaRequest: VoiceQuotaRequest = { accountId, sessionId: id, assistantId: assistant.id, source, keyless: isKeyless };
   await ctx.quota.admit(quotaRequest);
 

@@ -78,7 +78,24 @@ export class VoiceService {
     this.fleet.start();
   }
 
-  /** SIGTERM drain: refuse new mints, end every session with `shutdown` (settled, tombstoned), stop the loops. */
+  /**
+   * SIGTERM, first step: refuse new mints (VOICE_DRAINING; the proxy already stops sending them, readiness is 503)
+   * and let the calls this instance runs go on until they end or `timeoutMs` passes. stop() ends the rest.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.ctx.draining = true;
+    const deadline = Date.now() + timeoutMs;
+    while (this.sessions.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, deadline - Date.now())));
+    }
+  }
+
+  /** Refusing new mints (drain() or stop() began). */
+  get draining(): boolean {
+    return this.ctx.draining;
+  }
+
+  /** Last step of a drain: refuse new mints, end every session left with `shutdown` (settled, tombstoned), stop the loops. */
   async stop(): Promise<void> {
     this.ctx.draining = true;
     await Promise.allSettled([...this.sessions.values()].map((s) => s.end('shutdown')));

@@ -6,9 +6,10 @@ import type { Logger } from '../../log/index.js';
 import type { LiveVoiceSession } from '../live-session.js';
 import * as q from '../queries.js';
 import type { RelayTap } from '../relay/relay.js';
+import { SESSION_ID_PATTERN } from '../session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
 
-const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
+const SESSION_ID = SESSION_ID_PATTERN;
 const WAV_SUFFIX = '.wav';
 
 export interface RecordingsDeps {

@@ -5,11 +5,12 @@ import type { Sql } from '../../db/index.js';
 import { defineRoute, fileReply, type AnyRoute } from '../../http/index.js';
 import { voiceErrors } from '../errors.js';
 import * as q from '../queries.js';
+import { SESSION_ID_PATTERN } from '../session-id.js';
 import type { VoiceRecordings } from './recordings.js';
 
 const params = z.object({
   assistantId: z.string().min(1).max(100).describe('The public asst_ id or the internal id.'),
-  sessionId: z.string().regex(/^vs_[0-9A-Za-z]{1,64}$/, 'must be a voice session id (vs_...)'),
+  sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)'),
 });
 
 const wavBody = z.unknown().describe('audio/wav: two channels (left: the caller, right: the assistant), PCM16 24 kHz.');

@@ -2,6 +2,7 @@ import type { RealtimeSocket, SocketRoute } from '../../http/index.js';
 import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
 import type { LiveVoiceSession } from '../live-session.js';
 import { voiceErrors } from '../errors.js';
+import { SESSION_ID_PATTERN } from '../session-id.js';
 import { linkOfSession } from './link.js';
 import { MediaRelay, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay.js';
 
@@ -38,7 +39,7 @@ export const MEDIA_SOCKET_PATH = '/api/v1/voice/sessions/:sessionId/stream';
 export const MEDIA_FRAME_CLOSE_BYTES = 64 * 1024;
 /** uWS's own cut (a close without a close frame, 1006): frames this large are never read. */
 export const MEDIA_FRAME_HARD_CAP_BYTES = 1024 * 1024;
-const SESSION_ID = /^vs_[0-9A-Za-z]{1,64}$/;
+const SESSION_ID = SESSION_ID_PATTERN;
 
 /**
  * The media WebSocket at the minted `stream.url` (API-DECISIONS, Voice): the upgrade checks the control token

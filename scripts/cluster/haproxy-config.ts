@@ -1,0 +1,104 @@
+/**
+ * The HAProxy configuration for Parley behind one proxy, rendered from the list of instances, so `npm run cluster`,
+ * the cluster test and deploy/haproxy.cfg (compose) share one text.
+ *
+ * Routing: a request about one voice session (`/api/v1/voice/sessions/vs_<key>_.../{heartbeat,gate,end,stream}`)
+ * goes to the instance whose INSTANCE_ROUTE_KEY is <key> while that instance is alive (`/healthz`, which stays 200
+ * while it drains); everything else goes to the least-loaded instance that is ready (`/readyz`, 503 while
+ * draining or when a dependency does not answer). A session whose owner is down lands on a survivor, which answers
+ * for it (421 with the owner until its record expires, then `lost` / `control_lost`).
+ */
+export interface ProxyInstance {
+  /** INSTANCE_ROUTE_KEY of the instance, also the HAProxy server name. */
+  routeKey: string;
+  /** host:port the proxy connects to. */
+  address: string;
+}
+
+export interface ProxyConfigOptions {
+  /** `bind` argument, e.g. `127.0.0.1:8080` or `:8080`. */
+  bind: string;
+  instances: ProxyInstance[];
+  /** Health check interval (ms); an instance is down after 2 failed checks, up after 2 good ones. */
+  checkIntervalMs?: number;
+  /** A stats page (CSV at `<uri>;csv`) on this bind, for people and tests. */
+  stats?: { bind: string; uri: string };
+  /** Container deployments: resolve server names through Docker's DNS and start even if an instance is not up yet. */
+  dockerDns?: boolean;
+}
+
+const ROUTE_KEY = /^[a-z0-9]{1,12}$/;
+
+export function renderHaproxyConfig(options: ProxyConfigOptions): string {
+  const inter = options.checkIntervalMs ?? 2000;
+  for (const i of options.instances) {
+    if (!ROUTE_KEY.test(i.routeKey)) throw new Error(`route key "${i.routeKey}" must be 1-12 lowercase letters or digits`);
+  }
+  if (new Set(options.instances.map((i) => i.routeKey)).size !== options.instances.length) throw new Error('route keys must be unique');
+  const serverOptions = options.dockerDns ? ' resolvers docker init-addr last,libc,none' : '';
+  const servers = options.instances.map((i) => `  server ${i.routeKey} ${i.address} check${serverOptions}`);
+  const lines = [
+    '# Parley behind HAProxy (rendered by scripts/cluster/haproxy-config.ts; see deploy/README.md).',
+    'global',
+    '  maxconn 8000',
+    '',
+    ...(options.dockerDns ? ['resolvers docker', '  nameserver dns 127.0.0.11:53', '  hold valid 5s', ''] : []),
+    'defaults',
+    '  mode http',
+    '  option forwardfor',
+    '  timeout connect 2s',
+    '  timeout client 65s',
+    '  timeout server 65s',
+    '  # Media WebSockets: idle-timed by the relay and the instance, not here.',
+    '  timeout tunnel 2h',
+    '  timeout http-request 10s',
+    '  timeout queue 5s',
+    '  # A connection an instance refused (it died) is retried on another one: never a request it had started.',
+    '  retries 2',
+    '  option redispatch 1',
+    '',
+    'frontend parley',
+    `  bind ${options.bind}`,
+    '  # Requests about one voice session carry its owner\'s route key: vs_<key>_<random>.',
+    '  acl voice_session path_reg ^/api/v1/voice/sessions/vs_[a-z0-9]{1,12}_[0-9A-Za-z]+(/|$)',
+    '  use_backend parley_sessions if voice_session',
+    '  default_backend parley',
+    '',
+    'backend parley',
+    '  balance leastconn',
+    '  option httpchk',
+    '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr host parley',
+    '  http-check expect status 200',
+    '  # A mint refused by an instance that began draining before its check failed (503, nothing started) is tried',
+    '  # once more elsewhere; no other request is ever replayed.',
+    '  retry-on conn-failure empty-response 503',
+    '  http-request disable-l7-retry unless { method POST } { path /api/v1/voice/sessions }',
+    `  default-server inter ${inter} fall 2 rise 2`,
+    ...servers,
+    '',
+    'backend parley_sessions',
+    '  balance leastconn',
+    '  option httpchk',
+    '  http-check send meth GET uri /healthz ver HTTP/1.1 hdr host parley',
+    '  http-check expect status 200',
+    ...options.instances.map((i) => `  use-server ${i.routeKey} if { path_beg /api/v1/voice/sessions/vs_${i.routeKey}_ }`),
+    `  default-server inter ${inter} fall 2 rise 2`,
+    ...servers,
+  ];
+  if (options.stats) {
+    lines.push('', 'listen stats', `  bind ${options.stats.bind}`, '  stats enable', `  stats uri ${options.stats.uri}`, '  stats refresh 5s');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The configuration shipped in deploy/haproxy.cfg for deploy/compose.yaml (two instances, keys a and b). */
+export function composeHaproxyConfig(): string {
+  return renderHaproxyConfig({
+    bind: ':8080',
+    instances: [
+      { routeKey: 'a', address: 'parley-a:3000' },
+      { routeKey: 'b', address: 'parley-b:3000' },
+    ],
+    dockerDns: true,
+  });
+}

@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { createAssistant } from '../../src/assistants/index.js';
+import { startCluster, waitUntil, type Cluster } from '../../scripts/cluster/cluster.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { TEST_REDIS_URL } from '../helpers/env.js';
+import { createOwner } from '../helpers/identity.js';
+import { deleteKeysWithPrefix, uniquePrefix } from '../helpers/store.js';
+import { Caller, type EndSeen } from './caller.js';
+
+// Issue 19: three real instances behind the real HAProxy (deploy/haproxy.cfg's rules), one Postgres database and one
+// Redis prefix of their own. Knobs keep it short: 3 s ownership records, a 1 s orphan sweep, 1 s heartbeats.
+const OWNERSHIP_TTL_S = 3;
+const HAPROXY = '/usr/sbin/haproxy';
+
+t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of an owner', { timeout: 240_000 }, async (t) => {
+  const database = await createTestDatabase(t);
+  const prefix = uniquePrefix('cluster');
+  t.teardown(() => deleteKeysWithPrefix(prefix));
+  const owner = await createOwner(database.sql);
+  const assistant = await createAssistant(database.sql, { accountId: owner.accountId }, {
+    name: 'Cluster voice',
+    instructions: 'Be brief.',
+    settings: { voice: { enabled: true, recording: 'off', requireConsent: false, maxDurationSeconds: 900, idleTimeoutSeconds: 600 } },
+  });
+  const workDir = mkdtempSync(join(tmpdir(), 'parley-cluster-'));
+  t.teardown(() => rmSync(workDir, { recursive: true, force: true }));
+  const output: string[] = [];
+  const cluster: Cluster = await startCluster({
+    instances: 3,
+    workDir,
+    haproxyPath: HAPROXY,
+    checkIntervalMs: 500,
+    onOutput: (name, line) => output.length < 5000 && output.push(`${name} ${line}`),
+    env: {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: database.url,
+      DATABASE_POOL_SIZE: '4',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: prefix,
+      SECRET_KEY: 'cluster-test-secret-key-that-is-at-least-32-bytes',
+      API_RATE_LIMIT_PER_MINUTE: '100000',
+      VOICE_HEARTBEAT_INTERVAL_MS: '1000',
+      VOICE_OWNERSHIP_TTL_SECONDS: String(OWNERSHIP_TTL_S),
+      VOICE_ORPHAN_SWEEP_SECONDS: '1',
+      VOICE_DRAIN_TIMEOUT_SECONDS: '60',
+      SHUTDOWN_GRACE_MS: '2000',
+    },
+  });
+  t.teardown(() => cluster.stop({ signal: 'SIGKILL' }));
+  const callers: Caller[] = [];
+  t.teardown(() => callers.forEach((c) => c.dispose()));
+  const call = async () => {
+    const caller = new Caller(cluster.url, owner.secret, assistant.publicId);
+    callers.push(caller);
+    await caller.start();
+    return caller;
+  };
+  const [n1, n2, n3] = cluster.instances as [Cluster['instances'][0], Cluster['instances'][0], Cluster['instances'][0]];
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // ---- 30 concurrent calls through the proxy: every request about a session reaches its owner ----------------
+  const first = await Promise.all(Array.from({ length: 30 }, () => call()));
+  const byKey = (cs: Caller[], key: string) => cs.filter((c) => c.routeKey === key);
+  t.same(new Set(first.map((c) => c.routeKey)), new Set(['n1', 'n2', 'n3']), 'mints spread over the three instances (least connections)');
+  await pause(3500);
+  const firstEnds = await Promise.all(first.map((c) => c.end()));
+  t.equal(first.reduce((n, c) => n + c.count421(), 0), 0, 'zero 421s across mints, heartbeats, gates, media and ends');
+  t.ok(first.every((c) => c.heartbeats.length >= 2 && c.heartbeats.every((h) => h.status === 200 && h.body?.status === 'healthy')), 'every heartbeat answered healthy');
+  t.ok(first.every((c) => c.mediaFramesSent > 10 && c.statuses.includes(101)), 'every media socket opened through the proxy and carried audio');
+  t.ok(first.every((c) => c.gateLines.some((l) => l.type === 'gate') && c.gateLines.at(-1)?.type === 'end'), 'every gate stream ran until its end line');
+  t.ok(firstEnds.every((e) => e.status === 'ended' && e.endReason === null), 'every call ended by its caller');
+
+  // ---- SIGKILL of an owner mid-call ---------------------------------------------------------------------------
+  const second: Caller[] = [];
+  while (['n1', 'n2', 'n3'].some((k) => byKey(second, k).length < 2) && second.length < 24) second.push(await call());
+  await pause(1500);
+  const killedCalls = byKey(second, 'n1');
+  const otherCalls = second.filter((c) => c.routeKey !== 'n1');
+  n1.kill('SIGKILL');
+  await n1.exited;
+  // Its calls are reported lost, then ended control_lost, within the ownership expiry (plus a sweep and a beat).
+  await waitUntil(() => killedCalls.every((c) => c.over !== undefined), (OWNERSHIP_TTL_S + 10) * 1000, "the dead owner's calls to be reported lost");
+  t.ok(killedCalls.every((c) => c.over!.body?.status === 'lost' && c.over!.body?.endReason === 'control_lost'), "the dead owner's calls: heartbeat answers lost, control_lost");
+  t.ok(killedCalls.every((c) => c.mediaClose !== undefined), 'their media sockets closed');
+  await waitUntil(async () => (await cluster.serverStates()).parley?.n1 === 'DOWN', 10_000, 'the proxy to mark the dead instance down');
+  t.equal((await cluster.serverStates()).parley_sessions?.n1, 'DOWN', 'no more session traffic to it either');
+  const afterKill = await Promise.all(Array.from({ length: 4 }, () => call()));
+  t.ok(afterKill.every((c) => c.routeKey === 'n2' || c.routeKey === 'n3'), 'new mints succeed on the survivors');
+  await pause(1000);
+  t.equal(otherCalls.reduce((n, c) => n + c.count421(), 0), 0, 'the survivors\' calls saw no 421');
+  t.ok(otherCalls.every((c) => c.over === undefined && c.mediaClose === undefined && c.heartbeats.every((h) => h.body?.status === 'healthy')), "the survivors' calls went on untouched");
+  const killedEnds = await Promise.all(killedCalls.map((c) => c.end()));
+  t.ok(killedEnds.every((e) => e.status === 'lost' && e.endReason === 'control_lost'), 'their final answer is lost / control_lost');
+  const secondEnds = await Promise.all([...otherCalls, ...afterKill].map((c) => c.end()));
+  t.ok(secondEnds.every((e) => e.status === 'ended' && e.endReason === null), "the survivors' calls ended by their callers");
+
+  // ---- SIGTERM of an owner: its calls go on and finish within the drain ----------------------------------------
+  const third: Caller[] = [];
+  while (byKey(third, 'n2').length < 3 && third.length < 16) third.push(await call());
+  const draining = byKey(third, 'n2');
+  n2.kill('SIGTERM');
+  await waitUntil(async () => (await fetch(`${n2.url}/readyz`).catch(() => undefined))?.status === 503, 5000, 'the draining instance to answer readiness 503');
+  await waitUntil(async () => (await cluster.serverStates()).parley?.n2 === 'DOWN', 10_000, 'the proxy to stop sending new work to the draining instance');
+  const duringDrain = await Promise.all(Array.from({ length: 3 }, () => call()));
+  t.ok(duringDrain.every((c) => c.routeKey === 'n3'), 'mints during the drain go to the instance that is not draining');
+  await pause(2000);
+  t.ok(draining.every((c) => c.over === undefined && c.mediaClose === undefined && c.heartbeats.at(-1)?.body?.status === 'healthy'), 'calls on the draining instance go on');
+  const drainedEnds = await Promise.all(draining.map((c) => c.end()));
+  t.ok(drainedEnds.every((e) => e.status === 'ended' && e.endReason === null), 'they end as their callers chose, not shutdown');
+  t.equal(await n2.exited, 0, 'the drained instance exits cleanly once its calls are over');
+  const thirdEnds = await Promise.all([...third.filter((c) => c.routeKey !== 'n2'), ...duringDrain].map((c) => c.end()));
+  t.ok(thirdEnds.every((e) => e.status === 'ended'), 'the other calls ended normally');
+  t.equal([...second, ...afterKill, ...third, ...duringDrain].filter((c) => !killedCalls.includes(c)).reduce((n, c) => n + c.count421(), 0), 0, 'no 421 outside the dead owner\'s own calls');
+
+  // ---- the database agrees with what the callers saw ----------------------------------------------------------
+  const seen = new Map<string, EndSeen>();
+  for (const c of callers) seen.set(c.sessionId, c.ended!);
+  const rows = await database.sql<Array<{ id: string; state: string; endReason: string | null; billableSeconds: number }>>`
+    select id, state, end_reason, billable_seconds from voice_sessions where account_id = ${owner.accountId}`;
+  t.equal(rows.length, seen.size, 'one row per call');
+  const disagreements = rows.filter((r) => {
+    const s = seen.get(r.id);
+    return s === undefined || s.status !== r.state || (s.endReason ?? null) !== (r.endReason ?? null) || s.billableSeconds !== r.billableSeconds;
+  });
+  t.same(disagreements, [], 'every row says what its caller was told (state, end reason, billable seconds)');
+  const usage = await database.sql<Array<{ sessionId: string; open: number; reservations: number; events: number; units: number }>>`
+    select r.voice_session_id as session_id,
+           count(*) filter (where r.status = 'open')::int as open,
+           count(*)::int as reservations,
+           count(e.id)::int as events,
+           coalesce(sum(e.units), 0)::int as units
+    from usage_reservations r left join usage_events e on e.reservation_id = r.id
+    where r.account_id = ${owner.accountId} and r.kind = 'voice'
+    group by r.voice_session_id`;
+  t.equal(usage.length, seen.size, 'every call was metered');
+  const unsettled = usage.filter((u) => u.open !== 0 || u.events !== u.reservations || u.units !== seen.get(u.sessionId)?.billableSeconds);
+  t.same(unsettled, [], 'each call settled exactly once, for the seconds its caller was told');
+  if (t.passing() === false) t.comment(output.filter((l) => /error|warn|ALERT/i.test(l)).slice(-40).join('\n'));
+});
