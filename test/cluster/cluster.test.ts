@@ -14,6 +14,7 @@ import { Caller, type EndSeen } from './caller.js';
 // Redis prefix of their own. Knobs keep it short: 3 s ownership records, a 1 s orphan sweep, 1 s heartbeats.
 const OWNERSHIP_TTL_S = 3;
 const HAPROXY = '/usr/sbin/haproxy';
+const DRAIN_S = 12;
 
 t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of an owner', { timeout: 240_000 }, async (t) => {
   const database = await createTestDatabase(t);
@@ -46,7 +47,7 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
       VOICE_HEARTBEAT_INTERVAL_MS: '1000',
       VOICE_OWNERSHIP_TTL_SECONDS: String(OWNERSHIP_TTL_S),
       VOICE_ORPHAN_SWEEP_SECONDS: '1',
-      VOICE_DRAIN_TIMEOUT_SECONDS: '60',
+      VOICE_DRAIN_TIMEOUT_SECONDS: String(DRAIN_S),
       SHUTDOWN_GRACE_MS: '2000',
     },
   });
@@ -100,8 +101,9 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
 
   // ---- SIGTERM of an owner: its calls go on and finish within the drain ----------------------------------------
   const third: Caller[] = [];
-  while (byKey(third, 'n2').length < 3 && third.length < 16) third.push(await call());
-  const draining = byKey(third, 'n2');
+  while (byKey(third, 'n2').length < 4 && third.length < 16) third.push(await call());
+  // Three calls that end within the drain, and one that outlives it.
+  const [outlives, ...draining] = byKey(third, 'n2') as [Caller, ...Caller[]];
   n2.kill('SIGTERM');
   await waitUntil(async () => (await fetch(`${n2.url}/readyz`).catch(() => undefined))?.status === 503, 5000, 'the draining instance to answer readiness 503');
   await waitUntil(async () => (await cluster.serverStates()).parley?.n2 === 'DOWN', 10_000, 'the proxy to stop sending new work to the draining instance');
@@ -111,6 +113,10 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
   t.ok(draining.every((c) => c.over === undefined && c.mediaClose === undefined && c.heartbeats.at(-1)?.body?.status === 'healthy'), 'calls on the draining instance go on');
   const drainedEnds = await Promise.all(draining.map((c) => c.end()));
   t.ok(drainedEnds.every((e) => e.status === 'ended' && e.endReason === null), 'they end as their callers chose, not shutdown');
+  await waitUntil(() => outlives.over !== undefined, (DRAIN_S + 5) * 1000, 'the call that outlives the drain to be ended');
+  t.same(outlives.over!.body, { status: 'ended', nextHeartbeatMs: 1000, endReason: 'shutdown' }, 'a call still running when the drain times out ends with shutdown');
+  const outlivedEnd = await outlives.end();
+  t.same([outlivedEnd.status, outlivedEnd.endReason], ['ended', 'shutdown'], 'its final answer says so');
   t.equal(await n2.exited, 0, 'the drained instance exits cleanly once its calls are over');
   const thirdEnds = await Promise.all([...third.filter((c) => c.routeKey !== 'n2'), ...duringDrain].map((c) => c.end()));
   t.ok(thirdEnds.every((e) => e.status === 'ended'), 'the other calls ended normally');
