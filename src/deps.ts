@@ -66,7 +66,9 @@ async function openVoiceProvider(
       log.warn('VOICE_PROVIDER=gpt-live needs VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY; voice is off');
       return undefined;
     }
-    return createVoiceProvider({ kind: 'gpt-live', url: config.VOICE_PROVIDER_URL, apiKey: config.VOICE_PROVIDER_API_KEY, model: config.VOICE_MODEL, logger });
+    return createVoiceProvider({
+      kind: 'gpt-live', url: config.VOICE_PROVIDER_URL, apiKey: config.VOICE_PROVIDER_API_KEY, model: config.VOICE_MODEL, appendMs: config.VOICE_PROVIDER_APPEND_MS, logger,
+    });
   }
   let url = config.VOICE_PROVIDER_URL;
   if (url === undefined) {
@@ -78,6 +80,7 @@ async function openVoiceProvider(
     kind: 'simulator',
     url,
     model: config.VOICE_MODEL,
+    appendMs: config.VOICE_PROVIDER_APPEND_MS,
     logger,
     ...(config.VOICE_PROVIDER_API_KEY !== undefined ? { apiKey: config.VOICE_PROVIDER_API_KEY } : {}),
   });

@@ -1,4 +1,5 @@
 import type { Logger } from '../../log/index.js';
+import type { AppendFlusher } from './append-coalescer.js';
 import type { VoiceClock } from './clock.js';
 
 /** Everything a GPT-Live session needs, resolved by the provider (defaults applied). */
@@ -14,6 +15,8 @@ export interface GptLiveSessionDeps {
   highWaterBytes: number;
   maxQueuedBytes: number;
   keepaliveMs: number;
+  /** Coalesced appends (appendMs > 0): the adapter instance's shared flusher; undefined = one append per frame. */
+  appendFlusher: AppendFlusher | undefined;
   clock: VoiceClock;
   logger: Logger | undefined;
 }

@@ -13,6 +13,7 @@ import {
   type WireEvent,
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
+import { AppendCoalescer } from './append-coalescer.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -37,6 +38,8 @@ export class GptLiveSession implements VoiceSession {
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
+  /** Caller audio staged into one append per window (VOICE_PROVIDER_APPEND_MS); undefined: one append per frame. */
+  private readonly coalescer: AppendCoalescer | undefined;
   private muted = false;
   private fatal = false;
   private attempt = 0;
@@ -58,6 +61,7 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    this.coalescer = deps.appendFlusher === undefined ? undefined : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(deps.headers, this.stats, handlers, {
       id: () => this.id,
@@ -101,7 +105,8 @@ export class GptLiveSession implements VoiceSession {
       return false;
     }
     this.stats.audioFramesSent++;
-    this.queue.push(encodeAudioAppendFrame(pcm), true);
+    if (this.coalescer !== undefined) this.coalescer.push(pcm);
+    else this.queue.push(encodeAudioAppendFrame(pcm), true);
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
   }
@@ -133,6 +138,7 @@ export class GptLiveSession implements VoiceSession {
     const waiting = new Promise<VoiceSessionClosed>((resolve) => this.closeWaiters.push(resolve));
     if (this.phase === 'open') {
       this.phase = 'closing';
+      this.coalescer?.flush();
       this.queue.push(CLOSE_FRAME, false);
       this.clearDeadline();
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
@@ -160,6 +166,7 @@ export class GptLiveSession implements VoiceSession {
   }
 
   private onSocketClose(code: number): void {
+    this.coalescer?.discard();
     this.queue.detach();
     this.stats.audioFramesDropped = this.queue.dropped;
     switch (this.phase) {
@@ -306,6 +313,7 @@ export class GptLiveSession implements VoiceSession {
     if (this.reconnectTimer !== undefined) this.deps.clock.clearTimeout(this.reconnectTimer);
     if (this.keepaliveTimer !== undefined) this.deps.clock.clearTimeout(this.keepaliveTimer);
     this.reconnectTimer = this.keepaliveTimer = undefined;
+    this.coalescer?.discard();
     this.queue.clear();
     this.wire.shut();
     this.closed = { reason, usage: this.usage, usageFinal };
@@ -317,6 +325,8 @@ export class GptLiveSession implements VoiceSession {
   }
 
   private sendControl(frame: string): void {
+    // Staged caller audio goes first: the provider hears what was said before a mute or an instruction.
+    if (this.phase === 'open') this.coalescer?.flush();
     if (this.phase === 'open' || this.phase === 'resuming') this.queue.push(frame, false);
   }
 

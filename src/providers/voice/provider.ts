@@ -3,6 +3,7 @@ import { systemClock } from './clock.js';
 import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
+import { AppendFlusher } from './append-coalescer.js';
 import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
 
 /** Options for the gpt-live provider: the real service. */
@@ -46,7 +47,11 @@ export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
   highWaterBytes: 96 * 1024,
   // ~3 s of waiting audio before the oldest frames are dropped.
   maxQueuedBytes: 192 * 1024,
-  keepaliveMs: 15_000,
+  // A ping every 2 s; a link that answers nothing (no pong, no event) for a whole interval is half-open and is
+  // dropped and resumed: detected within 2–4 s instead of ~30 s (issue 12, item 6).
+  keepaliveMs: 2000,
+  // One append per caller frame unless the deployment sets a window (Parley's config: VOICE_PROVIDER_APPEND_MS).
+  appendMs: 0,
 });
 
 /**
@@ -60,6 +65,9 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
   const headers: Record<string, string> = {};
   if (options.apiKey !== undefined && options.apiKey.length > 0) headers.Authorization = `Bearer ${options.apiKey}`;
   if (options.kind === 'simulator' && options.simulatorFaults !== undefined) headers['x-simulator-faults'] = options.simulatorFaults;
+  const appendMs = options.appendMs ?? VOICE_ADAPTER_DEFAULTS.appendMs;
+  if (!Number.isFinite(appendMs) || appendMs < 0 || appendMs > 1000) throw new RangeError('appendMs must be 0..1000.');
+  const clock = options.clock ?? systemClock;
   const deps: GptLiveSessionDeps = Object.freeze({
     url: url.toString(),
     headers: Object.freeze(headers),
@@ -72,7 +80,8 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
     keepaliveMs: options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs,
-    clock: options.clock ?? systemClock,
+    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
+    clock,
     logger: options.logger,
   });
   return Object.freeze({

@@ -157,5 +157,10 @@ export interface VoiceAdapterTuning {
   maxQueuedBytes?: number;
   /** Ping interval to detect half-open links; 0 disables. */
   keepaliveMs?: number;
+  /**
+   * Coalesce caller audio into one append per this many ms of audio (VOICE_PROVIDER_APPEND_MS); 0 (the adapter's
+   * default) sends one append per caller frame. Adds up to the window minus one caller frame of input latency.
+   */
+  appendMs?: number;
   clock?: VoiceClock;
 }

@@ -1,0 +1,112 @@
+import type { VoiceClock } from './clock.js';
+import { encodeAudioAppendFrame } from './protocol.js';
+
+/** PCM16LE mono 24 kHz. */
+const BYTES_PER_MS = 48;
+
+/**
+ * Caller audio gathered into one `session.input_audio.append` per window (VOICE_PROVIDER_APPEND_MS), instead of one
+ * per caller frame: with 20 ms caller frames and a 100 ms window, five frames become one provider frame, so the
+ * provider leg does a fifth of the WebSocket writes, maskings, base64 encodes and JSON framings (native-bench
+ * RESULTS.md: the provider socket's write path was the largest single cost of the relay).
+ *
+ * The bytes staged are copied into one buffer per session (a window of PCM, allocated once); a full window leaves at
+ * once, so with steady caller frames the latency added to a frame is at most the window minus one frame (its mean:
+ * half of that). A partial window (the caller went quiet, muted or ended) leaves when the instance's one shared
+ * {@link AppendFlusher} sees it is older than the window: at most two windows late, and no timer per session.
+ */
+export class AppendCoalescer {
+  private readonly staging: Buffer;
+  private length = 0;
+  /** Clock time of the oldest staged byte (meaningful while something is staged). */
+  stagedAt = 0;
+
+  constructor(
+    private readonly flusher: AppendFlusher,
+    /** Receives each encoded append frame, in order. */
+    private readonly emit: (frame: Buffer) => void,
+  ) {
+    this.staging = Buffer.allocUnsafeSlow(flusher.windowBytes);
+  }
+
+  /** Bytes waiting for the window to fill. */
+  get staged(): number {
+    return this.length;
+  }
+
+  /** Stage caller PCM (copied: the caller's buffer is only valid during the call); full windows leave at once. */
+  push(pcm: Buffer): void {
+    const windowBytes = this.staging.length;
+    let offset = 0;
+    while (offset < pcm.length) {
+      if (this.length === 0) {
+        this.stagedAt = this.flusher.now();
+        this.flusher.watch(this);
+      }
+      const n = Math.min(pcm.length - offset, windowBytes - this.length);
+      pcm.copy(this.staging, this.length, offset, offset + n);
+      this.length += n;
+      offset += n;
+      if (this.length === windowBytes) this.flush();
+    }
+  }
+
+  /** Send what is staged now (before a control frame, so the provider hears the audio first; at a window's age). */
+  flush(): void {
+    if (this.length === 0) return;
+    const frame = encodeAudioAppendFrame(this.staging.subarray(0, this.length));
+    this.length = 0;
+    this.flusher.unwatch(this);
+    this.emit(frame);
+  }
+
+  /** Forget what is staged (the link dropped: by the time a new one exists the audio is stale; the session ended). */
+  discard(): void {
+    this.length = 0;
+    this.flusher.unwatch(this);
+  }
+}
+
+/**
+ * The one timer of an adapter instance for partial windows: armed only while some session has audio staged, it
+ * flushes every window older than `windowMs`. Thousands of sessions, one timeout.
+ */
+export class AppendFlusher {
+  readonly windowBytes: number;
+  private readonly pending = new Set<AppendCoalescer>();
+  private timer: unknown = undefined;
+
+  constructor(
+    private readonly clock: VoiceClock,
+    readonly windowMs: number,
+  ) {
+    if (!(windowMs > 0)) throw new RangeError('the append window must be positive');
+    // Whole samples only: a window never splits a PCM16 sample.
+    this.windowBytes = Math.max(2, Math.round(windowMs * BYTES_PER_MS) & ~1);
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Sessions with audio staged (tests and metrics). */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  watch(coalescer: AppendCoalescer): void {
+    this.pending.add(coalescer);
+    if (this.timer === undefined) this.timer = this.clock.setTimeout(this.tick, this.windowMs);
+  }
+
+  unwatch(coalescer: AppendCoalescer): void {
+    this.pending.delete(coalescer);
+  }
+
+  private readonly tick = (): void => {
+    this.timer = undefined;
+    const due = this.clock.now() - this.windowMs;
+    for (const coalescer of this.pending) if (coalescer.stagedAt <= due) coalescer.flush();
+    if (this.pending.size > 0) this.timer = this.clock.setTimeout(this.tick, this.windowMs);
+  };
+}
