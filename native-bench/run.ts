@@ -27,8 +27,9 @@ import { consoleReport, resultsMarkdown, type BenchResults } from './harness/rep
 import { renderChart } from './harness/chart.js';
 import { evaluateTargets } from './harness/targets.js';
 import { runHttpScenario } from './http/scenario.js';
+import { runUsageScenario, usageTargets } from './usage/scenario.js';
 import { runVoiceScenario } from './voice/scenario.js';
-import type { RelayName } from './voice/implementations.js';
+import { isRelayName, type RelayName } from './voice/implementations.js';
 import type { TrafficShape } from './voice/protocol.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,11 +59,11 @@ const t0 = Date.now();
 const log = (line: string): void => void process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
 const quick = values.quick;
 const only = values.only;
-if (only !== undefined && only !== 'voice' && only !== 'http') throw new Error('--only must be voice or http');
+if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage') throw new Error('--only must be voice, http or usage');
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
 const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
-for (const r of relays) if (!['direct', 'ws-relay', 'uws-relay', 'parley'].includes(r)) throw new Error(`unknown relay ${r}`);
+for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>)`);
 if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
 const rounds = Number(values.rounds ?? (quick ? 2 : 3));
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a positive integer');
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
 
   let parley: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
   let parleyUnavailable: string | undefined;
-  const wantsParley = only !== 'voice' || relays.includes('parley');
+  const wantsParley = only !== 'voice' || relays.some((r) => r.startsWith('parley'));
   if (wantsParley) {
     try {
       const build = buildParley(values.parley as 'built' | 'tsx', log);
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
     targets: [],
   };
   try {
-    if (only !== 'http') {
+    if (only === undefined || only === 'voice') {
       const probeDir = mkdtempSync(join(tmpdir(), 'parley-bench-probe-'));
       try {
         const voice = await runVoiceScenario({
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
         rmSync(probeDir, { recursive: true, force: true });
       }
     }
-    if (only !== 'voice') {
+    if (only === undefined || only === 'http') {
       const seconds = quick ? 3 : 5;
       const http = await runHttpScenario({
         seconds,
@@ -150,13 +151,25 @@ async function main(): Promise<void> {
       });
       results.http = { ...http, seconds };
     }
+    if (only === 'usage') {
+      results.usage = await runUsageScenario({
+        events: 1_000_000,
+        conversations: 20_000,
+        requests: quick ? 100 : 300,
+        serverCpus: pin(cpuPlan.server),
+        simulatorCpus: pin(cpuPlan.simulator),
+        parley,
+        ...(parleyUnavailable === undefined ? {} : { parleyUnavailable }),
+        log,
+      });
+    }
   } finally {
     if (parley !== undefined) {
       await removeFixture(parley.fixture);
       await dropRedisKeys(redisUrl, parley.fixture.redisPrefix);
     }
   }
-  results.targets = evaluateTargets(results.voice, results.http);
+  results.targets = [...evaluateTargets(results.voice, results.http), ...usageTargets(results.usage)];
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
   results.loadAverage.after = Math.round(loadavg()[0]! * 100) / 100;
 

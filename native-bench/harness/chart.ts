@@ -8,7 +8,7 @@ import type { RelayName } from '../voice/implementations.js';
 /** What the chart plots: medians over the rounds of one traffic shape. */
 type VoiceRun = Pick<VoiceSummary, 'relay' | 'sessions' | 'status' | 'cpuMsPerSessionSecond' | 'rttP99Ms'>;
 
-const COLORS: Record<RelayName, string> = { parley: '#1b9e4b', 'uws-relay': '#2c6fbb', 'ws-relay': '#d9730d', direct: '#888888' };
+const COLORS: Record<string, string> = { parley: '#1b9e4b', 'uws-relay': '#2c6fbb', 'ws-relay': '#d9730d', direct: '#888888' };
 const W = 900;
 const H = 410;
 const PANEL = { w: 380, h: 260, top: 80 };

@@ -1,5 +1,7 @@
 /** The run's record (results/latest.json), the console table and RESULTS.md. */
 import type { HttpResult } from '../http/scenario.js';
+import { usageLines } from '../usage/scenario.js';
+import type { UsageResult } from '../usage/scenario.js';
 import type { Spread, VoiceResult, VoiceSummary } from '../voice/scenario.js';
 import type { CpuPlan, MachineInfo } from './machine.js';
 import { fmt } from './stats.js';
@@ -20,6 +22,7 @@ export interface BenchResults {
     settings: { sessions: number[]; shapes: string[]; rounds: number; warmupMs: number; measureMs: number; drainMs: number; workers: number; frameMs: number };
   };
   http?: HttpResult & { seconds: number };
+  usage?: UsageResult;
   targets: TargetCheck[];
 }
 
@@ -131,6 +134,7 @@ export function consoleReport(results: BenchResults): string {
   ];
   if (results.voice) out.push('', 'Voice relay', ...voiceBlock(results.voice, false));
   if (results.http) out.push('', 'HTTP', ...(results.http.status === 'skipped' ? [results.http.reason ?? 'skipped'] : table(HTTP_HEADER, httpRows(results.http))));
+  if (results.usage) out.push('', 'Usage (dashboard)', ...usageLines(results.usage, table));
   out.push('', 'Targets', ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)), '');
   return out.join('\n');
 }

@@ -11,7 +11,12 @@ import { createAssistant, startParley, type ParleyBuild, type ParleyFixture } fr
 import type { ParleyTarget } from './parley-client.js';
 import type { CallerProtocol } from './protocol.js';
 
-export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay';
+/** `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare append windows in one run). */
+export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay' | `parley-a${number}`;
+
+export function isRelayName(name: string): name is RelayName {
+  return ['direct', 'parley', 'uws-relay', 'ws-relay'].includes(name) || /^parley-a\d{1,4}$/.test(name);
+}
 
 export interface StartedRelay {
   /** The server process whose CPU and RSS are measured; absent for `direct` (no relay). */
@@ -49,7 +54,8 @@ function baseline(name: 'ws-relay' | 'uws-relay', label: string): RelayUnderTest
         name,
         script: join(BENCH_DIR, 'baselines', `${name}.ts`),
         args: ['--simulator', ctx.simulatorUrl],
-        nodeArgs: launch.nodeArgs,
+        // BENCH_BASELINE_NODE_ARGS: extra node flags for the baselines (profiling, like BENCH_PARLEY_NODE_ARGS).
+        nodeArgs: [...launch.nodeArgs, ...(process.env.BENCH_BASELINE_NODE_ARGS ?? '').split(' ').filter(Boolean)],
         env: launch.env,
         cpus: ctx.serverCpus,
         ready: urlLine,
@@ -62,7 +68,20 @@ function baseline(name: 'ws-relay' | 'uws-relay', label: string): RelayUnderTest
 /** Thrown by a relay that cannot run in this tree yet; the scenario reports it as skipped with this message. */
 export class SkipRelay extends Error {}
 
-export const RELAYS: Record<RelayName, RelayUnderTest> = {
+/** The implementation behind a relay name. */
+export function relayOf(name: RelayName): RelayUnderTest {
+  const fixed = RELAYS[name as keyof typeof RELAYS];
+  if (fixed !== undefined) return fixed;
+  const appendMs = name.slice('parley-a'.length);
+  return {
+    ...RELAYS.parley,
+    name,
+    label: `Parley with VOICE_PROVIDER_APPEND_MS=${appendMs}`,
+    start: (ctx) => RELAYS.parley.start({ ...ctx, parleyEnv: { ...ctx.parleyEnv, VOICE_PROVIDER_APPEND_MS: appendMs } }),
+  };
+}
+
+const RELAYS: Record<'direct' | 'parley' | 'uws-relay' | 'ws-relay', RelayUnderTest> = {
   direct: {
     name: 'direct',
     label: 'straight to the simulator (GPT-Live, no relay)',

@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { BENCH_DIR, readProbe, sampleProcess, startChild, urlLine, type Child, type ProcSample } from '../harness/children.js';
 import { mergeSorted, percentile, round } from '../harness/stats.js';
-import { RELAYS, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
+import { relayOf, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
 import type { GoMessage, ReadyMessage, TrafficShape, WorkerConfig, WorkerResult } from './protocol.js';
 
 /** One measurement: one (shape, implementation, N) in one round, on a freshly started server. */
@@ -34,6 +34,8 @@ export interface VoiceRun {
   /** Event-loop delay in the window (only with --eld). */
   eldP99Ms?: number;
   eldMaxMs?: number;
+  /** GC in the window (only with --eld): per kind (1 scavenge, 2 mark-compact, 4 incremental, 8 weak callbacks). */
+  gc?: Record<string, { count: number; totalMs: number; maxMs: number }>;
   framesSent?: number;
   framesDropped?: number;
   generatorMaxLagMs?: number;
@@ -148,7 +150,7 @@ function once<T>(worker: Worker, type: string, timeoutMs: number): Promise<T> {
 }
 
 async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, sessions: number, options: VoiceOptions, ctx: RelayContext, simulatorPid: number): Promise<VoiceRun> {
-  const impl = RELAYS[relay];
+  const impl = relayOf(relay);
   const t0 = Date.now();
   const started = await impl.start(ctx);
   const workers: Worker[] = [];
@@ -229,6 +231,7 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
     if (eld !== undefined) {
       run.eldP99Ms = eld.p99Ms;
       run.eldMaxMs = eld.maxMs;
+      if (eld.gc !== undefined) run.gc = eld.gc as unknown as VoiceRun['gc'];
     }
     return run;
   } finally {
