@@ -1,33 +1,84 @@
 /**
  * The dashboard-only routes: cookie-session routes that API-DECISIONS keeps out of the v1 OpenAPI document
- * (sign-in, keys, uploads and sources, evals, recordings, usage, billing, admin). Their shapes mirror the
- * servers' zod schemas (src/auth, src/documents, src/evals, src/metering, src/billing, src/admin routes.ts);
- * this file is the only place in web/ with hand-written API shapes.
+ * (sign-in, keys, uploads and sources, evals, recordings, usage, billing, admin). Their types are generated from
+ * the server's route table like the SDK's (./generated/dashboard-routes.ts; `npm run dashboard:generate`), so a
+ * wrong path, body or answer shape is a compile error here too.
  */
 import { errorFromAnswer, networkError } from '../../../../sdk/src/errors.js';
-import { sessionFetch, type DocumentRecord } from './client.js';
+import { sessionFetch } from './client.js';
+import type { paths } from './generated/dashboard-routes.js';
 
-async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+type Method = 'get' | 'post' | 'patch' | 'delete';
+type Path<M extends Method> = { [P in keyof paths]: paths[P][M] extends undefined ? never : P }[keyof paths];
+type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+/** The JSON body of an operation's success answer (200, 201 or 202). */
+export type Answer<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { responses: infer R }
+    ? R extends { 200: infer S } ? JsonOf<S> : R extends { 201: infer S } ? JsonOf<S> : R extends { 202: infer S } ? JsonOf<S> : never
+    : never;
+/** The JSON request body of an operation. */
+export type RequestBody<P extends keyof paths, M extends Method> = Op<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type PathParams<P extends keyof paths, M extends Method> = Op<P, M> extends { parameters: { path: infer X } } ? X : never;
+type Query<P extends keyof paths, M extends Method> = Op<P, M> extends { parameters: { query?: infer X } } ? X : never;
+
+interface CallOptions {
+  path?: Record<string, string>;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One typed call: `{name}` placeholders filled from `path`, JSON (or a Blob) body, ParleyError on any non-2xx. */
+async function call<M extends Method, P extends Path<M>>(
+  method: M,
+  path: P,
+  options: { path?: PathParams<P, M>; query?: Query<P, M>; body?: RequestBody<P, M> | Blob; headers?: Record<string, string> } = {},
+): Promise<Answer<P, M>> {
+  const o = options as CallOptions;
+  let url = (path as string).replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(o.path?.[name] ?? ''));
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) query.set(k, String(v));
+  if (query.size > 0) url += `?${query}`;
+  const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
   let payload: BodyInit | undefined;
-  if (body instanceof Blob) payload = body;
-  else if (body !== undefined || method !== 'GET') {
+  if (o.body instanceof Blob) payload = o.body;
+  else if (o.body !== undefined || method !== 'get') {
     headers['content-type'] = 'application/json';
-    payload = JSON.stringify(body ?? {});
+    payload = JSON.stringify(o.body ?? {});
   }
   let res: Response;
   try {
-    res = await sessionFetch(path, { method, headers: { ...headers, ...(init.headers as Record<string, string>) }, ...(payload !== undefined ? { body: payload } : {}), ...(init.signal ? { signal: init.signal } : {}) });
+    res = await sessionFetch(url, { method: method.toUpperCase(), headers, ...(payload !== undefined ? { body: payload } : {}) });
   } catch (err) {
     throw networkError(err);
   }
   const text = await res.text();
   if (!res.ok) throw errorFromAnswer(res.status, res.headers, text);
-  return (text === '' ? undefined : JSON.parse(text)) as T;
+  return (text === '' ? undefined : JSON.parse(text)) as Answer<P, M>;
 }
 
-export type AccountStatus = 'active' | 'suspended' | 'disabled';
-export type PlanCode = 'free' | 'starter' | 'pro' | 'business';
+export type SessionUser = Answer<'/api/auth/me', 'get'>;
+export type AccountStatus = SessionUser['account']['status'];
+export type ApiKey = Answer<'/api/account/keys', 'get'>['keys'][number];
+export type Scope = ApiKey['scopes'][number];
+export type DashboardConfig = Answer<'/api/dashboard/config', 'get'>;
+export type UsageSummary = Answer<'/api/v1/account/usage/summary', 'get'>['summary'];
+export type UsageLimits = Answer<'/api/v1/account/usage/limits', 'get'>['limits'];
+export type UsageEvent = Answer<'/api/v1/account/usage/recent', 'get'>['events'][number];
+export type Billing = Answer<'/api/v1/account/billing', 'get'>['billing'];
+export type PaidPlan = RequestBody<'/api/v1/account/billing/checkout', 'post'>['planCode'];
+export type AdminAccount = Answer<'/api/admin/accounts', 'get'>['accounts'][number];
+export type PlanCode = AdminAccount['planCode'];
+export type AdminPatch = RequestBody<'/api/admin/accounts/{id}', 'patch'>;
+export type AuditEntry = Answer<'/api/admin/audit', 'get'>['entries'][number];
+export type EvalDetail = Answer<'/api/assistants/{assistantId}/evals/{evalId}', 'get'>;
+export type EvalRun = EvalDetail['eval'];
+export type EvalCase = EvalDetail['cases'][number];
+export type EvalCaseInput = RequestBody<'/api/assistants/{assistantId}/evals', 'post'>['cases'][number];
+export type SourceInput = RequestBody<'/api/assistants/{assistantId}/sources', 'post'>;
+
+/** The eight scopes, in the spec's order (the generated union has no order; this list is checked against it). */
 export const SCOPES = [
   'chat',
   'assistants:read',
@@ -37,165 +88,51 @@ export const SCOPES = [
   'conversations:read',
   'analytics:read',
   'voice',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+] as const satisfies readonly Scope[];
+/** Compile-time check that the list above has every scope the server knows. */
+export const SCOPES_COMPLETE: [Exclude<Scope, (typeof SCOPES)[number]>] extends [never] ? true : never = true;
 
-export interface SessionUser {
-  user: { id: string; email: string; name: string | null; isAdmin: boolean };
-  account: { id: string; status: AccountStatus };
-}
-export interface ApiKey {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-export interface UsageSummary {
-  accountId: string;
-  planCode: string;
-  status: string;
-  periodStart: string;
-  periodEnd: string;
-  limitMicros: number;
-  consumedMicros: number;
-  reservedMicros: number;
-  remainingMicros: number;
-  requestCount: number;
-  monthlyRequestCap: number | null;
-  enforcement: 'shadow' | 'enforce' | 'off';
-  voice: { voiceSecondsUsed: number; voiceSecondsLimit: number; voiceSecondsReserved: number; playgroundVoiceSeconds: number };
-}
-export interface UsageLimits {
-  planCode: string;
-  budgetMicros: number;
-  limitOverrideMicros: number | null;
-  creditMicros: number;
-  limitMicros: number;
-  maxAssistants: number | null;
-  monthlyRequestCap: number | null;
-  evalsEnabled: boolean;
-  voiceMinutes: number;
-  voiceConcurrentCalls: number;
-}
-export interface UsageEvent {
-  id: string;
-  kind: string;
-  source: string;
-  assistantId: string | null;
-  units: number;
-  costMicros: number;
-  createdAt: string;
-}
-export interface Billing {
-  server: 'production' | 'sandbox';
-  planCode: string;
-  periodStart: string;
-  periodEnd: string;
-  subscription: { id: string; status: string | null; planCode: string | null } | null;
-  plans: Array<{ planCode: Exclude<PlanCode, 'free'>; available: boolean; current: boolean }>;
-}
-export interface AdminAccount {
-  id: string;
-  name: string | null;
-  ownerEmail: string;
-  status: AccountStatus;
-  planCode: PlanCode;
-  periodStart: string;
-  periodEnd: string;
-  limitOverrideMicros: number | null;
-  limitMicros: number;
-  consumedMicros: number;
-  reservedMicros: number;
-  creditMicros: number;
-  requestCount: number;
-  createdAt: string;
-}
-export interface AuditEntry {
-  id: string;
-  actorUserId: string | null;
-  action: string;
-  targetType: string;
-  targetId: string;
-  before: unknown;
-  after: unknown;
-  requestId: string | null;
-  createdAt: string;
-}
-export interface EvalRun {
-  id: string;
-  assistantId: string;
-  status: 'queued' | 'running' | 'done' | 'failed';
-  caseCount: number;
-  completedCount: number;
-  averageScore: number | null;
-  costMicros: number;
-  error: { code: string; message: string } | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
-export interface EvalCase {
-  index: number;
-  status: 'pending' | 'done';
-  question: string;
-  expected: string | null;
-  answer: string | null;
-  outcome: 'answered' | 'no_answer' | 'model_failure' | null;
-  score: number | null;
-  costMicros: number;
-  error: string | null;
-}
-export type SourceInput =
-  | { type: 'url'; url: string }
-  | { type: 'text'; name: string; text: string }
-  | { type: 'faq'; name: string; pairs: Array<{ question: string; answer: string }> };
-
-const enc = encodeURIComponent;
-
-/** What this server offers the dashboard; asked once per page load. */
-export interface DashboardConfig {
-  signupEnabled: boolean;
-  /** The voice widget's script when this server serves it, else null. */
-  widgetScript: string | null;
-}
 let config: Promise<DashboardConfig> | undefined;
 
 export const dashboardApi = {
-  config: () => (config ??= call<DashboardConfig>('GET', '/api/dashboard/config').catch((err: unknown) => {
-    config = undefined;
-    throw err;
-  })),
-  me: () => call<SessionUser>('GET', '/api/auth/me'),
-  login: (email: string, password: string) => call<SessionUser>('POST', '/api/auth/login', { email, password }),
-  signup: (body: { email: string; password: string; name?: string }) => call<SessionUser>('POST', '/api/auth/signup', body),
-  logout: () => call<{ ok: true }>('POST', '/api/auth/logout', {}),
+  /** What this server offers the dashboard (sign-up, the voice widget); asked once per page load. */
+  config: () =>
+    (config ??= call('get', '/api/dashboard/config').catch((err: unknown) => {
+      config = undefined;
+      throw err;
+    })),
+  me: () => call('get', '/api/auth/me'),
+  login: (email: string, password: string) => call('post', '/api/auth/login', { body: { email, password } }),
+  /** Routed only when SIGNUP_ENABLED (so absent from the generated table): sign-in's body plus a name, the same answer. */
+  signup: (body: RequestBody<'/api/auth/login', 'post'> & { name?: string }) => call('post', '/api/auth/signup' as '/api/auth/login', { body }),
+  logout: () => call('post', '/api/auth/logout', { body: {} }),
 
-  listKeys: () => call<{ keys: ApiKey[] }>('GET', '/api/account/keys'),
-  createKey: (name: string, scopes: Scope[]) => call<{ key: ApiKey; secret: string }>('POST', '/api/account/keys', { name, scopes }),
-  revokeKey: (keyId: string) => call<{ ok: true }>('DELETE', `/api/account/keys/${enc(keyId)}`),
+  listKeys: () => call('get', '/api/account/keys'),
+  createKey: (name: string, scopes: Scope[]) => call('post', '/api/account/keys', { body: { name, scopes } }),
+  revokeKey: (keyId: string) => call('delete', '/api/account/keys/{keyId}', { path: { keyId } }),
 
   upload: (assistantId: string, file: File) =>
-    call<{ document: DocumentRecord }>('POST', `/api/assistants/${enc(assistantId)}/uploads?filename=${enc(file.name)}`, file, {
+    call('post', '/api/assistants/{assistantId}/uploads', {
+      path: { assistantId },
+      query: { filename: file.name },
+      body: file,
       headers: { 'content-type': file.type || 'application/octet-stream' },
     }),
-  addSource: (assistantId: string, source: SourceInput) => call<{ document: DocumentRecord }>('POST', `/api/assistants/${enc(assistantId)}/sources`, source),
+  addSource: (assistantId: string, source: SourceInput) => call('post', '/api/assistants/{assistantId}/sources', { path: { assistantId }, body: source }),
 
-  startEval: (assistantId: string, cases: Array<{ question: string; expected?: string }>) =>
-    call<{ eval: EvalRun }>('POST', `/api/assistants/${enc(assistantId)}/evals`, { cases }),
-  getEval: (assistantId: string, evalId: string) => call<{ eval: EvalRun; cases: EvalCase[] }>('GET', `/api/assistants/${enc(assistantId)}/evals/${enc(evalId)}`),
+  startEval: (assistantId: string, cases: EvalCaseInput[]) => call('post', '/api/assistants/{assistantId}/evals', { path: { assistantId }, body: { cases } }),
+  getEval: (assistantId: string, evalId: string) => call('get', '/api/assistants/{assistantId}/evals/{evalId}', { path: { assistantId, evalId } }),
 
-  usageSummary: () => call<{ summary: UsageSummary }>('GET', '/api/v1/account/usage/summary'),
-  usageLimits: () => call<{ limits: UsageLimits }>('GET', '/api/v1/account/usage/limits'),
-  usageRecent: (limit = 200) => call<{ events: UsageEvent[] }>('GET', `/api/v1/account/usage/recent?limit=${limit}`),
+  usageSummary: () => call('get', '/api/v1/account/usage/summary'),
+  usageLimits: () => call('get', '/api/v1/account/usage/limits'),
+  usageRecent: (limit = 200) => call('get', '/api/v1/account/usage/recent', { query: { limit } }),
 
-  billing: () => call<{ billing: Billing }>('GET', '/api/v1/account/billing'),
-  checkout: (planCode: Exclude<PlanCode, 'free'>) => call<{ url: string }>('POST', '/api/v1/account/billing/checkout', { planCode }),
-  portal: () => call<{ url: string }>('POST', '/api/v1/account/billing/portal', {}),
+  billing: () => call('get', '/api/v1/account/billing'),
+  checkout: (planCode: PaidPlan) => call('post', '/api/v1/account/billing/checkout', { body: { planCode } }),
+  portal: () => call('post', '/api/v1/account/billing/portal', { body: {} }),
 
-  adminAccounts: (offset = 0) => call<{ accounts: AdminAccount[]; limit: number; offset: number }>('GET', `/api/admin/accounts?limit=50&offset=${offset}`),
-  adminPatch: (id: string, patch: { status?: AccountStatus; planCode?: PlanCode; limitOverrideMicros?: number | null }) =>
-    call<{ account: AdminAccount }>('PATCH', `/api/admin/accounts/${enc(id)}`, patch),
-  adminAudit: (offset = 0) => call<{ entries: AuditEntry[]; limit: number; offset: number }>('GET', `/api/admin/audit?limit=50&offset=${offset}`),
-  adminCredit: (id: string, creditMicros: number) => call<{ account: AdminAccount }>('POST', `/api/admin/accounts/${enc(id)}/credit`, { creditMicros }),
+  adminAccounts: (offset = 0) => call('get', '/api/admin/accounts', { query: { limit: 50, offset } }),
+  adminPatch: (id: string, patch: AdminPatch) => call('patch', '/api/admin/accounts/{id}', { path: { id }, body: patch }),
+  adminCredit: (id: string, creditMicros: number) => call('post', '/api/admin/accounts/{id}/credit', { path: { id }, body: { creditMicros } }),
+  adminAudit: (offset = 0) => call('get', '/api/admin/audit', { query: { limit: 50, offset } }),
 };
