@@ -13,7 +13,7 @@ function latencyChart(rows: Array<[string, LatencySummary | null]>): string {
   const left = 170;
   const height = present.length * rowHeight + 30;
   const max = Math.max(...present.map(([, s]) => s.p99), 1);
-  const scale = (v: number) => ((width - left - 70) * v) / max;
+  const scale = (v: number) => ((width - left - 120) * v) / max;
   const colors = { p50: '#2f7d32', p95: '#f0a020', p99: '#c62828' };
   const bars = present
     .map(([name, s], i) => {
@@ -68,7 +68,7 @@ export function reportHtml(r: LoadTestReport, summary: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Parley load test ${esc(r.startedAt)}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:800px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:2em}
-h3{font-size:14px}table{border-collapse:collapse}td{border-bottom:1px solid #ddd;padding:2px 12px 2px 0}pre{background:#f6f6f6;padding:1em;overflow:auto}
+h3{font-size:14px}table{border-collapse:collapse}td{border-bottom:1px solid #ddd;padding:2px 12px 2px 0}pre{background:#f6f6f6;padding:1em;overflow:auto;white-space:pre-wrap}
 .bad{color:#c62828;font-weight:bold}.legend{font-size:12px}</style></head><body>
 <h1>Parley load test: ${esc(r.target.url)}</h1>
 <p>${esc(r.startedAt)} for ${(r.elapsedMs / 1000).toFixed(1)} s${r.interrupted ? ' <span class="bad">(interrupted)</span>' : ''};

@@ -101,13 +101,17 @@ interface Active {
 }
 
 const RING = 2048;
+/** Resolves after ms, or at once when the signal aborts (its listener is removed either way). */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, ms));
-    signal?.addEventListener('abort', () => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 function refusalKey(err: ParleyError): string {
