@@ -2,6 +2,7 @@
  * The load-test engine: N voice callers (each a VoiceCall streaming real-time PCM16) and M chat loops against one
  * Parley deployment, measured. Node-only (it takes a WebSocket implementation; the CLI passes `ws`).
  */
+import { setMaxListeners } from 'node:events';
 import { createParleyClient, type ParleyClient } from '../../client.js';
 import { ParleyError } from '../../errors.js';
 import { streamChat } from '../../chat.js';
@@ -129,6 +130,8 @@ export async function runLoadTest(options: LoadTestOptions, input: Uint8Array, h
   const started = performance.now();
   const startedAt = new Date();
   const stop = new AbortController();
+  // Every caller and chat loop waits on this one signal at once (hundreds of listeners by design).
+  setMaxListeners(0, stop.signal);
   const endTimer = setTimeout(() => stop.abort(), options.durationMs);
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
