@@ -74,6 +74,8 @@ function isComplete(buffer: Buffer): boolean {
   const { status, headers } = parseHead(buffer.subarray(0, end).toString('latin1'));
   const body = buffer.subarray(end + 4);
   if (status !== undefined && (status === 204 || status === 304 || (status >= 100 && status < 200))) return true;
+  // A stream (NDJSON gate, SSE) lasts as long as its subject: its head is the answer.
+  if (/ndjson|event-stream/i.test(headers['content-type'] ?? '')) return true;
   if (headers['content-length'] !== undefined) return body.length >= Number(headers['content-length']);
   if (/chunked/i.test(headers['transfer-encoding'] ?? '')) return body.includes(Buffer.from('0\r\n\r\n'));
   return false; // read until close

@@ -1,7 +1,9 @@
 import type { Test } from 'tap';
+import { SCOPES, createApiKey } from '../../src/auth/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, login, type TestOwner } from '../helpers/identity.js';
+import { PolarSimulator } from '../helpers/polar-simulator.js';
 
 /** The allowed widget Origin of every world assistant. */
 export const WIDGET_ORIGIN = 'https://shop.example';
@@ -22,6 +24,8 @@ export interface Tenant {
   widgetConversationId: string;
   widgetMessageId: string;
   voiceControlToken: string;
+  /** API keys of this tenant by scope set: `all`, one per scope (`only:<scope>`), and `none` (no scope any route needs but chat). */
+  keys: Record<string, string>;
 }
 
 /** Every kind of resource a path parameter can name. The matrix fails on a parameter it cannot map to one of these. */
@@ -118,9 +122,19 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       voiceSession: minted.sessionId,
       eval: evalRun.eval.id,
       account: owner.accountId,
-      plan: 'pro',
+      // Tenants are on pro; the plan a path names is another one, so an operator's edit never starves the tenants.
+      plan: 'starter',
     },
+    keys: await tenantKeys(app, owner),
   };
+}
+
+async function tenantKeys(app: TestApp, owner: TestOwner): Promise<Record<string, string>> {
+  const keys: Record<string, string> = { all: owner.secret };
+  for (const scope of SCOPES) {
+    keys[`only:${scope}`] = (await createApiKey(app.database.sql, { accountId: owner.accountId, userId: owner.userId, name: `only ${scope}`, scopes: [scope] })).secret;
+  }
+  return keys;
 }
 
 /**
@@ -130,6 +144,8 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
 export async function createWorld(t: Test, env: Record<string, string> = {}): Promise<World> {
   const database = await createTestDatabase(t);
   const operator = await createOwner(database.sql, { name: 'operator' });
+  // Billing configured against the Polar simulator, so billing routes answer as in production, not 503 "not configured".
+  const polar = await PolarSimulator.start(t);
   const app = await startTestApp(t, {
     database,
     env: {
@@ -137,9 +153,16 @@ export async function createWorld(t: Test, env: Record<string, string> = {}): Pr
       API_RATE_LIMIT_PER_MINUTE: '1000000',
       WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE: '1000000',
       WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE: '1000000',
+      BILLING_ACCESS_TOKEN: polar.accessToken,
+      BILLING_WEBHOOK_SECRET: polar.webhookSecret,
+      BILLING_API_BASE_URL: polar.url,
+      BILLING_PRODUCT_ID_STARTER: polar.addProduct('Starter'),
+      BILLING_PRODUCT_ID_PRO: polar.addProduct('Pro'),
+      BILLING_PRODUCT_ID_BUSINESS: polar.addProduct('Business'),
       ...env,
     },
   });
+  polar.webhookUrl = `${app.url}/api/webhooks/polar`;
   const a = await createTenant(app, 'alpha');
   const b = await createTenant(app, 'bravo');
   const operatorCookie = await login(app.url, operator.email, operator.password);
