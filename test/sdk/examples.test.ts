@@ -1,5 +1,4 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { quickstart } from '../../examples/sdk-quickstart.js';
 import type { Scope } from '../../src/auth/index.js';
 import { startTestApp } from '../helpers/app.js';
 import { createOwner } from '../helpers/identity.js';
+import { runScript } from './helpers.js';
 
 /**
  * The README's steps as a user runs them: a key with exactly the scopes the README's `key:create` grants, the SDK
@@ -34,18 +34,8 @@ t.test('README: SDK quickstart, then the voice example command', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const example = fileURLToPath(new URL('../../examples/voice-client.ts', import.meta.url));
   const out = join(dir, 'answer.wav');
-  const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', example, '--base-url', app.url, '--assistant', result.assistant.publicId, '--out', out, '--tail-ms', '2500'], {
-      env: { ...process.env, PARLEY_API_KEY: owner.secret },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('exit', (code) => (clearTimeout(killer), resolve({ code, stdout, stderr })));
+  const run = await runScript(example, ['--base-url', app.url, '--assistant', result.assistant.publicId, '--out', out, '--tail-ms', '2500'], {
+    env: { PARLEY_API_KEY: owner.secret },
   });
   t.equal(run.code, 0, `the voice example exits 0 (${run.stderr.slice(-400)})`);
   const summary = JSON.parse(run.stdout) as { endReason: unknown; assistantBytesHeard: number; transcripts: Array<{ role: string }> };

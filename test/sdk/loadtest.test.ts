@@ -1,5 +1,4 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,37 +8,23 @@ import type { LoadTestReport } from '../../sdk/src/cli/loadtest/run.js';
 import { startTestApp } from '../helpers/app.js';
 import { createOwner } from '../helpers/identity.js';
 import { ORIGIN, voiceAssistant } from '../voice/helpers.js';
+import { runScript } from './helpers.js';
 
 /** parley-loadtest as a user runs it (a child process) against a loopback Parley with the echo simulator. */
 
 const CLI = fileURLToPath(new URL('../../sdk/src/cli/loadtest/main.ts', import.meta.url));
 
-function runCli(args: string[], options: { interruptAfterMs?: number; env?: Record<string, string> } = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      env: { ...process.env, PARLEY_API_KEY: '', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    if (options.interruptAfterMs !== undefined) {
-      // Interrupt once the calls are up (the plan and a progress line were printed).
-      const poll = setInterval(() => {
-        if (/connected [1-9]/.test(stderr)) {
-          clearInterval(poll);
-          child.kill('SIGINT');
-        }
-      }, 100);
-      child.on('exit', () => clearInterval(poll));
-    }
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
+function runCli(args: string[], options: { interrupt?: boolean; env?: Record<string, string> } = {}) {
+  let interrupted = false;
+  return runScript(CLI, args, {
+    env: { PARLEY_API_KEY: '', ...options.env },
+    // Interrupt once the calls are up (a progress line says so), as a person pressing Ctrl-C would.
+    watch: (child, stderr) => {
+      if (options.interrupt && !interrupted && /connected [1-9]/.test(stderr)) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    },
   });
 }
 
@@ -86,7 +71,7 @@ t.test('keyless with an Origin, and Ctrl-C: the calls are ended and the report s
   const app = await startTestApp(t);
   const owner = await createOwner(app.database.sql);
   const assistant = await voiceAssistant(app, owner);
-  const run = await runCli(['--url', app.url, '--assistant', assistant.publicId, '--origin', ORIGIN, '--calls', '2', '--ramp-up', '0s', '--duration', '60s', '--no-report'], { interruptAfterMs: 0 });
+  const run = await runCli(['--url', app.url, '--assistant', assistant.publicId, '--origin', ORIGIN, '--calls', '2', '--ramp-up', '0s', '--duration', '60s', '--no-report'], { interrupt: true });
   t.equal(run.code, 130, `exit 130 after Ctrl-C (stderr: ${run.stderr.slice(-500)})`);
   t.match(run.stderr, /keyless, Origin https:\/\/shop\.example/);
   t.match(run.stderr, /stopping: ending the calls/);
