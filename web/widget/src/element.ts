@@ -70,7 +70,12 @@ export class ParleyAssistant extends HTMLElement {
     const u = this.ui;
     u.agree.addEventListener('click', () => this.answerConsent(true));
     u.decline.addEventListener('click', () => this.answerConsent(false));
-    u.launcher.addEventListener('click', () => (this.isOpen ? this.close() : this.open()));
+    u.launcher.addEventListener('click', () => {
+      if (this.isOpen) return this.close();
+      this.open();
+      // Keyboard users land on the first control of the panel.
+      (this.mode === 'voice' ? u.start : u.input).focus();
+    });
     u.close.addEventListener('click', () => this.close());
     u.start.addEventListener('click', () => void this.startVoice());
     u.end.addEventListener('click', () => void this.endVoice());
@@ -365,7 +370,7 @@ export class ParleyAssistant extends HTMLElement {
     const open = this.isOpen || this.getAttribute('position') === 'inline';
     this.ui.panel.hidden = !open;
     this.ui.launcher.setAttribute('aria-expanded', String(open));
-    this.ui.launcher.setAttribute('aria-label', open ? 'Close assistant' : 'Open assistant');
+    this.ui.launcher.setAttribute('aria-label', open ? 'Hide assistant' : 'Open assistant');
   }
 
   private renderMode(): void {

@@ -41,6 +41,8 @@ export class VoiceController {
   private gateOpen = false;
   private caption: { role: Transcript['role']; text: string } | undefined;
   private tapTimer: ReturnType<typeof setInterval> | undefined;
+  /** end() while the microphone was being asked for: the call must not start afterwards. */
+  private cancelled = false;
   muted = false;
 
   constructor(private readonly host: VoiceHost) {}
@@ -53,6 +55,7 @@ export class VoiceController {
   async start(o: VoiceStart): Promise<string | undefined> {
     const hook = this.host.test();
     this.muted = false;
+    this.cancelled = false;
     try {
       this.audio = await AudioSession.open(o.context, {
         workletUrl: o.workletUrl,
@@ -65,6 +68,11 @@ export class VoiceController {
       if (problem === 'denied') this.host.failed('MICROPHONE_DENIED', errorMessages.microphoneDenied);
       else if (problem === 'missing') this.host.failed('MICROPHONE_MISSING', errorMessages.microphoneMissing);
       else this.host.failed('AUDIO_UNSUPPORTED', errorMessages.audioUnsupported);
+      return undefined;
+    }
+    if (this.cancelled) {
+      this.release();
+      this.host.ended(null, endMessages['client']!);
       return undefined;
     }
     const call = new VoiceCall({
@@ -116,6 +124,7 @@ export class VoiceController {
 
   /** Hangs up; resolves once the service confirmed (or could not be reached). */
   async end(): Promise<void> {
+    this.cancelled = true;
     await this.call?.end();
   }
 
