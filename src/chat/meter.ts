@@ -1,3 +1,4 @@
+import type { TransactionSql } from '../db/index.js';
 import type { Meter } from '../metering/index.js';
 import { estimateTokens } from '../metering/index.js';
 
@@ -10,8 +11,8 @@ export interface ChatMeter {
   /** Output-token ceiling to pass to the provider. */
   readonly maxOutputTokens: number;
   admit(request: ChatAdmitRequest): Promise<ChatReservation>;
-  /** Returns the cost recorded, in micros (stored on the answer message). */
-  settle(reservation: ChatReservation, usage: ChatUsage): Promise<number>;
+  /** Returns the cost recorded, in micros (stored on the answer message). `tx`: settle inside the turn's transaction. */
+  settle(reservation: ChatReservation, usage: ChatUsage, tx?: TransactionSql): Promise<number>;
   release(reservation: ChatReservation): Promise<void>;
 }
 
@@ -66,12 +67,13 @@ export function chatMeterFrom(meter: Meter): ChatMeter {
       });
       return { handle: reservation };
     },
-    async settle(reservation, usage) {
+    async settle(reservation, usage, tx) {
       const outcome = await meter.settle(
         reservation.handle as Parameters<Meter['settle']>[0],
         usage.provider === 'local'
           ? { actualMicros: 0, model: usage.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }
           : { model: usage.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+        tx,
       );
       return outcome.costMicros;
     },

@@ -161,14 +161,16 @@ export async function runChat(deps: ChatDeps, prepared: PreparedChat, options: {
   const inputTokens = usage?.inputTokens ?? (answer.length > 0 || failed ? Math.ceil(prepared.request.messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
   const outputTokens = usage?.outputTokens ?? Math.ceil(answer.length / 4);
 
-  let costMicros = 0;
   // Nothing reached the provider (could not connect): give the reservation back; otherwise settle what was used.
-  if (error && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted')) await deps.meter.release(prepared.reservation);
-  else costMicros = await deps.meter.settle(prepared.reservation, { provider: provider.name, model: provider.model, inputTokens, outputTokens });
+  const release = error !== undefined && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted');
+  if (release) await deps.meter.release(prepared.reservation);
 
+  // The turn's writes in one transaction (issue 16): the settle (a row lock, then its writes pipelined) and the
+  // exchange (four pipelined statements). Either both land or neither: no stored answer without its usage.
   const messageId = newKnowledgeId('msg');
-  await deps.sql.begin((tx) =>
-    recordExchange(tx, {
+  await deps.sql.begin(async (tx) => {
+    const costMicros = release ? 0 : await deps.meter.settle(prepared.reservation, { provider: provider.name, model: provider.model, inputTokens, outputTokens }, tx);
+    await recordExchange(tx, {
       conversation: {
         id: prepared.conversation.id,
         assistantId: prepared.assistant.id,
@@ -188,7 +190,7 @@ export async function runChat(deps: ChatDeps, prepared: PreparedChat, options: {
         outputTokens,
         costMicros,
       },
-    }),
-  );
+    });
+  });
   return { messageId, conversationId: prepared.conversation.id, answer, sources: prepared.sources, outcome, error };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { Sql } from '../db/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { lockAccountPeriod, type LockedAccount } from './account-period.js';
 import { refusalError, type Audience, type Refusal } from './errors.js';
@@ -166,23 +166,28 @@ export class Meter {
    * after release) changes nothing and answers `duplicate`. A settle after the sweeper expired the reservation
    * still records the spend (`late`), so a slow request is never lost.
    */
-  async settle(reservation: Reservation | string, usage: SettleUsage): Promise<SettleOutcome> {
+  async settle(reservation: Reservation | string, usage: SettleUsage, within?: TransactionSql): Promise<SettleOutcome> {
     const id = typeof reservation === 'string' ? reservation : reservation.id;
     if (id === null || this.mode === 'off') return { status: 'unmetered', costMicros: 0 };
     const cost = costOf(usage);
-    const outcome = await this.sql.begin(async (tx) => {
+    // `within`: the caller's transaction (a chat turn settles and stores its exchange in one, issue 16).
+    const settleIn = async (tx: TransactionSql) => {
       const row = await q.lockReservation(tx, id);
       if (!row || row.status === 'settled' || row.status === 'released') return 'duplicate' as const;
       const now = this.clock.now();
-      await q.closeReservation(tx, id, 'settled', now);
       const wasOpen = row.status === 'open';
-      await q.adjustBalance(tx, row.accountId, row.periodStart, {
-        consumedMicros: cost,
-        ...(wasOpen ? { reservedMicros: -row.reservedMicros } : {}),
-      });
-      await q.upsertUsageEvent(tx, this.eventOf(row, 'settled', now, { ...usage, costMicros: cost }));
+      // Independent writes under the row lock: pipelined, one round trip.
+      await Promise.all([
+        q.closeReservation(tx, id, 'settled', now),
+        q.adjustBalance(tx, row.accountId, row.periodStart, {
+          consumedMicros: cost,
+          ...(wasOpen ? { reservedMicros: -row.reservedMicros } : {}),
+        }),
+        q.upsertUsageEvent(tx, this.eventOf(row, 'settled', now, { ...usage, costMicros: cost })),
+      ]);
       return wasOpen ? ('settled' as const) : ('late' as const);
-    });
+    };
+    const outcome = within ? await settleIn(within) : await this.sql.begin(settleIn);
     if (outcome === 'duplicate') return { status: outcome, costMicros: 0 };
     return { status: outcome, costMicros: cost };
   }
