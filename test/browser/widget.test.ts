@@ -193,6 +193,24 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.close();
   });
 
+  await t.test('the JavaScript API: open(), close(), sendMessage(), startVoice(), endVoice()', async (t) => {
+    const page = await openHost(browser, host.url(assistant.publicId));
+    const el = `document.querySelector('parley-assistant')`;
+    const panel = page.getByRole('region', { name: 'Assistant' });
+    await page.evaluate(`${el}.close()`);
+    t.notOk(await panel.isVisible(), 'close() collapses');
+    await page.evaluate(`${el}.open()`);
+    t.ok(await panel.isVisible(), 'open() expands');
+    await page.evaluate(`${el}.sendMessage('Do you offer gift wrapping?')`);
+    const answer = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant' && m.final).at(-1);
+    t.match(answer?.text, /Gift wrapping/, 'sendMessage() resolves once the answer is complete');
+    await page.evaluate(`${el}.startVoice()`);
+    t.ok((await voiceStates(page)).includes('listening'), 'startVoice() resolves once the call listens');
+    await page.evaluate(`${el}.endVoice()`);
+    t.same((await events(page, 'parley:ended')).at(-1), { endReason: null }, 'endVoice() resolves once the call ended');
+    await page.close();
+  });
+
   await t.test('a page whose origin is not allowed: a clear error, no hang', async (t) => {
     const stranger = await hostSite(t, app.url);
     const page = await openHost(browser, stranger.url(assistant.publicId));
