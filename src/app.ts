@@ -18,9 +18,10 @@ import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
 import { healthRoutes } from './health/routes.js';
-import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions } from './http/index.js';
+import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions, type RequestRecord } from './http/index.js';
 import { createLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
+import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
 import { meteredVoiceQuota, recordingLinksOf, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
 
@@ -91,27 +92,51 @@ export function collectCapabilities(
   deps: Deps,
   hooks: AppHooks,
   options: Pick<BuildOptions, 'voice' | 'knowledge'> = {},
-): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[]; lifecycle: LifecycleItem[]; voice: VoiceService } {
+): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[]; lifecycle: LifecycleItem[]; voice: VoiceService; metrics: Metrics | undefined } {
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
   const lifecycle: LifecycleItem[] = [];
 
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
+  // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
+  const metrics = deps.config.METRICS_TOKEN !== undefined || deps.config.METRICS_PORT > 0 ? new Metrics() : undefined;
   const meter = new Meter({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'metering' }) });
+  if (metrics) observeMeter(meter, metrics);
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
   const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
-  const voiceQuota = meteredVoiceQuota(meter, { maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS, log: deps.log.child({ capability: 'voice-quota' }) });
+  const meteredQuota = meteredVoiceQuota(meter, { maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS, log: deps.log.child({ capability: 'voice-quota' }) });
+  const voiceQuota = metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota;
   const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
     quota: voiceQuota,
+    ...(metrics ? { observer: metrics } : {}),
     ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
     orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
     ...options.voice,
   });
   sockets.push(...voice.sockets);
+  metrics?.watchVoice({
+    activeSessions: () => voice.service.sessions.size,
+    relayTotals: () => {
+      const totals = { ...voice.media.closedTotals };
+      for (const relay of voice.media.relays.values()) {
+        totals.callerFrames += relay.stats.callerFrames;
+        totals.callerBytes += relay.stats.callerBytes;
+        totals.assistantChunks += relay.stats.assistantChunks;
+        totals.assistantSentBytes += relay.stats.assistantSentBytes;
+        totals.assistantDroppedBytes += relay.stats.assistantDroppedBytes;
+      }
+      return totals;
+    },
+    liveProviderReconnects: () => {
+      let n = 0;
+      for (const session of voice.service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
+      return n;
+    },
+  });
   const routes: AnyRoute[] = [
     ...healthRoutes(
       [
@@ -160,7 +185,16 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
-  return { routes, authenticators, sockets, lifecycle, voice: voice.service };
+  if (metrics) {
+    const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
+    if (port > 0) {
+      const listener = metricsListener(metrics, { host: deps.config.HOST, port, token, log: deps.log.child({ component: 'metrics' }) });
+      lifecycle.push({ name: 'metrics listener', start: listener.start, stop: listener.stop });
+    } else if (token !== undefined) {
+      routes.push(...metricsRoutes(metrics, token));
+    }
+  }
+  return { routes, authenticators, sockets, lifecycle, voice: voice.service, metrics };
 }
 
 /** Registers every capability on one uWS app. Never listens by itself (main.ts does). */
@@ -168,7 +202,7 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   let server: HttpServer | undefined;
   let documentBytes: Buffer | undefined;
   let draining = false;
-  const { routes, authenticators, sockets, lifecycle, voice } = collectCapabilities(
+  const { routes, authenticators, sockets, lifecycle, voice, metrics } = collectCapabilities(
     deps,
     { isDraining: () => draining || (server?.draining ?? false), openApiBytes: () => documentBytes! },
     options,
@@ -184,6 +218,7 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
     bodyReadTimeoutMs: deps.config.BODY_READ_TIMEOUT_MS,
     trustProxy: deps.config.TRUST_PROXY,
     validateResponses: options.validateResponses ?? false,
+    ...withRequestRecords(deps, metrics),
   });
   server = httpServer;
   return {
@@ -210,6 +245,24 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
         }
       }
       await httpServer.close(graceMs);
+    },
+  };
+}
+
+/**
+ * The access log (one line per request: method, route pattern, status, duration, request id; a sample of them when
+ * ACCESS_LOG_SAMPLE_RATE < 1, every 5xx always) and the request metrics. Neither: no hook, nothing measured.
+ */
+function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onRequest?: (r: RequestRecord) => void } {
+  const rate = deps.config.ACCESS_LOG_SAMPLE_RATE;
+  if (rate <= 0 && metrics === undefined) return {};
+  const access = deps.log.child({ component: 'access' });
+  return {
+    onRequest: (r) => {
+      metrics?.request(r);
+      if (rate > 0 && (rate >= 1 || r.status >= 500 || Math.random() < rate)) {
+        access.info({ method: r.method, route: r.route, status: r.status, durationMs: Math.round(r.durationMs * 10) / 10, requestId: r.requestId }, 'request');
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 /** The uWS shell: the only part of Parley that touches uWebSockets.js. */
-export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
+export { createHttpServer, type HttpServer, type HttpServerOptions, type RequestRecord } from './server.js';
 export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type Reply, type RequestContext, type RouteDefinition, type RouteMeta, type StreamSink } from './types.js';
 export { reply, ndjsonLine, sseEvent } from './reply.js';
 export { errorBodySchema, type ErrorBody } from './errors.js';

@@ -21,8 +21,23 @@ export interface HttpServerOptions {
   /** 408 HTTP_BODY_TIMEOUT when a body stalls this long between bytes (BODY_READ_TIMEOUT_MS); unset: uWS's idle close. */
   bodyReadTimeoutMs?: number;
   trustProxy: boolean;
+  /**
+   * Called once per HTTP request when its answer is written (streams: when they end): the route pattern, never the
+   * path. The access log and metrics hang here; absent, nothing is measured.
+   */
+  onRequest?: (record: RequestRecord) => void;
   /** Check every 2xx body against its response schema (tests); a mismatch is a 500. */
   validateResponses?: boolean;
+}
+
+export interface RequestRecord {
+  method: string;
+  /** The route pattern (`/api/v1/voice/sessions/:sessionId/heartbeat`), or `(unmatched)`. */
+  route: string;
+  /** The status written; 499 when the client went away first. */
+  status: number;
+  durationMs: number;
+  requestId: string;
 }
 
 export interface HttpServer {
@@ -145,14 +160,21 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       const err = new AppError(HttpErrorCodes.METHOD_NOT_ALLOWED, 405, `${copied.method} is not allowed here; use ${allow}.`, { details: { allow: [...entry.byMethod.keys()] } });
       const state = new ResponseState(res);
       writeReply(state, { kind: 'json', status: 405, body: errorBody(err, requestId), headers: { allow } }, commonHeaders(requestId, copied, entry.cors), []);
+      options.onRequest?.({ method: copied.method, route: entry.pattern, status: 405, durationMs: 0, requestId });
       return;
     }
 
     const state = new ResponseState(res);
-    res.onAborted(() => state.markAborted()); // uWS rule 2: before any await
     inFlight++;
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
     const ctx = new RequestCtx(requestId, copied, state, shutdown.signal, compiledOf.get(route)!, log);
+    const { onRequest } = options;
+    let status = 0;
+    const started = onRequest === undefined ? 0 : performance.now();
+    const done = onRequest === undefined ? finishOne : () => {
+      finishOne();
+      onRequest({ method, route: route.path, status: state.aborted && !state.finished ? 499 : status, durationMs: performance.now() - started, requestId });
+    };
 
     const limit = route.bodyLimit ?? options.bodyLimitBytes;
     let bodyPromise: Promise<Buffer> | undefined;
@@ -172,25 +194,33 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     try {
       outcome = begin(route, entry, copied, ctx, bodyPromise, early);
     } catch (err) {
+      status = statusOfError(err);
       fail(err, state, ctx, common);
-      finishOne();
+      done();
       return;
     }
+    // uWS rule 2: onAborted is armed before this callback returns, so before any await can yield; a reply written
+    // right here needs none (issue 16: one native call and closure less on GET /healthz).
+    if (outcome instanceof Promise || outcome.kind === 'stream' || outcome.kind === 'sized') res.onAborted(() => state.markAborted());
     if (outcome instanceof Promise) {
       outcome
-        .then((reply) => deliver(reply, state, ctx, common), (err: unknown) => fail(err, state, ctx, common))
+        .then(
+          (reply) => ((status = reply.status), deliver(reply, state, ctx, common)),
+          (err: unknown) => ((status = statusOfError(err)), fail(err, state, ctx, common)),
+        )
         .catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer'))
-        .finally(finishOne);
+        .finally(done);
       return;
     }
+    status = outcome.status;
     let writing: Promise<void> | undefined;
     try {
       writing = deliver(outcome, state, ctx, common);
     } catch (err) {
       ctx.log.error({ err }, 'could not write the answer');
     }
-    if (writing === undefined) finishOne();
-    else writing.catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer')).finally(finishOne);
+    if (writing === undefined) done();
+    else writing.catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer')).finally(done);
   }
 
   /** Validation of the path and query, then (when needed) auth, body and handler; sync when nothing awaits. */
@@ -288,6 +318,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
     const err = new AppError(HttpErrorCodes.NOT_FOUND, 404, `No route for ${copied.method} ${copied.path}.`);
     writeReply(new ResponseState(res), { kind: 'json', status: 404, body: errorBody(err, requestId) }, commonHeaders(requestId, copied, false), []);
+    options.onRequest?.({ method: copied.method, route: '(unmatched)', status: 404, durationMs: 0, requestId });
   });
 
   return {
@@ -334,6 +365,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       app.close();
     },
   };
+}
+
+/** The status an error is answered with (what fail() writes); 499 when the client went away mid-body. */
+function statusOfError(err: unknown): number {
+  if (err instanceof BodyAborted) return 499;
+  if (isAppError(err)) return err.status;
+  return asDependencyFailure(err)?.status ?? 500;
 }
 
 function withHeaders<R extends Reply>(reply: R, extra: Record<string, string> | undefined): R {

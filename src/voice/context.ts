@@ -6,6 +6,7 @@ import type { SharedStore } from '../store/types.js';
 import type { WidgetPolicy } from '../widget/index.js';
 import type { VoiceAudience } from './end-reasons.js';
 import type { LiveSessionEnvironment, LiveVoiceSession, SessionLimits } from './live-session.js';
+import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
@@ -31,6 +32,8 @@ export interface VoiceOptions {
   /** The widget's keyless policy (Origin, rate limits, signature); the app passes the one chat uses. */
   keylessPolicy?: WidgetPolicy;
   limits?: Partial<Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs' | 'joinTimeoutMs'>>;
+  /** Metrics: mints, ends, heartbeats, gate decisions (src/metrics). */
+  observer?: VoiceObserver;
 }
 
 export const HEARTBEAT_LOSS_MS = 45_000;

@@ -1,9 +1,11 @@
 import { systemClock, type VoiceClock } from '../providers/voice/index.js';
+import { isAppError } from '../errors/index.js';
 import { createWidgetPolicy } from '../widget/index.js';
 import type { VoiceContext, VoiceOptions, VoiceServiceDeps } from './context.js';
 import { endSession, heartbeat, locateForMedia, openGate, type EndCaller, type GateOpening, type HeartbeatAnswer } from './control.js';
 import { VoiceFleet } from './fleet.js';
 import type { LiveVoiceSession } from './live-session.js';
+import type { VoiceObserver } from './observer.js';
 import { mintSession, type MintCaller, type MintInput, type MintResult } from './mint.js';
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
@@ -34,9 +36,11 @@ export class VoiceService {
   readonly ownership: VoiceOwnership;
   private readonly ctx: VoiceContext;
   private readonly fleet: VoiceFleet;
+  private readonly observer: VoiceObserver | undefined;
 
   constructor(deps: VoiceServiceDeps, options: VoiceOptions = {}) {
     const clock: VoiceClock = options.clock ?? systemClock;
+    this.observer = options.observer;
     this.supervisor = new Supervisor(clock);
     this.ownership = new VoiceOwnership(deps.store, deps.config.instanceId, { ...OWNERSHIP_DEFAULTS, ...options.ownership });
     const quota = options.quota ?? noVoiceQuota;
@@ -52,7 +56,11 @@ export class VoiceService {
       limits: { mediaGraceMs: 15_000, quotaCheckEveryMs: 10_000, joinTimeoutMs: deps.config.VOICE_JOIN_TIMEOUT_SECONDS * 1000, ...options.limits },
       environment: {
         now: () => clock.now(),
-        end: (session, reason, by) => finishSession(ctx, turns, session, reason, by),
+        end: async (session, reason, by) => {
+          const final = await finishSession(ctx, turns, session, reason, by);
+          this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+          return final;
+        },
         ground: (session, request, question) => void turns.ground(session, request, question),
         writeTurn: (session, turn) => turns.write(session, turn),
         extendQuota: (session, used) => quota.extend(session.quotaRequest, used),
@@ -105,12 +113,30 @@ export class VoiceService {
 
   // ---- the routes' operations -----------------------------------------------------------------------------
 
-  mint(input: MintInput, caller: MintCaller): Promise<MintResult> {
-    return mintSession(this.ctx, input, caller);
+  async mint(input: MintInput, caller: MintCaller): Promise<MintResult> {
+    const { observer } = this;
+    if (observer === undefined) return mintSession(this.ctx, input, caller);
+    try {
+      const minted = await mintSession(this.ctx, input, caller);
+      observer.mint('ok', 'ok');
+      this.sessions.get(minted.sessionId)?.subscribe({ onGate: (d) => observer.gate(d.state, d.reason) });
+      return minted;
+    } catch (err) {
+      observer.mint(isAppError(err) && err.status < 500 ? 'refused' : 'failed', isAppError(err) ? err.code : 'INTERNAL');
+      throw err;
+    }
   }
 
   heartbeat(id: string, token: string): Promise<HeartbeatAnswer> {
-    return heartbeat(this.ctx, id, token);
+    const { observer } = this;
+    if (observer === undefined) return heartbeat(this.ctx, id, token);
+    return heartbeat(this.ctx, id, token).then(
+      (answer) => (observer.heartbeat(answer.status), answer),
+      (err: unknown) => {
+        observer.heartbeat(isAppError(err) ? err.code : 'INTERNAL');
+        throw err;
+      },
+    );
   }
 
   /** The media socket's upgrade: the session must run here (else 421 misrouted, before upgrading) and be active. */
