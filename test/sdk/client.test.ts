@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createParleyClient, ParleyError, streamChat, type ParleyClient } from '../../sdk/src/index.js';
 import { SCOPES } from '../../src/auth/index.js';
-import { startTestApp } from '../helpers/app.js';
-import { createOwner } from '../helpers/identity.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createOwner, type TestOwner } from '../helpers/identity.js';
 
 /**
  * Compile-time proof that wrong request shapes are refused: `npm run typecheck` fails if any of these lines
@@ -26,9 +26,18 @@ export async function wrongShapesDoNotCompile(parley: ParleyClient): Promise<voi
   void created.nonexistent;
 }
 
+/** One service for the cases that need no special configuration. */
+let shared: Promise<{ app: TestApp; owner: TestOwner }> | undefined;
+function sharedApp() {
+  shared ??= (async () => {
+    const app = await startTestApp(t);
+    return { app, owner: await createOwner(app.database.sql, { scopes: SCOPES }) };
+  })();
+  return shared;
+}
+
 t.test('the typed client against a real Parley: CRUD, typed errors, chat streaming', async (t) => {
-  const app = await startTestApp(t);
-  const owner = await createOwner(app.database.sql, { scopes: SCOPES });
+  const { app, owner } = await sharedApp();
   const parley = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
 
   const { assistant: created } = await parley.POST('/api/v1/assistants', { body: { name: 'SDK assistant', instructions: 'Be brief.' } });
@@ -103,8 +112,7 @@ t.test('429 is thrown with retryAfterMs, or retried after Retry-After when asked
 });
 
 t.test('retry: a 429 with Retry-After: 1 (heartbeat too frequent) is waited out and succeeds', async (t) => {
-  const app = await startTestApp(t);
-  const owner = await createOwner(app.database.sql);
+  const { app, owner } = await sharedApp();
   const parley = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
   const { assistant } = await parley.POST('/api/v1/assistants', { body: { name: 'Voice', settings: { voice: { enabled: true } } } });
   const minted = await parley.POST('/api/v1/voice/sessions', { body: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] } });

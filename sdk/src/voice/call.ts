@@ -366,10 +366,20 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     // Speaking lasts as long as the audio takes to play from now (or from the end of what is already queued).
     const t = now();
     this.speakingUntil = Math.max(this.speakingUntil, t) + bytes.byteLength / BYTES_PER_MS;
-    clearTimeout(this.speakingTimer);
-    this.speakingTimer = setTimeout(() => this.setState(this.computeState()), Math.ceil(this.speakingUntil + SPEAKING_TAIL_MS - t) + 1);
-    this.setState(this.computeState());
+    // One timer at most, armed once per stretch of speech and re-armed only when it fires early (no timer work per
+    // chunk: a load generator receives thousands of chunks a second).
+    if (this.speakingTimer === undefined) this.armSpeakingTimer(t);
+    if (this.currentState !== 'speaking') this.setState(this.computeState());
     this.emit('audio', bytes);
+  }
+
+  private armSpeakingTimer(t: number): void {
+    this.speakingTimer = setTimeout(() => {
+      this.speakingTimer = undefined;
+      const at = now();
+      if (!this.finished && at < this.speakingUntil + SPEAKING_TAIL_MS) this.armSpeakingTimer(at);
+      else this.setState(this.computeState());
+    }, Math.ceil(this.speakingUntil + SPEAKING_TAIL_MS - t) + 1);
   }
 
   private sendControl(type: 'mute' | 'unmute'): void {
@@ -498,6 +508,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   private teardown(): void {
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.speakingTimer);
+    this.speakingTimer = undefined;
     this.stop.abort();
     const socket = this.socket;
     this.socket = undefined;

@@ -17,7 +17,7 @@ export class Emitter<Events extends object> {
   protected emit<K extends keyof Events>(event: K, payload: Events[K]): void {
     const set = this.listeners.get(event);
     if (set === undefined) return;
-    for (const listener of [...set]) {
+    for (const listener of set) {
       try {
         (listener as (payload: Events[K]) => void)(payload);
       } catch (err) {
