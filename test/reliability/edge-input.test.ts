@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { signingKeys, signWebhook } from '../../src/billing/index.js';
 import { bearer } from '../helpers/identity.js';
 import { call, createWorld, WIDGET_ORIGIN } from '../fuzz/world.js';
 
@@ -97,4 +98,27 @@ t.test('plan entitlements above 2^31-1 are 400 and the plan is unchanged', async
   await refused(t, 'voiceMinutes whose seconds overflow', call(app, 'PATCH', '/api/admin/plans/free', { voiceMinutes: 2 ** 31 - 1 }, admin));
   t.equal((await call(app, 'PATCH', '/api/admin/plans/starter', { maxAssistants: 2 ** 31 - 1 }, admin)).status, 200, 'the largest int4 is accepted');
   t.same((await call(app, 'GET', '/api/admin/plans', undefined, admin)).body.plans.filter((p: { planCode: string }) => p.planCode === 'free'), before.body.plans.filter((p: { planCode: string }) => p.planCode === 'free'));
+});
+
+t.test('webhook payloads with far dates or NUL: never a 500, nothing stored', async (t) => {
+  const secret = app.config.BILLING_WEBHOOK_SECRET!;
+  const deliver = async (event: unknown, id: string) => {
+    const body = JSON.stringify(event);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = signWebhook(signingKeys(secret)[0]!, id, timestamp, body);
+    const res = await fetch(`${app.url}/api/webhooks/polar`, { method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, body });
+    return { status: res.status, body: (await res.json()) as { code?: string } };
+  };
+  const subscription = (dates: Record<string, string>) => ({
+    id: 'sub_far_dates', status: 'active', customer: { external_id: a.owner.accountId }, product_id: app.config.BILLING_PRODUCT_ID_PRO, ...dates,
+  });
+  const far = await deliver({ type: 'subscription.updated', timestamp: '+275760-09-13T00:00:00.000Z', data: subscription({ current_period_start: '-271821-04-20T00:00:00.000Z', current_period_end: '+275760-09-13T00:00:00.000Z', modified_at: '+010000-01-01T00:00:00.000Z' }) }, 'msg_far_dates');
+  t.ok(far.status < 500, `far dates: ${far.status} (acknowledged and ignored: the subscription is not readable)`);
+  const nul = await deliver({ type: 'subscription.updated', data: subscription({ status: 'act\u0000ive' }) }, 'msg_nul');
+  t.equal(nul.status, 400, 'NUL in the payload: 400');
+  t.equal(nul.body.code, 'VALIDATION_FAILED');
+  const stored = await sql`select 1 from billing_subscriptions where id = 'sub_far_dates'`;
+  t.equal(stored.length, 0, 'no subscription stored');
+  const [account] = await sql`select plan_code from hosting_accounts where account_id = ${a.owner.accountId}`;
+  t.equal(account!.planCode, 'pro', 'the plan is unchanged');
 });
