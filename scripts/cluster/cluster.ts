@@ -174,7 +174,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await waitUntil(async () => {
       if (started.exitCode !== null) throw new Error(`haproxy exited (${started.exitCode})`);
       const states = await cluster.serverStates().catch(() => undefined);
-      return states !== undefined && instances.every((i) => states.parley?.[i.routeKey] === 'UP' && states.parley_sessions?.[i.routeKey] === 'UP');
+      return states !== undefined && instances.every((i) => states.parley?.[i.routeKey] === 'UP' && states.parley_alive?.[i.routeKey] === 'UP');
     }, 30_000, 'the proxy to see every instance up');
     return cluster;
   } catch (err) {

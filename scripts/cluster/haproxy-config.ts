@@ -5,8 +5,9 @@
  * Routing: a request about one voice session (`/api/v1/voice/sessions/vs_<key>_.../{heartbeat,gate,end,stream}`)
  * goes to the instance whose INSTANCE_ROUTE_KEY is <key> while that instance is alive (`/healthz`, which stays 200
  * while it drains); everything else goes to the least-loaded instance that is ready (`/readyz`, 503 while
- * draining or when a dependency does not answer). A session whose owner is down lands on a survivor, which answers
- * for it (421 with the owner until its record expires, then `lost` / `control_lost`).
+ * draining or when a dependency does not answer); when none is ready, to the least-loaded live one. A session whose
+ * owner is down lands on a survivor, which answers for it (421 with the owner until its record expires, then
+ * `lost` / `control_lost`).
  */
 export interface ProxyInstance {
   /** INSTANCE_ROUTE_KEY of the instance, also the HAProxy server name. */
@@ -61,7 +62,9 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
     `  bind ${options.bind}`,
     '  # Requests about one voice session carry its owner\'s route key: vs_<key>_<random>.',
     '  acl voice_session path_reg ^/api/v1/voice/sessions/vs_[a-z0-9]{1,12}_[0-9A-Za-z]+(/|$)',
-    '  use_backend parley_sessions if voice_session',
+    '  use_backend parley_alive if voice_session',
+    '  # No instance ready (e.g. Redis down everywhere): the live ones still answer, with a clear 503 where they must.',
+    '  use_backend parley_alive if { nbsrv(parley) eq 0 }',
     '  default_backend parley',
     '',
     'backend parley',
@@ -76,7 +79,7 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
     `  default-server inter ${inter} fall 2 rise 2`,
     ...servers,
     '',
-    'backend parley_sessions',
+    'backend parley_alive',
     '  balance leastconn',
     '  option httpchk',
     '  http-check send meth GET uri /healthz ver HTTP/1.1 hdr host parley',

@@ -88,7 +88,7 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
   t.ok(killedCalls.every((c) => c.over!.body?.status === 'lost' && c.over!.body?.endReason === 'control_lost'), "the dead owner's calls: heartbeat answers lost, control_lost");
   t.ok(killedCalls.every((c) => c.mediaClose !== undefined), 'their media sockets closed');
   await waitUntil(async () => (await cluster.serverStates()).parley?.n1 === 'DOWN', 10_000, 'the proxy to mark the dead instance down');
-  t.equal((await cluster.serverStates()).parley_sessions?.n1, 'DOWN', 'no more session traffic to it either');
+  t.equal((await cluster.serverStates()).parley_alive?.n1, 'DOWN', 'no more session traffic to it either');
   const afterKill = await Promise.all(Array.from({ length: 4 }, () => call()));
   t.ok(afterKill.every((c) => c.routeKey === 'n2' || c.routeKey === 'n3'), 'new mints succeed on the survivors');
   await pause(1000);
