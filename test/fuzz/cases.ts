@@ -110,8 +110,9 @@ function withRealIds(world: World, route: AnyRoute, actor: Actor, body: unknown,
   }
   if ('conversationId' in out) out['conversationId'] = pick % 4 === 0 ? tenant.apiConversationId : tenant.widgetConversationId;
   if ('messageId' in out) out['messageId'] = pick % 4 === 0 ? tenant.apiMessageId : tenant.widgetMessageId;
-  if ('visitorId' in out || actor === 'keyless') out['visitorId'] = tenant.visitorId;
-  if (route.auth === 'control-token') out['token'] = tenant.voiceControlToken;
+  // Credentials are always the actor's own (B's visitor, B's control token): A's ids, never A's identity.
+  if ('visitorId' in out || actor === 'keyless') out['visitorId'] = world.b.visitorId;
+  if (route.auth === 'control-token') out['token'] = world.b.voiceControlToken;
   if (route.path === '/api/v1/voice/sessions') out['capabilities'] = ['heartbeat', 'playback_gate'];
   return out;
 }
