@@ -76,7 +76,7 @@ async function openHost(browser: TestBrowser, url: string): Promise<Page> {
  * Waits (bounded) until a page expression is truthy, polling from Node (page.waitForFunction would evaluate a string
  * inside the page, which the host page's CSP forbids); on timeout the error shows the events seen.
  */
-async function until(page: Page, expression: string, what: string, timeoutMs = 20_000): Promise<unknown> {
+async function until(page: Page, expression: string, what: string, timeoutMs = 30_000): Promise<unknown> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await page.evaluate(expression);
