@@ -106,6 +106,11 @@ export class MediaRelay {
   private phase: RelayPhase = 'open';
   private unsubscribe: (() => void) | undefined;
   private muted = false;
+  /**
+   * The gate as of the latest decision this relay was told of (onGate): read per assistant chunk, so it is a field
+   * here rather than a walk through the link to the session's gate for every chunk.
+   */
+  private gateOpen: boolean;
   private lastGate: boolean;
   private lastLink: VoiceLinkState;
   private lastSeq: number;
@@ -124,7 +129,8 @@ export class MediaRelay {
   ) {
     this.options = { ...RELAY_DEFAULTS, ...options };
     this.pending = new PendingAudio(this.options.pendingBytes);
-    this.lastGate = link.gateOpen;
+    this.gateOpen = link.gateOpen;
+    this.lastGate = this.gateOpen;
     this.lastLink = link.linkState;
     this.lastSeq = link.gateSeq;
     this.onOutputAudio = this.onOutputAudio.bind(this);
@@ -145,7 +151,7 @@ export class MediaRelay {
       onOutputAudio: this.onOutputAudio,
       onInputTranscript: (d) => this.sendTranscript('user', d),
       onOutputTranscript: (d) => {
-        if (!this.link.gateOpen) {
+        if (!this.gateOpen) {
           this.stats.transcriptsWithheld++;
           return;
         }
@@ -156,6 +162,7 @@ export class MediaRelay {
       onEnded: (reason) => this.onEnded(reason),
     });
     this.link.attached();
+    this.gateOpen = this.link.gateOpen;
     this.sendState();
   }
 
@@ -230,7 +237,7 @@ export class MediaRelay {
     const stats = this.stats;
     stats.assistantChunks++;
     stats.assistantBytes += pcm.length;
-    if (!this.link.gateOpen) {
+    if (!this.gateOpen) {
       stats.assistantWithheldChunks++;
       stats.assistantWithheldBytes += pcm.length;
       return;
@@ -297,13 +304,14 @@ export class MediaRelay {
   }
 
   private onGate(decision: Readonly<GateDecision>): void {
+    this.gateOpen = decision.state === 'open';
     // Closing the gate also silences what a slow caller still had waiting.
     if (decision.state === 'closed' && !this.pending.isEmpty) this.pending.clear();
     this.sendStateIfChanged();
   }
 
   private sendStateIfChanged(): void {
-    if (this.link.gateOpen === this.lastGate && this.link.linkState === this.lastLink && this.link.gateSeq === this.lastSeq) return;
+    if (this.gateOpen === this.lastGate && this.link.linkState === this.lastLink && this.link.gateSeq === this.lastSeq) return;
     this.sendState();
   }
 
@@ -314,7 +322,7 @@ export class MediaRelay {
    */
   private sendState(): void {
     if (this.phase !== 'open') return;
-    this.lastGate = this.link.gateOpen;
+    this.lastGate = this.gateOpen;
     this.lastLink = this.link.linkState;
     this.lastSeq = this.link.gateSeq;
     this.sendEvent(JSON.stringify({ type: 'state', link: this.lastLink, gate: this.lastGate ? 'open' : 'closed', gateSeq: this.lastSeq, muted: this.muted }));
