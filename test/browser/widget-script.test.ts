@@ -1,6 +1,12 @@
 import t from 'tap';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError } from '../../src/errors/index.js';
+import type { RequestContext } from '../../src/http/index.js';
+import { webAssetRoutes } from '../../src/web-assets/index.js';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
 
@@ -62,4 +68,15 @@ t.test('the widget is served cacheable, cross-origin, with a content-hash ETag, 
 
   const openapi = (await (await fetch(`${app.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
   t.notOk(Object.keys(openapi.paths).some((p) => p.startsWith('/widget/')), 'not part of the v1 API document');
+});
+
+t.test('a server without the built widget answers 503 WEB_ASSET_NOT_BUILT, not a 500', async (t) => {
+  const [route] = webAssetRoutes({ dir: mkdtempSync(join(tmpdir(), 'parley-no-widget-')) });
+  const ctx = { query: {}, headers: {} } as unknown as RequestContext<unknown, { v?: string }, unknown>;
+  const err = await Promise.resolve(route!.handler(ctx)).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(err instanceof AppError);
+  t.match(err, { status: 503, code: 'WEB_ASSET_NOT_BUILT' });
 });
