@@ -40,7 +40,7 @@ t.test('voice calls with an API key against the echo simulator: latencies, round
   const reportPath = join(dir, 'report.html');
 
   const run = await runCli(
-    ['--url', app.url, '--assistant', assistant.publicId, '--calls', '3', '--ramp-up', '500ms', '--duration', '4s', '--input', join(dir, 'in.wav'), '--json', '--report', reportPath],
+    ['--url', app.url, '--assistant', assistant.publicId, '--calls', '3', '--ramp-up', '500ms', '--duration', '5s', '--input', join(dir, 'in.wav'), '--json', '--report', reportPath],
     { env: { PARLEY_API_KEY: owner.secret } },
   );
   t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr.slice(-800)})`);
