@@ -15,8 +15,7 @@ interface Turn {
 
 /**
  * Talk to the assistant as its owner (chat source "playground", metered to the account like any chat): answers
- * stream in over SSE with the passages they used. Voice goes through the same <parley-assistant> widget visitors
- * get, when this server serves it.
+ * stream in over SSE with the passages they used.
  */
 export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
   const [turns, setTurns] = useState<Turn[]>([]);
@@ -123,52 +122,43 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
   );
 }
 
-/** Voice in the playground: the <parley-assistant> widget, loaded from this server if it serves one. */
+/**
+ * Voice: calls go through the <parley-assistant> widget. It cannot run inside the dashboard yet: its keyless routes
+ * admit only the assistant's allowed site origins (and same-origin GETs carry no Origin), and the voice mint has no
+ * owner-playground source for a signed-in caller. Until the server admits the owner here, say so and point to the
+ * embed snippet rather than show a widget that fails.
+ */
 function VoicePlayground({ assistant }: { assistant: Assistant }) {
-  const [widget, setWidget] = useState<'checking' | 'ready' | 'absent'>('checking');
+  const [widgetScript, setWidgetScript] = useState<string | null | undefined>(undefined);
   useEffect(() => {
-    if (customElements.get('parley-assistant')) {
-      setWidget('ready');
-      return;
-    }
     let cancelled = false;
     dashboardApi.config().then(
-      ({ widgetScript }) => {
-        if (cancelled) return;
-        if (widgetScript === null) return setWidget('absent');
-        const script = document.createElement('script');
-        script.src = widgetScript;
-        script.async = true;
-        script.onload = () => !cancelled && setWidget('ready');
-        script.onerror = () => !cancelled && setWidget('absent');
-        document.head.append(script);
-      },
-      () => !cancelled && setWidget('absent'),
+      (c) => !cancelled && setWidgetScript(c.widgetScript),
+      () => !cancelled && setWidgetScript(null),
     );
     return () => {
       cancelled = true;
     };
   }, []);
+  const settings = href(`/assistants/${encodeURIComponent(assistant.id)}`);
   return (
     <section class="card" aria-labelledby="voice-h">
       <h2 id="voice-h">Voice</h2>
       {!assistant.settings.voice.enabled ? (
-        <p class="muted">Voice is off for this assistant. Turn it on under Settings to try a call here.</p>
-      ) : widget === 'checking' ? (
-        <p class="muted">Loading the voice widget…</p>
-      ) : widget === 'absent' ? (
-        <p class="muted">This server does not serve the voice widget, so voice cannot be tried here.</p>
+        <p class="muted">
+          Voice is off for this assistant. Turn it on in <a href={settings}>Settings</a>.
+        </p>
+      ) : widgetScript === undefined ? (
+        <p class="muted">Checking the voice widget…</p>
+      ) : widgetScript === null ? (
+        <p class="muted">This server does not serve the voice widget.</p>
       ) : (
-        <parley-assistant assistant-id={assistant.publicId} mode="voice" source="playground" open />
+        <p>
+          Voice calls go through the <code>&lt;parley-assistant&gt;</code> widget, which cannot place calls from the dashboard yet. To talk
+          to this assistant, paste the embed snippet from <a href={settings}>Settings</a> into a page on one of its allowed domains.
+        </p>
       )}
     </section>
   );
 }
 
-declare module 'preact' {
-  namespace JSX {
-    interface IntrinsicElements {
-      'parley-assistant': { 'assistant-id': string; mode?: string; source?: string; open?: boolean };
-    }
-  }
-}
