@@ -23,7 +23,14 @@ t.test('analytics: totals, outcomes, feedback ratio, daily series, top unanswere
   await deps.sql`insert into assistant_lexemes (assistant_id, lexeme, df) select ${assistant.id}, l, 1 from unnest(tsvector_to_array(to_tsvector('english', 'Prices The basic plan costs ten euros a month.'))) l`;
 
   const ask = async (message: string) => ((await (await api('/api/v1/chat', owner.secret, { assistantId: assistant.id, message })).json()) as { messageId: string; outcome: string });
-  const answered = await ask('How much does the basic plan cost?');
+  // Asked from the widget: keyless feedback may rate only its own visitor's answers (issue 12, item 8).
+  const answered = (await (
+    await fetch(`${url}/api/v1/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://shop.example' },
+      body: JSON.stringify({ assistantId: assistant.publicId, message: 'How much does the basic plan cost?', visitorId: 'visitor-stat-2' }),
+    })
+  ).json()) as { messageId: string; outcome: string };
   t.equal(answered.outcome, 'answered');
   t.equal((await ask('Do you have parking?')).outcome, 'no_answer');
   await ask('do you have   PARKING?');
@@ -37,7 +44,7 @@ t.test('analytics: totals, outcomes, feedback ratio, daily series, top unanswere
   const rate = (id: string, rating: string, visitorId?: string) =>
     fetch(`${url}/api/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://shop.example' }, body: JSON.stringify({ messageId: id, rating, ...(visitorId ? { visitorId } : {}) }) });
   t.equal((await rate(messageId, 'positive', 'visitor-stat-1')).status, 200);
-  t.equal((await rate(answered.messageId, 'negative')).status, 200);
+  t.equal((await rate(answered.messageId, 'negative', 'visitor-stat-2')).status, 200);
 
   const res = await api(`/api/v1/analytics?assistantId=${assistant.publicId}`);
   t.equal(res.status, 200);
