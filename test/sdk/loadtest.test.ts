@@ -28,11 +28,10 @@ function runCli(args: string[], options: { interrupt?: boolean; env?: Record<str
   });
 }
 
-t.test('voice calls with an API key against the echo simulator: latencies, round trip, refusals by reason, report', async (t) => {
+t.test('voice calls and a chat loop with an API key, no --assistant: a temporary echo assistant, latencies, round trip, refusals by reason, report', async (t) => {
   // Two calls at most on this instance: the third caller is refused 429 voice_concurrency_limit and keeps retrying.
   const app = await startTestApp(t, { env: { VOICE_MAX_CONCURRENT_SESSIONS: '2' } });
   const owner = await createOwner(app.database.sql);
-  const assistant = await voiceAssistant(app, owner, { instructions: 'Echo for load tests. [sim:echo]' });
   const dir = mkdtempSync(join(tmpdir(), 'parley-loadtest-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const speech = syntheticSpeech({ utterances: 1, speechMs: 600, pauseMs: 400 });
@@ -40,15 +39,21 @@ t.test('voice calls with an API key against the echo simulator: latencies, round
   const reportPath = join(dir, 'report.html');
 
   const run = await runCli(
-    ['--url', app.url, '--assistant', assistant.publicId, '--calls', '3', '--ramp-up', '500ms', '--duration', '5s', '--input', join(dir, 'in.wav'), '--json', '--report', reportPath],
+    ['--url', app.url, '--calls', '3', '--chats', '1', '--ramp-up', '500ms', '--duration', '5s', '--input', join(dir, 'in.wav'), '--json', '--report', reportPath],
     { env: { PARLEY_API_KEY: owner.secret } },
   );
   t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr.slice(-800)})`);
   t.match(run.stderr, /parley-loadtest plan[\s\S]*3 concurrent calls[\s\S]*voice minutes/, 'the plan was printed before starting');
   t.match(run.stderr, /API key sk_live_/, 'the key is named but masked');
   t.notMatch(run.stderr, new RegExp(owner.secret), 'the whole key is never printed');
+  t.match(run.stderr, /created temporary assistant asst_\w+[\s\S]*deleted the temporary assistant/);
   const report = JSON.parse(run.stdout) as LoadTestReport;
   t.equal(report.interrupted, false);
+  t.match(report.target, { temporaryAssistant: true, assistantId: /^asst_/, auth: 'api-key' });
+  const [left] = await app.database.sql<Array<{ n: number }>>`select count(*)::int as n from assistants where account_id = ${owner.accountId}`;
+  t.equal(left!.n, 0, 'the temporary assistant is gone');
+  t.ok(report.chat !== null && report.chat.answered > 0, `the chat loop was answered: ${JSON.stringify(report.chat)}`);
+  t.match(report.chat!.latencyMs, { p50: Number, p99: Number });
   t.equal(report.voice.connected, 2, 'two calls connected');
   t.equal(report.voice.peakConcurrent, 2);
   t.ok((report.voice.refusals['429 voice_concurrency_limit'] ?? 0) >= 1, `the third was refused by reason: ${JSON.stringify(report.voice.refusals)}`);

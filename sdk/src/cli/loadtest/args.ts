@@ -5,7 +5,8 @@ export const LIMITS = { maxCalls: 2000, maxChats: 500, maxDurationMs: 10 * 60_00
 
 export interface LoadTestOptions {
   url: string;
-  assistantId: string;
+  /** Undefined: with an API key, a temporary assistant is created for the run and deleted after it. */
+  assistantId: string | undefined;
   /** API key with the voice (and chat) scope; undefined for keyless. */
   apiKey: string | undefined;
   /** Keyless callers: the Origin to send (must be on the assistant's allowlist). */
@@ -37,7 +38,9 @@ export const USAGE = `parley-loadtest: concurrent voice calls (and chats) agains
 
 Target and identity
   --url URL             Parley's base URL (required)
-  --assistant ID        the assistant (public asst_ id; with a key, either id) (required)
+  --assistant ID        the assistant (public asst_ id; with a key, either id). Without it, an API key with
+                        assistants:write creates a temporary assistant (voice on, the simulator's [sim:echo]
+                        tag in its instructions) and deletes it afterwards
   --api-key KEY         an API key with the voice scope (chat too for --chats); or PARLEY_API_KEY
   --origin ORIGIN       keyless instead: the Origin to send (on the assistant's allowlist)
   --sign                keyless: sign each visitor through POST /api/v1/widget/sign
@@ -112,11 +115,11 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     throw new UsageError(`--url: "${values.url}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be http:// or https://');
-  if (values.assistant === undefined) throw new UsageError('--assistant is required (the public asst_ id)');
   const apiKey = values['api-key'] ?? (env['PARLEY_API_KEY'] || undefined);
   if (apiKey !== undefined && values.origin !== undefined) throw new UsageError('use either --api-key (or PARLEY_API_KEY) or --origin (keyless), not both');
   if (apiKey === undefined && values.origin === undefined) throw new UsageError('give --api-key (or PARLEY_API_KEY), or --origin for keyless calls');
   if (values.sign && values.origin === undefined) throw new UsageError('--sign is for keyless calls (with --origin)');
+  if (values.assistant === undefined && apiKey === undefined) throw new UsageError('keyless calls need --assistant (the public asst_ id)');
   const calls = count(values.calls, '--calls', 10, LIMITS.maxCalls);
   const chats = count(values.chats, '--chats', 0, LIMITS.maxChats);
   if (calls + chats === 0) throw new UsageError('nothing to do: --calls and --chats are both 0');

@@ -9,6 +9,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { WebSocket } from 'ws';
+import { createParleyClient } from '../../client.js';
+import { ParleyError } from '../../errors.js';
 import { pcmFromWav, syntheticSpeech } from '../../voice/pcm.js';
 import { parseOptions, USAGE, UsageError, type LoadTestOptions } from './args.js';
 import { reportHtml } from './report-html.js';
@@ -31,6 +33,34 @@ async function loadInput(o: LoadTestOptions): Promise<{ pcm: Uint8Array; label: 
   const pcm = pcmFromWav(file, o.inputPath);
   if (pcm.byteLength < 960) throw new UsageError(`${o.inputPath} holds less than 20 ms of audio`);
   return { pcm, label: `${o.inputPath} (${(pcm.byteLength / 48_000).toFixed(1)} s, looped)` };
+}
+
+async function createTemporaryAssistant(o: LoadTestOptions): Promise<{ id: string; publicId: string } | null> {
+  const parley = createParleyClient({ baseUrl: o.url, apiKey: o.apiKey!, retry: true });
+  try {
+    const { assistant } = await parley.POST('/api/v1/assistants', {
+      body: {
+        name: `parley-loadtest ${new Date().toISOString()}`,
+        // [sim:echo]: Parley's voice simulator sends each caller frame back (the round trip); a real provider ignores it.
+        instructions: 'A load-test assistant: answer in one short sentence. [sim:echo]',
+        settings: { voice: { enabled: true, recording: 'off', requireConsent: false } },
+      },
+    });
+    process.stderr.write(`created temporary assistant ${assistant.publicId}\n`);
+    return { id: assistant.id, publicId: assistant.publicId };
+  } catch (err) {
+    const why = err instanceof ParleyError ? `${err.status} ${err.reason ?? err.code}: ${err.message}` : String(err);
+    process.stderr.write(`could not create a temporary assistant (${why}); pass --assistant asst_... or use a key with assistants:write\n`);
+    return null;
+  }
+}
+
+async function deleteTemporaryAssistant(o: LoadTestOptions, id: string): Promise<void> {
+  const parley = createParleyClient({ baseUrl: o.url, apiKey: o.apiKey!, retry: true });
+  await parley.DELETE('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: id } } }).then(
+    () => process.stderr.write('deleted the temporary assistant\n'),
+    (err: unknown) => process.stderr.write(`could not delete the temporary assistant ${id}: ${String(err)}\n`),
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -86,7 +116,21 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${line}\n`);
     }
   };
-  const report = await runLoadTest(o, input.pcm, { WebSocket: PlainWebSocket, signal: stop.signal, onProgress, inputLabel: input.label });
+  // Without --assistant: a temporary one for this run, deleted afterwards (also after Ctrl-C).
+  const temporary = o.assistantId === undefined ? await createTemporaryAssistant(o) : undefined;
+  if (temporary === null) return 1;
+  let report;
+  try {
+    report = await runLoadTest({ ...o, assistantId: o.assistantId ?? temporary!.publicId }, input.pcm, {
+      WebSocket: PlainWebSocket,
+      signal: stop.signal,
+      onProgress,
+      inputLabel: input.label,
+      temporaryAssistant: temporary !== undefined,
+    });
+  } finally {
+    if (temporary !== undefined) await deleteTemporaryAssistant(o, temporary.id);
+  }
   if (tty && !o.quiet) process.stderr.write('\n');
 
   const summary = summaryText(report);

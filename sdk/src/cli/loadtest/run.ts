@@ -16,7 +16,7 @@ import { Samples, Tally, type LatencySummary } from './stats.js';
 export interface LoadTestReport {
   tool: 'parley-loadtest';
   version: 1;
-  target: { url: string; assistantId: string; auth: 'api-key' | 'keyless' };
+  target: { url: string; assistantId: string; auth: 'api-key' | 'keyless'; temporaryAssistant: boolean };
   plan: { calls: number; chats: number; rampUpMs: number; durationMs: number; callMs: number | null; input: string };
   startedAt: string;
   endedAt: string;
@@ -87,6 +87,8 @@ export interface RunHooks {
   onProgress?: (progress: Progress) => void;
   /** Label of the input for the report. */
   inputLabel: string;
+  /** The assistant was created for this run. */
+  temporaryAssistant?: boolean;
 }
 
 interface Active {
@@ -125,7 +127,7 @@ function errorKey(err: unknown): string {
 }
 
 /** Runs the test to the end (or until the signal aborts) and reports. */
-export async function runLoadTest(options: LoadTestOptions, input: Uint8Array, hooks: RunHooks): Promise<LoadTestReport> {
+export async function runLoadTest(options: LoadTestOptions & { assistantId: string }, input: Uint8Array, hooks: RunHooks): Promise<LoadTestReport> {
   const runId = Math.random().toString(36).slice(2, 8);
   const started = performance.now();
   const startedAt = new Date();
@@ -316,7 +318,7 @@ export async function runLoadTest(options: LoadTestOptions, input: Uint8Array, h
   return {
     tool: 'parley-loadtest',
     version: 1,
-    target: { url: options.url, assistantId: options.assistantId, auth: options.apiKey !== undefined ? 'api-key' : 'keyless' },
+    target: { url: options.url, assistantId: options.assistantId, auth: options.apiKey !== undefined ? 'api-key' : 'keyless', temporaryAssistant: hooks.temporaryAssistant === true },
     plan: { calls: options.calls, chats: options.chats, rampUpMs: options.rampUpMs, durationMs: options.durationMs, callMs: options.callMs ?? null, input: hooks.inputLabel },
     startedAt: startedAt.toISOString(),
     endedAt: new Date().toISOString(),

@@ -18,7 +18,7 @@ export function planText(o: LoadTestOptions, inputLabel: string): string {
   const upstream = (o.calls * CALLER_BYTES_PER_SECOND * 8) / 1_000_000;
   const lines = [
     `parley-loadtest plan`,
-    `  target      ${o.url}  assistant ${o.assistantId}`,
+    `  target      ${o.url}  ${o.assistantId !== undefined ? `assistant ${o.assistantId}` : 'a temporary assistant (voice on, [sim:echo] for the simulator), deleted afterwards'}`,
     `  identity    ${o.apiKey !== undefined ? `API key ${maskKey(o.apiKey)}` : `keyless, Origin ${o.origin}${o.sign ? ', signed visitors' : ''}`}${o.recordingConsent ? ', recording consent sent' : ''}`,
     `  voice       ${o.calls} concurrent call${o.calls === 1 ? '' : 's'}, started over ${seconds(o.rampUpMs)}, held for ${seconds(o.durationMs)} in all` +
       (o.callMs !== undefined ? `, each hanging up and redialing every ${seconds(o.callMs)}` : ''),
