@@ -213,6 +213,27 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.close();
   });
 
+  await t.test('a second tab of the same visitor supersedes the first call, on a plan with one concurrent call', async (t) => {
+    // Its own service in enforce mode: the free plan allows one concurrent voice call per account.
+    const enforced = await startTestApp(t, { env: { HOSTED_USAGE_ENFORCEMENT: 'enforce' } });
+    const site = await hostSite(t, enforced.url);
+    const o = await ownerWithVoice(enforced);
+    const a = await voiceAssistant(enforced, o, { settings: { allowedDomains: [site.origin] } });
+    const first = await openHost(browser, site.url(a.publicId));
+    await first.getByRole('button', { name: 'Start voice call' }).click();
+    await until(first, stateIs('listening'), 'the first tab listening');
+    const second = await openHost(browser, site.url(a.publicId)); // same browser profile: the same visitor id
+    await second.getByRole('button', { name: 'Start voice call' }).click();
+    await until(second, stateIs('listening'), 'the second tab listening (admitted, not refused)');
+    await until(first, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the first call to end');
+    t.same((await events(first, 'parley:ended'))[0], { endReason: 'superseded' });
+    t.ok(await first.getByText('This call continues in another window.').isVisible(), 'the first tab says where the call went');
+    await second.getByRole('button', { name: 'End call' }).click();
+    await until(second, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the second call to end');
+    await first.close();
+    await second.close();
+  });
+
   await t.test('a page whose origin is not allowed: a clear error, no hang', async (t) => {
     const stranger = await hostSite(t, app.url);
     const page = await openHost(browser, stranger.url(assistant.publicId));
