@@ -1,4 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestRecord } from '../http/index.js';
+
+export type { RequestRecord };
 
 /**
  * Parley's Prometheus metrics: one Registry per app (never prom-client's global one, so tests can run several apps
@@ -14,16 +17,6 @@ export interface VoiceSource {
   relayTotals(): { callerFrames: number; callerBytes: number; assistantChunks: number; assistantSentBytes: number; assistantDroppedBytes: number };
   /** Provider link reconnects summed over live sessions (ended ones are added by `sessionEnded`). */
   liveProviderReconnects(): number;
-}
-
-/** One finished HTTP request, as the shell reports it. */
-export interface RequestRecord {
-  method: string;
-  /** The route pattern (`/api/v1/voice/sessions/:sessionId/heartbeat`), or `(unmatched)`. */
-  route: string;
-  status: number;
-  durationMs: number;
-  requestId: string;
 }
 
 export class Metrics {
@@ -56,7 +49,9 @@ export class Metrics {
     this.gateDecisions = new Counter({ name: 'parley_voice_gate_decisions_total', help: 'Playback gate decisions by state and reason.', labelNames: ['state', 'reason'], registers });
     this.endedReconnects = new Counter({ name: 'parley_voice_provider_reconnects_ended_total', help: 'internal', registers: [] });
     const ended = this.endedReconnects;
-    const relay = (name: string, help: string, pick: (t: ReturnType<VoiceSource['relayTotals']>) => number, labelNames: string[] = [], labels?: (t: ReturnType<VoiceSource['relayTotals']>) => Array<[Record<string, string>, number]>) =>
+    type Totals = ReturnType<VoiceSource['relayTotals']>;
+    /** A counter read from the relay's own totals at scrape time, one value per label set. */
+    const relay = (name: string, help: string, labelNames: string[], values: (t: Totals) => Array<[Record<string, string>, number]>) =>
       new Counter({
         name,
         help,
@@ -66,13 +61,12 @@ export class Metrics {
           const totals = source()?.relayTotals();
           if (totals === undefined) return;
           this.reset();
-          if (labels) for (const [l, v] of labels(totals)) this.inc(l, v);
-          else this.inc(pick(totals));
+          for (const [labels, value] of values(totals)) this.inc(labels, value);
         },
       });
-    relay('parley_voice_relay_frames_total', 'Media frames relayed: in = caller audio frames, out = assistant audio chunks.', () => 0, ['direction'], (t) => [[{ direction: 'in' }, t.callerFrames], [{ direction: 'out' }, t.assistantChunks]]);
-    relay('parley_voice_relay_bytes_total', 'Media bytes relayed: in = caller audio, out = assistant audio sent to callers.', () => 0, ['direction'], (t) => [[{ direction: 'in' }, t.callerBytes], [{ direction: 'out' }, t.assistantSentBytes]]);
-    relay('parley_voice_audio_dropped_bytes_total', 'Assistant audio callers never got because they read too slowly.', (t) => t.assistantDroppedBytes);
+    relay('parley_voice_relay_frames_total', 'Media frames relayed: in = caller audio frames, out = assistant audio chunks.', ['direction'], (t) => [[{ direction: 'in' }, t.callerFrames], [{ direction: 'out' }, t.assistantChunks]]);
+    relay('parley_voice_relay_bytes_total', 'Media bytes relayed: in = caller audio, out = assistant audio sent to callers.', ['direction'], (t) => [[{ direction: 'in' }, t.callerBytes], [{ direction: 'out' }, t.assistantSentBytes]]);
+    relay('parley_voice_audio_dropped_bytes_total', 'Assistant audio callers never got because they read too slowly.', [], (t) => [[{}, t.assistantDroppedBytes]]);
     new Counter({
       name: 'parley_voice_provider_reconnects_total',
       help: 'Voice provider link reconnects (resumed sessions).',
