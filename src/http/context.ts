@@ -28,15 +28,13 @@ export class RequestCtx implements RequestContext {
   readonly method: HttpMethod;
   readonly path: string;
   readonly rawQuery: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly ip: string;
   #log: Logger | undefined;
   #responseHeaders: Record<string, string> | undefined;
   #setCookies: string[] | undefined;
 
   constructor(
     readonly requestId: string,
-    copied: CopiedRequest,
+    private readonly copied: CopiedRequest,
     private readonly state: ResponseState,
     readonly shutdownSignal: AbortSignal,
     private readonly compiled: CompiledRoute,
@@ -45,10 +43,17 @@ export class RequestCtx implements RequestContext {
     this.method = compiled.meta.method;
     this.path = copied.path;
     this.rawQuery = copied.rawQuery;
-    this.headers = copied.headers;
-    this.ip = copied.ip;
     // Deprecated routes only (spec, Versioning rule 4): on every answer, errors included.
     if (compiled.deprecationHeaders !== undefined) this.#responseHeaders = { ...compiled.deprecationHeaders };
+  }
+
+  /** Lower-cased header names; read from uWS on first use (the shell copies them before any await). */
+  get headers(): Readonly<Record<string, string>> {
+    return this.copied.headers;
+  }
+
+  get ip(): string {
+    return this.copied.ip;
   }
 
   get signal(): AbortSignal {

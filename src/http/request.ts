@@ -14,20 +14,95 @@ export interface CopiedRequest {
 }
 
 export function copyRequest(res: HttpResponse, req: HttpRequest, paramCount: number, trustProxy: boolean): CopiedRequest {
+  const headers = copyHeaders(req);
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+  const ip = clientAddress(res, trustProxy ? headers : undefined);
+  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), rawQuery: req.getQuery() ?? '', headers, params, ip };
+}
+
+/**
+ * The request as the router sees it inside the uWS handler: method, path, query and path parameters copied at once;
+ * headers and the client address read from uWS only when something asks (GET /healthz never does, issue 16).
+ * uWS rule 1 still holds: {@link RequestView.detach} copies them before the handler returns without having
+ * answered, and after an answer written inside the handler nothing may read them any more.
+ */
+export class RequestView implements CopiedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly params: string[];
+  #req: HttpRequest | undefined;
+  #res: HttpResponse | undefined;
+  #headers: Record<string, string> | undefined;
+  #ip: string | undefined;
+  readonly #trustProxy: boolean;
+
+  constructor(res: HttpResponse, req: HttpRequest, paramCount: number, trustProxy: boolean) {
+    this.#req = req;
+    this.#res = res;
+    this.#trustProxy = trustProxy;
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    const params: string[] = [];
+    for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+    this.params = params;
+  }
+
+  get headers(): Record<string, string> {
+    if (this.#headers === undefined) this.#headers = copyHeaders(this.#attached());
+    return this.#headers;
+  }
+
+  /** One header without copying the rest ('' counts as absent, as uWS reports a missing header). */
+  header(name: string): string | undefined {
+    if (this.#headers !== undefined) return this.#headers[name];
+    const value = this.#attached().getHeader(name);
+    return value === '' ? undefined : value;
+  }
+
+  get ip(): string {
+    if (this.#ip === undefined) {
+      this.#attached();
+      this.#ip = clientAddress(this.#res!, this.#trustProxy ? this.headers : undefined);
+    }
+    return this.#ip;
+  }
+
+  /** Copies headers and address now: the handler is about to return before answering (uWS rule 1). */
+  detach(): void {
+    void this.headers;
+    void this.ip;
+    this.#req = undefined;
+    this.#res = undefined;
+  }
+
+  /** The handler answered and returns: from here on only what was already copied may be read. */
+  release(): void {
+    this.#req = undefined;
+    this.#res = undefined;
+  }
+
+  #attached(): HttpRequest {
+    if (this.#req === undefined) throw new Error('request headers read after the uWS handler returned (uWS rule 1)');
+    return this.#req;
+  }
+}
+
+function copyHeaders(req: HttpRequest): Record<string, string> {
   const headers: Record<string, string> = {};
   req.forEach((key, value) => {
     // Repeated headers are folded as RFC 9110 allows (cookie uses "; ").
     const existing = headers[key];
     headers[key] = existing === undefined ? value : `${existing}${key === 'cookie' ? '; ' : ', '}${value}`;
   });
-  const params: string[] = [];
-  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
-  let ip = Buffer.from(res.getRemoteAddressAsText()).toString();
-  if (trustProxy) {
-    const forwarded = headers['x-forwarded-for']?.split(',')[0]?.trim();
-    if (forwarded) ip = forwarded;
-  }
-  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), rawQuery: req.getQuery() ?? '', headers, params, ip };
+  return headers;
+}
+
+function clientAddress(res: HttpResponse, headers: Record<string, string> | undefined): string {
+  const forwarded = headers?.['x-forwarded-for']?.split(',')[0]?.trim();
+  return forwarded ? forwarded : Buffer.from(res.getRemoteAddressAsText()).toString();
 }
 
 export function pickRequestId(incoming: string | undefined, generate: () => string): string {

@@ -4,7 +4,7 @@ import { AppError, HttpErrorCodes, asDependencyFailure, isAppError, validationEr
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError, zodIssues } from './errors.js';
 import { deprecationResponseHeaders } from './openapi.js';
-import { BodyAborted, bodyTooLarge, copyRequest, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
+import { BodyAborted, bodyTooLarge, copyRequest, RequestView, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
 import { RequestCtx, type CompiledRoute } from './context.js';
 import { attachSocketRoute } from './socket.js';
 import { assertStorableInput } from './validation.js';
@@ -115,8 +115,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   function commonHeaders(requestId: string, copied: CopiedRequest, cors: boolean): Record<string, string> {
     const headers: Record<string, string> = { 'x-request-id': requestId };
-    const origin = copied.headers['origin'];
-    if (cors && origin !== undefined) {
+    if (!cors) return headers;
+    const origin = headerOf(copied, 'origin');
+    if (origin !== undefined) {
       headers['access-control-allow-origin'] = origin;
       headers['access-control-expose-headers'] = CORS_EXPOSE_HEADERS;
       headers['vary'] = 'Origin';
@@ -142,7 +143,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   function handle(res: HttpResponse, req: HttpRequest, entry: PathEntry): void {
-    const copied = copyRequest(res, req, entry.paramNames.length, options.trustProxy);
+    const copied = new RequestView(res, req, entry.paramNames.length, options.trustProxy);
     const method = copied.method as HttpMethod;
     const route = entry.byMethod.get(method);
     if (route === undefined) {
@@ -166,7 +167,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
     const state = new ResponseState(res);
     inFlight++;
-    const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
+    const requestId = pickRequestId(copied.header('x-request-id'), newRequestId);
     const ctx = new RequestCtx(requestId, copied, state, shutdown.signal, compiledOf.get(route)!, log);
     const { onRequest } = options;
     let status = 0;
@@ -180,7 +181,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     let bodyPromise: Promise<Buffer> | undefined;
     let early: AppError | undefined;
     if (BODY_METHODS.has(method)) {
-      const declared = Number(copied.headers['content-length'] ?? '0');
+      const declared = Number(copied.header('content-length') ?? '0');
       if (Number.isFinite(declared) && declared > limit) early = bodyTooLarge(limit);
       else {
         bodyPromise = readBody(res, limit, (cb) => state.onAbort(cb), options.bodyReadTimeoutMs);
@@ -196,12 +197,16 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     } catch (err) {
       status = statusOfError(err);
       fail(err, state, ctx, common);
+      copied.release();
       done();
       return;
     }
-    // uWS rule 2: onAborted is armed before this callback returns, so before any await can yield; a reply written
-    // right here needs none (issue 16: one native call and closure less on GET /healthz).
-    if (outcome instanceof Promise || outcome.kind === 'stream' || outcome.kind === 'sized') res.onAborted(() => state.markAborted());
+    // uWS rules 1 and 2: before this callback returns without an answer, the headers are copied and onAborted is
+    // armed (so before any await can yield); a reply written right here needs neither (issue 16: GET /healthz).
+    if (outcome instanceof Promise || outcome.kind === 'stream' || outcome.kind === 'sized') {
+      copied.detach();
+      res.onAborted(() => state.markAborted());
+    }
     if (outcome instanceof Promise) {
       outcome
         .then(
@@ -219,8 +224,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     } catch (err) {
       ctx.log.error({ err }, 'could not write the answer');
     }
-    if (writing === undefined) done();
-    else writing.catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer')).finally(done);
+    if (writing === undefined) {
+      copied.release();
+      done();
+    } else writing.catch((err: unknown) => ctx.log.error({ err }, 'could not write the answer')).finally(done);
   }
 
   /** Validation of the path and query, then (when needed) auth, body and handler; sync when nothing awaits. */
@@ -372,6 +379,11 @@ function statusOfError(err: unknown): number {
   if (err instanceof BodyAborted) return 499;
   if (isAppError(err)) return err.status;
   return asDependencyFailure(err)?.status ?? 500;
+}
+
+/** One header: without copying them all when the request is still a live uWS view. */
+function headerOf(copied: CopiedRequest, name: string): string | undefined {
+  return copied instanceof RequestView ? copied.header(name) : copied.headers[name];
 }
 
 function withHeaders<R extends Reply>(reply: R, extra: Record<string, string> | undefined): R {
