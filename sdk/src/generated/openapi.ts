@@ -2053,7 +2053,7 @@ export interface operations {
                     /** @description Public asst_ id (keyless callers); public or internal id owned by the key (bearer callers). */
                     assistantId: string;
                     /**
-                     * @description Every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a list without playback_gate is 403 client_update_required.
+                     * @description A set: every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a repeated value counts once; a list without playback_gate is 403 client_update_required.
                      * @default []
                      */
                     capabilities?: ("heartbeat" | "playback_gate")[];
