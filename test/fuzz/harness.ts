@@ -83,23 +83,59 @@ export function judge(c: FuzzCase, a: RawAnswer): { failure?: string; parser?: '
   return {};
 }
 
+/** Rows of the victim tenant, by table and key. */
+type Snapshot = Map<string, string>;
+
 /** Rows of the victim tenant a request from anyone else must never change. */
-async function victimSnapshot(world: World): Promise<string> {
+async function victimSnapshot(world: World): Promise<Snapshot> {
   const sql = world.app.database.sql;
   const account = world.a.owner.accountId;
-  const parts = await Promise.all([
-    sql`select * from accounts where id = ${account}`,
-    sql`select plan_code, status from hosting_accounts where account_id = ${account}`,
-    sql`select * from assistants where account_id = ${account} order by id`,
-    sql`select id, assistant_id, type, name, status, error, chunk_count, source_url, created_at, updated_at from documents where account_id = ${account} order by id`,
-    sql`select count(*)::int as n, coalesce(sum(length(content)), 0)::int as chars from document_chunks c join documents d on d.id = c.document_id where d.account_id = ${account}`,
-    sql`select * from conversations where account_id = ${account} order by id`,
-    sql`select m.id, m.conversation_id, m.role, m.content, m.created_at from messages m join conversations c on c.id = m.conversation_id where c.account_id = ${account} order by m.id`,
-    sql`select f.* from message_feedback f join messages m on m.id = f.message_id join conversations c on c.id = m.conversation_id where c.account_id = ${account} order by f.message_id`,
-    sql`select id, name, scopes, revoked_at from api_keys where account_id = ${account} order by id`,
-    sql`select id, state, end_reason, conversation_id from voice_sessions where account_id = ${account} order by id`,
-  ]);
-  return JSON.stringify(parts);
+  const tables: Record<string, Promise<Array<Record<string, unknown>>>> = {
+    accounts: sql`select * from accounts where id = ${account}`,
+    hosting: sql`select account_id as id, plan_code, status from hosting_accounts where account_id = ${account}`,
+    assistants: sql`select * from assistants where account_id = ${account}`,
+    documents: sql`select id, assistant_id, type, name, status, error, chunk_count, source_url, created_at, updated_at from documents where account_id = ${account}`,
+    chunks: sql`select d.id, count(*)::int as n, coalesce(sum(length(content)), 0)::int as chars from document_chunks c join documents d on d.id = c.document_id where d.account_id = ${account} group by d.id`,
+    conversations: sql`select * from conversations where account_id = ${account}`,
+    messages: sql`select m.id, m.conversation_id, m.role, m.content, m.created_at from messages m join conversations c on c.id = m.conversation_id where c.account_id = ${account}`,
+    feedback: sql`select f.message_id as id, f.* from message_feedback f join messages m on m.id = f.message_id join conversations c on c.id = m.conversation_id where c.account_id = ${account}`,
+    keys: sql`select id, name, scopes, revoked_at from api_keys where account_id = ${account}`,
+    voice: sql`select id, state, end_reason, conversation_id, visitor_id from voice_sessions where account_id = ${account}`,
+  };
+  const snapshot: Snapshot = new Map();
+  for (const [table, rows] of Object.entries(tables)) for (const row of await rows) snapshot.set(`${table}:${String(row['id'])}`, JSON.stringify(row));
+  return snapshot;
+}
+
+/**
+ * Differences that are not allowed: a row of the victim changed or vanished, or a row appeared that is not a widget
+ * visitor's new conversation with the victim's public assistant (the widget is public: that is its purpose).
+ */
+function victimChanges(world: World, before: Snapshot, after: Snapshot): string[] {
+  const changes: string[] = [];
+  for (const [key, row] of before) {
+    const now = after.get(key);
+    if (now === undefined) changes.push(`${key} vanished: ${row}`);
+    else if (now !== row) changes.push(`${key} changed:\n  before ${row}\n  after  ${now}`);
+  }
+  const visitorConversations = new Set<string>();
+  for (const [key, row] of after) {
+    if (!key.startsWith('conversations:') || before.has(key)) continue;
+    const c = JSON.parse(row) as { id: string; visitorId: string | null; source: string };
+    if (c.visitorId === world.b.visitorId && c.source !== 'api') visitorConversations.add(c.id);
+  }
+  for (const [key, row] of after) {
+    if (before.has(key)) continue;
+    const r = JSON.parse(row) as { id: string; conversationId?: string; visitorId?: string | null; messageId?: string };
+    const table = key.slice(0, key.indexOf(':'));
+    const allowed =
+      (table === 'conversations' && visitorConversations.has(r.id)) ||
+      (table === 'messages' && visitorConversations.has(r.conversationId ?? '')) ||
+      (table === 'voice' && r.visitorId === world.b.visitorId) ||
+      (table === 'feedback' && [...after.entries()].some(([k, m]) => k === `messages:${r.messageId}` && visitorConversations.has((JSON.parse(m) as { conversationId: string }).conversationId)));
+    if (!allowed) changes.push(`${key} appeared: ${row}`);
+  }
+  return changes;
 }
 
 /** Lets the victim's background work finish (ingestion, eval, its voice call) so only requests could change it. */
@@ -175,16 +211,11 @@ export async function runFuzz(world: World, options: FuzzOptions): Promise<FuzzR
   report.readyAfter = (await fetch(`${world.app.url}/readyz`)).status;
   await settleVictim(world);
   const after = await victimSnapshot(world);
-  report.victimUnchanged = after === before;
-  if (!report.victimUnchanged) report.victimDiff = firstDifference(before, after);
+  const changes = victimChanges(world, before, after);
+  report.victimUnchanged = changes.length === 0;
+  if (!report.victimUnchanged) report.victimDiff = changes.slice(0, 10).join('\n');
   report.elapsedMs = Date.now() - started;
   return report;
-}
-
-function firstDifference(a: string, b: string): string {
-  let i = 0;
-  while (i < a.length && a[i] === b[i]) i++;
-  return `before: …${a.slice(Math.max(0, i - 120), i + 200)}\nafter:  …${b.slice(Math.max(0, i - 120), i + 200)}`;
 }
 
 /** A failure as a developer reproduces it: the replay bytes and the command that regenerates the case. */
