@@ -142,10 +142,16 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const captions = page.locator('parley-assistant .captions');
     t.equal(await captions.getAttribute('aria-live'), 'polite', 'captions are an aria-live region');
 
+    const relay = () => app.app.voice.media?.relays.get(hook.session.sessionId);
     const mute = page.getByRole('button', { name: 'Mute microphone' });
     await mute.click();
     t.equal(await page.getByRole('button', { name: 'Unmute microphone' }).getAttribute('aria-pressed'), 'true', 'mute is a pressed toggle');
+    await waitFor(() => relay()?.stats.mutes === 1, 'the service to hear of the mute');
+    const framesMuted = relay()!.stats.callerFrames;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.equal(relay()!.stats.callerFrames, framesMuted, 'no microphone frames leave the page while muted');
     await page.getByRole('button', { name: 'Unmute microphone' }).click();
+    await waitFor(() => relay()?.stats.unmutes === 1 && relay()!.stats.callerFrames > framesMuted, 'frames again after unmute');
 
     await page.getByRole('button', { name: 'End call' }).click();
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
