@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import type { Logger } from '../log/index.js';
 import { deadlineSocket } from './deadline-socket.js';
+import { withQueryDeadline } from './query-deadline.js';
 import type { Sql } from './types.js';
 
 export type { Sql, TransactionSql } from './types.js';
@@ -18,9 +19,9 @@ export interface CreateSqlOptions {
   /** Give up opening a connection after this long (seconds). Default 10. */
   connectTimeoutSeconds?: number;
   /**
-   * DATABASE_QUERY_TIMEOUT_MS: the server must start answering what Parley wrote within this long, else the
-   * connection is dropped and its queries fail with 503 DEPENDENCY_UNAVAILABLE (see deadline-socket.ts). 0 or absent:
-   * no deadline (migrations, the embedded database).
+   * DATABASE_QUERY_TIMEOUT_MS: every query settles within this long, waiting for a connection included, else it
+   * fails with 503 DEPENDENCY_UNAVAILABLE and is cancelled (query-deadline.ts); a connection whose server stops
+   * answering is dropped after it (deadline-socket.ts). 0 or absent: no deadline (migrations, the embedded database).
    */
   queryTimeoutMs?: number;
 }
@@ -70,7 +71,8 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     },
   });
   // The custom int8 type widens the client's type parameter; callers only ever see the plain alias.
-  return sql as unknown as Sql;
+  const client = sql as unknown as Sql;
+  return options.queryTimeoutMs ? withQueryDeadline(client, options.queryTimeoutMs) : client;
 }
 
 /** Where a database URL points, without user or password: safe for logs and error messages. */

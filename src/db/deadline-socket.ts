@@ -22,7 +22,7 @@ interface SocketTarget {
  */
 export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Promise<Socket> {
   return (target) =>
-    new Promise<Socket>((resolve, reject) => {
+    new Promise<Socket>((resolve) => {
       const socket =
         typeof target.path === 'string' && target.path !== ''
           ? connect(target.path)
@@ -45,16 +45,17 @@ export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Pro
       });
       // Inactivity (no read, no write) for timeoutMs. Only a fault when something we wrote is still unanswered;
       // an idle pooled connection is left alone.
-      socket.setTimeout(timeoutMs, () => {
-        if (socket.connecting || lastWriteAt > lastReadAt) {
-          socket.destroy(dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)));
-        }
+      // (on, not setTimeout's callback: that one is registered once, and idle periods come back.)
+      socket.setTimeout(timeoutMs);
+      socket.on('timeout', () => {
+        if (!socket.connecting && lastWriteAt <= lastReadAt) return;
+        // Without an error listener (postgres.js detached it while closing) an emitted error would be thrown.
+        if (socket.listenerCount('error') > 0) socket.destroy(dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)));
+        else socket.destroy();
       });
-      const failed = (err: unknown) => reject(err instanceof AppError ? err : dependencyUnavailable('database', err));
-      socket.once('error', failed);
-      socket.once('connect', () => {
-        socket.off('error', failed);
-        resolve(socket);
-      });
+      // Handed over while still connecting (postgres.js writes the startup message, which waits for the connection):
+      // a factory that rejected would leave postgres.js's connection stuck in its connecting queue forever, so every
+      // failure, connecting included, reaches postgres.js as this socket's own error and close.
+      resolve(socket);
     });
 }

@@ -68,9 +68,10 @@ export class VoiceFleet {
     this.renewing = true;
     const { ctx } = this;
     let failed = false;
+    const owned = this.owned();
     try {
       await Promise.all(
-        this.owned().map(async (session) => {
+        owned.map(async (session) => {
           try {
             const outcome = await ctx.ownership.renew(session.lease);
             if (outcome.kind === 'renewed') return;
@@ -96,8 +97,10 @@ export class VoiceFleet {
         }),
       );
     } finally {
-      if (failed !== this.storeFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice ownership renewal failing: shared store unreachable' : 'voice ownership renewal recovered');
-      this.storeFailing = failed;
+      if (owned.length > 0) {
+        if (failed !== this.storeFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice ownership renewal failing: shared store unreachable' : 'voice ownership renewal recovered');
+        this.storeFailing = failed;
+      }
       this.renewing = false;
     }
   }
@@ -139,8 +142,8 @@ export class VoiceFleet {
     this.persisting = true;
     const { ctx } = this;
     let failed = false;
+    const owned = this.owned();
     try {
-      const owned = this.owned();
       const generations = owned.map((s) => s.lease.record.generation);
       try {
         const matched = await q.renewSessions(ctx.deps.sql, owned.map((s) => s.id), owned.map((s) => s.billableUsageSeconds()), generations);
@@ -166,8 +169,10 @@ export class VoiceFleet {
         }
       }
     } finally {
-      if (failed !== this.databaseFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice liveness failing: database unreachable' : 'voice liveness recovered');
-      this.databaseFailing = failed;
+      // A pass that wrote nothing proved nothing: the flag keeps its last word.
+      const tried = owned.length > 0 || failed;
+      if (tried && failed !== this.databaseFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice liveness failing: database unreachable' : 'voice liveness recovered');
+      if (tried) this.databaseFailing = failed;
       this.persisting = false;
     }
   }

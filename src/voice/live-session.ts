@@ -126,8 +126,12 @@ export class LiveVoiceSession implements Supervised {
   private mediaDetachedAt: number | undefined;
   /** When the caller's media socket first connected (undefined: nobody joined yet). */
   private firstAttachedAt: number | undefined;
-  /** Time after the join without a connected caller (closed detach periods), not billed. */
+  /** Time after the join without a connected caller or a live provider link (closed periods), not billed. */
   private unbilledMs = 0;
+  /** The last sign of life from the provider (usage update, transcript): where a silent link's silence began. */
+  private lastProviderEventAt: number;
+  /** Since when the provider link is down or silent (undefined: connected). */
+  private linkDownSince: number | undefined;
   private lastQuotaCheckAt: number;
   private quotaCheckInFlight = false;
   private endPromise: Promise<VoiceFinal> | undefined;
@@ -149,6 +153,7 @@ export class LiveVoiceSession implements Supervised {
     this.lastHeartbeatAt = init.startedAt;
     this.lastSpeechAt = init.startedAt;
     this.lastQuotaCheckAt = init.startedAt;
+    this.lastProviderEventAt = init.startedAt;
     this.log = init.log;
     this.gate = new GateChannel(env.now, (decision) => {
       for (const l of this.listeners) l.onGate?.(decision);
@@ -167,13 +172,14 @@ export class LiveVoiceSession implements Supervised {
     },
     onInputTranscript: (delta) => {
       // No speech events exist: visitor speech is inferred from input transcript fragments (VOICE.md).
-      this.lastSpeechAt = this.env.now();
+      this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
       this.checkedIn = false;
       this.transcripts.add('user', delta.text);
       if (this.status === 'active') this.gate.decide('user_speaking', delta.endMs);
       for (const l of this.listeners) l.onInputTranscript?.(delta);
     },
     onOutputTranscript: (delta) => {
+      this.lastProviderEventAt = this.env.now();
       this.transcripts.add('assistant', delta.text);
       // A reply that follows the visitor's speech without a delegation is small talk; a grounded answer opened the
       // gate itself, and a pending one keeps it closed until the answer is handed over.
@@ -188,8 +194,18 @@ export class LiveVoiceSession implements Supervised {
     },
     onUsage: (usage) => {
       this.usageSeconds = usage.seconds;
+      if (this.linkDownSince === undefined) this.lastProviderEventAt = this.env.now();
     },
     onStateChange: (state) => {
+      // A silent link is detected by the keepalive a few seconds late: its unbilled time starts at the last thing
+      // the provider said, not at the detection (issue 12, item 6: the silent time is not billed).
+      const now = this.env.now();
+      if (state === 'reconnecting' && this.linkDownSince === undefined) this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));
+      if (state === 'connected' && this.linkDownSince !== undefined) {
+        if (this.firstAttachedAt !== undefined) this.unbilledMs += now - this.linkDownSince;
+        this.linkDownSince = undefined;
+        this.lastProviderEventAt = now;
+      }
       this.linkState = state;
       for (const l of this.listeners) l.onLinkState?.(state);
       // Reconnect window exhausted or refused: control of the call is gone.
@@ -237,7 +253,7 @@ export class LiveVoiceSession implements Supervised {
   billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
     if (this.firstAttachedAt === undefined) return 0;
     const now = this.env.now();
-    const away = this.unbilledMs + (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0);
+    const away = this.unbilledMs + (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0) + (this.linkDownSince !== undefined ? now - this.linkDownSince : 0);
     return Math.max(0, usageSeconds - (this.firstAttachedAt - this.startedAt + away) / 1000);
   }
 

@@ -91,7 +91,10 @@ export class GptLiveWire {
       if (ws === this.ws) this.sink.opened(ws);
     },
     onMessage: (ws, data, isBinary) => {
-      if (ws === this.ws) this.onMessage(data, isBinary);
+      if (ws !== this.ws) return;
+      // Anything heard from the provider proves the link is alive, like a pong (issue 12, item 6).
+      this.alive = true;
+      this.onMessage(data, isBinary);
     },
     onPong: (ws) => {
       if (ws === this.ws) this.alive = true;
