@@ -44,7 +44,7 @@ export class Metrics {
       },
     });
     this.mints = new Counter({ name: 'parley_voice_mints_total', help: 'Voice session mints by outcome (ok, refused: 4xx, failed: 5xx) and reason (error code).', labelNames: ['outcome', 'reason'], registers });
-    this.ends = new Counter({ name: 'parley_voice_ends_total', help: 'Voice sessions ended on this instance, by end reason (client: the caller hung up).', labelNames: ['reason'], registers });
+    this.ends = new Counter({ name: 'parley_voice_ends_total', help: 'Voice sessions settled by this instance, by end reason (client: the caller hung up; control_lost: also a dead owner\'s calls, counted by the survivor that settled them).', labelNames: ['reason'], registers });
     this.heartbeats = new Counter({ name: 'parley_voice_heartbeats_total', help: 'Heartbeat answers by status (healthy, degraded, ended, lost, or the error code).', labelNames: ['status'], registers });
     this.gateDecisions = new Counter({ name: 'parley_voice_gate_decisions_total', help: 'Playback gate decisions by state and reason.', labelNames: ['state', 'reason'], registers });
     this.endedReconnects = new Counter({ name: 'parley_voice_provider_reconnects_ended_total', help: 'internal', registers: [] });

@@ -57,6 +57,8 @@ export interface VoiceContext {
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
+  /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
+  readonly observer?: VoiceObserver | undefined;
   /**
    * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
    * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands.

@@ -58,7 +58,8 @@ export class VoiceService {
         now: () => clock.now(),
         end: async (session, reason, by) => {
           const final = await finishSession(ctx, turns, session, reason, by);
-          this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+          // `lost`: another instance settled it (and counted it).
+          if (final.status === 'ended') this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
           return final;
         },
         ground: (session, request, question) => void turns.ground(session, request, question),
@@ -66,6 +67,7 @@ export class VoiceService {
         extendQuota: (session, used) => quota.extend(session.quotaRequest, used),
       },
       draining: false,
+      observer: options.observer,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
     };

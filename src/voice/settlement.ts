@@ -191,6 +191,7 @@ export async function settleOrphan(ctx: VoiceContext, row: q.VoiceSessionRow): P
   }
   const final = finalOfRow(settled);
   ctx.deps.log.warn({ voiceSessionId: row.id, ownerInstance: row.ownerInstance }, 'voice session owner gone; settled as lost');
+  ctx.observer?.sessionEnded('control_lost', 0);
   const request: VoiceQuotaRequest = { accountId: row.accountId, sessionId: row.id, assistantId: row.assistantId, source: row.source, keyless: row.source !== 'api' };
   await ctx.quota.settle(request, billableSeconds, false).catch((err: unknown) => ctx.deps.log.error({ err, voiceSessionId: row.id }, 'voice settlement failed'));
   await writeTombstone(ctx, final);

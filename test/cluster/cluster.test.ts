@@ -15,6 +15,18 @@ import { Caller, type EndSeen } from './caller.js';
 const OWNERSHIP_TTL_S = 3;
 const HAPROXY = '/usr/sbin/haproxy';
 const DRAIN_S = 12;
+const METRICS_TOKEN = 'cluster-metrics-token-0123456789';
+
+/** Sum of one sample (name + exact labels) over instances' /metrics, scraped directly (not through the proxy). */
+async function metricSum(urls: string[], sample: string): Promise<number> {
+  let sum = 0;
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+    sum += line === undefined ? 0 : Number(line.slice(sample.length + 1));
+  }
+  return sum;
+}
 
 t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of an owner', { timeout: 240_000 }, async (t) => {
   const database = await createTestDatabase(t);
@@ -49,6 +61,7 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
       VOICE_ORPHAN_SWEEP_SECONDS: '1',
       VOICE_DRAIN_TIMEOUT_SECONDS: String(DRAIN_S),
       SHUTDOWN_GRACE_MS: '2000',
+      METRICS_TOKEN: METRICS_TOKEN,
     },
   });
   t.teardown(() => cluster.stop({ signal: 'SIGKILL' }));
@@ -96,6 +109,7 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
   t.ok(otherCalls.every((c) => c.over === undefined && c.mediaClose === undefined && c.heartbeats.every((h) => h.body?.status === 'healthy')), "the survivors' calls went on untouched");
   const killedEnds = await Promise.all(killedCalls.map((c) => c.end()));
   t.ok(killedEnds.every((e) => e.status === 'lost' && e.endReason === 'control_lost'), 'their final answer is lost / control_lost');
+  t.equal(await metricSum([n2.url, n3.url], 'parley_voice_ends_total{reason="control_lost"}'), killedCalls.length, 'the survivors count each lost call once (metrics)');
   const secondEnds = await Promise.all([...otherCalls, ...afterKill].map((c) => c.end()));
   t.ok(secondEnds.every((e) => e.status === 'ended' && e.endReason === null), "the survivors' calls ended by their callers");
 
