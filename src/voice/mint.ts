@@ -9,7 +9,6 @@ import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './contex
 import { issueControlToken } from './control-token.js';
 import { voiceErrors } from './errors.js';
 import { LiveVoiceSession } from './live-session.js';
-import { OWNERSHIP_DEFAULTS } from './ownership.js';
 import * as q from './queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
@@ -219,7 +218,7 @@ async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorI
   // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself. Wait for
   // that (bounded: one renewal period and a margin); a dead owner's call is settled by the orphan sweep instead.
   if ((await ctx.ownership.requestEnd(olderId, 'superseded')) === null) return;
-  const deadline = Date.now() + OWNERSHIP_DEFAULTS.renewEveryMs + 2000;
+  const deadline = Date.now() + ctx.ownership.timing.renewEveryMs + 2000;
   while (Date.now() < deadline && !signal.aborted) {
     const row = await q.findSession(ctx.deps.sql, olderId);
     if (row === undefined || row.state !== 'active') return;
