@@ -17,6 +17,7 @@ export type HttpTargetName =
   | 'uws-pg-floor'
   | 'fastify-peer'
   | 'parley-healthz'
+  | 'parley-healthz-logged'
   | 'parley-assistant-get'
   | 'parley-voice-mint'
   | 'parley-chat';
@@ -45,6 +46,13 @@ export interface HttpRun {
   ratioToFloorRange?: [number, number];
   ratioToPeer?: number;
   ratioToPeerRange?: [number, number];
+  /**
+   * The same comparisons by server CPU per request (baseline µs / this target's µs, medians): on a machine shared
+   * with other work, req/s moves with whatever else runs; CPU per request moves far less.
+   */
+  cpuRatioToUws?: number;
+  cpuRatioToFloor?: number;
+  cpuRatioToPeer?: number;
 }
 
 export interface HttpOptions {
@@ -73,6 +81,7 @@ const LABELS: Record<HttpTargetName, string> = {
   'uws-pg-floor': 'floor: bare uWS + postgres.js, same SELECT by id',
   'fastify-peer': 'peer: Fastify + postgres.js + Redis limiter, Bearer',
   'parley-healthz': 'Parley GET /healthz',
+  'parley-healthz-logged': 'Parley GET /healthz, access log on (default)',
   'parley-assistant-get': 'Parley GET /api/v1/assistants/{id} (Bearer, limiter)',
   'parley-voice-mint': 'Parley POST /api/v1/voice/sessions (mint, simulator)',
   'parley-chat': 'Parley POST /api/v1/chat (keyless, local provider)',
@@ -159,7 +168,7 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
     const node = await start('node-hello', 'node-hello.ts');
     await add('node-hello', node.pid, { url: node.info });
 
-    const parleyTargets = ['parley-healthz', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint'] as const;
+    const parleyTargets = ['parley-healthz', 'parley-healthz-logged', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint'] as const;
     if (options.parley === undefined) {
       const reason = options.parleyUnavailable ?? 'Parley could not be prepared';
       for (const target of [...parleyTargets, 'uws-pg-floor', 'fastify-peer'] as const) skipped.set(target, { status: 'skipped', reason });
@@ -173,12 +182,17 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
           ready: urlLine,
         });
         children.push(simulator);
-        const parley = await startParley(options.parley.build, options.parley.fixture, simulator.info, options.serverCpus);
+        // The access log (one JSON line per request on stdout, ACCESS_LOG_SAMPLE_RATE=1 by default) is off for the
+        // routes measured here, so they show the shell and the route's work; its cost is one row of its own below.
+        const parley = await startParley(options.parley.build, options.parley.fixture, simulator.info, options.serverCpus, { env: { ACCESS_LOG_SAMPLE_RATE: '0' } });
         children.push(parley);
+        const logged = await startParley(options.parley.build, options.parley.fixture, simulator.info, options.serverCpus);
+        children.push(logged);
         const url = parley.info;
         const fixture = options.parley.fixture;
         const bearer = { authorization: `Bearer ${fixture.apiKey}` };
         await add('parley-healthz', parley.pid, { url: `${url}/healthz` });
+        await add('parley-healthz-logged', logged.pid, { url: `${logged.info}/healthz` });
         const assistant: BenchAssistant | string = await createAssistant(url, fixture.apiKey);
         if (typeof assistant === 'string') {
           for (const target of ['parley-assistant-get', 'parley-voice-mint', 'parley-chat', 'uws-pg-floor', 'fastify-peer'] as const) {
@@ -254,7 +268,9 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
     for (const child of children.reverse()) await child.stop();
   }
 
-  const order: HttpTargetName[] = ['uws-hello', 'node-hello', 'uws-pg-floor', 'fastify-peer', 'parley-healthz', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint'];
+  const order: HttpTargetName[] = [
+    'uws-hello', 'node-hello', 'uws-pg-floor', 'fastify-peer', 'parley-healthz', 'parley-healthz-logged', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint',
+  ];
   const rpsOf = (name: HttpTargetName): number[] => (samples.get(name) ?? []).map((s) => s.rps);
   const runs: HttpRun[] = [];
   for (const name of order) {
@@ -276,6 +292,16 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
       cpuUsPerRequest: round(median(list.map((s) => s.cpuUsPerRequest)), 1),
       rounds: list.map((s) => round(s.rps, 0)),
     };
+    const cpuOf = (other: HttpTargetName): number | undefined => {
+      const list = samples.get(other);
+      return list === undefined || skipped.has(other) ? undefined : median(list.map((s) => s.cpuUsPerRequest));
+    };
+    const cpuRatio = (other: HttpTargetName): number | undefined => {
+      const base = cpuOf(other);
+      return base === undefined || !(run.cpuUsPerRequest! > 0) ? undefined : round(base / run.cpuUsPerRequest!, 3);
+    };
+    const byCpuUws = cpuRatio('uws-hello');
+    if (byCpuUws !== undefined) run.cpuRatioToUws = byCpuUws;
     const toUws = ratioStats(rpsOf(name), rpsOf('uws-hello'));
     if (toUws !== undefined && skipped.get('uws-hello') === undefined) {
       run.ratioToUws = toUws.median;
@@ -292,6 +318,10 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
         run.ratioToPeer = toPeer.median;
         run.ratioToPeerRange = toPeer.range;
       }
+      const byCpuFloor = cpuRatio('uws-pg-floor');
+      const byCpuPeer = cpuRatio('fastify-peer');
+      if (byCpuFloor !== undefined) run.cpuRatioToFloor = byCpuFloor;
+      if (byCpuPeer !== undefined) run.cpuRatioToPeer = byCpuPeer;
     }
     runs.push(run);
   }

@@ -27,7 +27,7 @@ export interface UsageOptions {
 
 export interface UsageRouteRun {
   path: string;
-  kind: 'summary' | 'report';
+  kind: 'summary' | 'report' | 'floor';
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
@@ -44,6 +44,8 @@ export interface UsageResult {
 }
 
 const ROUTES: Array<{ path: string; kind: UsageRouteRun['kind'] }> = [
+  // No work at all, on the same connection in the same loop: what the machine itself adds at that moment.
+  { path: '/healthz', kind: 'floor' },
   { path: '/api/v1/account/usage/summary', kind: 'summary' },
   { path: '/api/v1/account/usage/limits', kind: 'report' },
   { path: '/api/v1/account/usage/by-assistant', kind: 'report' },
@@ -106,7 +108,7 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
     if (login.status !== 200 || cookie === '') throw new Error(`dashboard login failed: ${login.status} ${(await login.text()).slice(0, 200)}`);
     const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
     // The current period as Parley computes it; its balance row is made here when no metered request made it yet.
-    const first = await get(ROUTES[0]!.path);
+    const first = await get(ROUTES[1]!.path);
     if (first.status !== 200) throw new Error(`usage summary answered ${first.status}: ${(await first.text()).slice(0, 200)}`);
     const { summary } = (await first.json()) as { summary: { periodStart: string; periodEnd: string } };
     await sql`insert into usage_balances (account_id, period_start, period_end)
@@ -206,7 +208,7 @@ export function usageLines(usage: UsageResult, table: (header: string[], rows: s
       `${usage.runs[0]?.requests ?? 0} sequential requests per route over one connection, routes interleaved.`,
     ...table(
       ['route', 'p50 ms', 'p95 ms', 'p99 ms', 'target'],
-      usage.runs.map((r) => [r.path, r.p50Ms.toFixed(2), r.p95Ms.toFixed(2), r.p99Ms.toFixed(2), r.kind === 'summary' ? 'p95 <= 10 ms' : 'p95 <= 50 ms']),
+      usage.runs.map((r) => [r.path, r.p50Ms.toFixed(2), r.p95Ms.toFixed(2), r.p99Ms.toFixed(2), r.kind === 'summary' ? 'p95 <= 10 ms' : r.kind === 'report' ? 'p95 <= 50 ms' : '(floor: no work)']),
     ),
   ];
 }
@@ -215,11 +217,17 @@ export function usageTargets(usage: UsageResult | undefined): Array<{ target: st
   if (usage === undefined) return [];
   const summary = usage.runs.filter((r) => r.kind === 'summary');
   const reports = usage.runs.filter((r) => r.kind === 'report');
+  const floor = usage.runs.find((r) => r.kind === 'floor');
   const worst = (runs: UsageRouteRun[]) => runs.reduce((w, r) => (r.p95Ms > w.p95Ms ? r : w));
   const check = (target: string, goal: string, runs: UsageRouteRun[], limitMs: number) =>
     runs.length === 0
       ? { target, goal, measured: `not measured: ${usage.reason ?? usage.status}`, met: null }
-      : { target, goal, measured: `${worst(runs).p95Ms.toFixed(2)} ms (${worst(runs).path})`, met: worst(runs).p95Ms <= limitMs };
+      : {
+          target,
+          goal,
+          measured: `${worst(runs).p95Ms.toFixed(2)} ms (${worst(runs).path}; GET /healthz p95 ${floor?.p95Ms.toFixed(2) ?? '?'} ms in the same loop)`,
+          met: worst(runs).p95Ms <= limitMs,
+        };
   return [
     check('Usage summary (1M events)', 'p95 <= 10 ms', summary, 10),
     check('Usage reports (1M events)', 'p95 <= 50 ms (worst route)', reports, 50),
