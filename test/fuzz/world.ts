@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, login, type TestOwner } from '../helpers/identity.js';
 import { PolarSimulator } from '../helpers/polar-simulator.js';
+import { startChatSimulator } from '../providers/chat/simulator.js';
 
 /** The allowed widget Origin of every world assistant. */
 export const WIDGET_ORIGIN = 'https://shop.example';
@@ -146,6 +147,9 @@ export async function createWorld(t: Test, env: Record<string, string> = {}): Pr
   const operator = await createOwner(database.sql, { name: 'operator' });
   // Billing configured against the Polar simulator, so billing routes answer as in production, not 503 "not configured".
   const polar = await PolarSimulator.start(t);
+  // Every chat provider an owner can select is configured (an OpenAI-compatible simulator on loopback), so a fuzzed
+  // settings change to `openai` does not turn chat into the documented 503 CHAT_PROVIDER_NOT_CONFIGURED.
+  const openai = await startChatSimulator(t);
   const app = await startTestApp(t, {
     database,
     env: {
@@ -159,6 +163,8 @@ export async function createWorld(t: Test, env: Record<string, string> = {}): Pr
       BILLING_PRODUCT_ID_STARTER: polar.addProduct('Starter'),
       BILLING_PRODUCT_ID_PRO: polar.addProduct('Pro'),
       BILLING_PRODUCT_ID_BUSINESS: polar.addProduct('Business'),
+      OPENAI_BASE_URL: openai.baseUrl,
+      OPENAI_API_KEY: 'sk-fuzz-upstream',
       ...env,
     },
   });
