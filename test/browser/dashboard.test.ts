@@ -174,6 +174,35 @@ t.test('the playground answers from the document and shows its source', async (t
   await shoot('playground');
 });
 
+t.test('sources by drag-and-drop and text; conversations, transcript, analytics and the evals plan gate', async (t) => {
+  await page.goto(`${assistantUrl}/documents`);
+  const drop = await page.evaluateHandle(
+    `(() => { const d = new DataTransfer(); d.items.add(new File(['Opening hours: nine to five on weekdays.'], 'hours.txt', { type: 'text/plain' })); return d; })()`,
+  );
+  await page.dispatchEvent('.dropzone', 'drop', { dataTransfer: drop });
+  await page.getByRole('listitem', { name: 'hours.txt: ready' }).waitFor({ timeout: 30_000 });
+  await page.getByLabel('Text', { exact: true }).check();
+  await page.getByLabel('Source name').fill('Shipping note');
+  await page.getByRole('textbox', { name: 'Text' }).fill('Parcels leave the warehouse within two working days.');
+  await page.getByRole('button', { name: 'Add source' }).click();
+  await page.getByRole('listitem', { name: 'Shipping note: ready' }).waitFor({ timeout: 30_000 });
+  t.pass('a dropped file and a text source both became ready');
+
+  await page.getByRole('link', { name: 'Conversations', exact: true }).click();
+  await page.getByRole('cell', { name: 'playground' }).waitFor();
+  await page.getByRole('link', { name: /\d{4}|AM|PM/ }).first().click();
+  await page.getByRole('heading', { name: 'Transcript' }).waitFor();
+  t.match(await page.locator('.transcript').innerText(), /Within how many days can I return an item\?/, 'the playground turn is in the transcript');
+
+  await page.getByRole('link', { name: 'Analytics' }).click();
+  await page.getByText('Messages per day').waitFor();
+  t.match(await page.locator('dl.stats').innerText(), /Conversations\s+1/);
+
+  await page.getByRole('link', { name: 'Evals' }).click();
+  await page.getByText('Evals are not part of the free plan.').waitFor();
+  t.ok(await page.getByRole('link', { name: 'See plans and upgrade' }).isVisible(), 'owners are told how to get evals');
+});
+
 t.test('settings: security policy and voice are saved as the server stores them', async (t) => {
   await page.goto(assistantUrl);
   await page.getByLabel(/Allowed domains/).fill('https://shop.example');
