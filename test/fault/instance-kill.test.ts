@@ -1,0 +1,77 @@
+import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TEST_SECRET_KEY } from '../helpers/app.js';
+import { waitFor } from '../voice/helpers.js';
+import { startFaultRig } from './helpers.js';
+import { assertBilledRealTime, assertSettledOnce, beat, FAULT_ENV, startCall, voiceSetup } from './voice.js';
+
+const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+/** Another instance of the same deployment as a real process (so it can be killed -9). */
+async function startInstance(t: Test, env: Record<string, string>): Promise<{ url: string; kill: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async () => {
+    child.kill('SIGKILL');
+    await exited;
+  };
+  t.teardown(kill);
+  const port = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
+    const line = output.split('\n').find((l) => l.includes('"parley listening"'));
+    return line ? (JSON.parse(line) as { port: number }).port : undefined;
+  }, 'the instance to listen', 60_000);
+  return { url: `http://127.0.0.1:${port}`, kill };
+}
+
+/**
+ * Issue 12 (instance kill): the instance running a call is killed -9. The survivor answers 421 while the dead owner's
+ * record lives, then reports the call lost (control_lost), settled exactly once, billed for the connected time up to
+ * the kill (the owner persisted its usage every renewal).
+ */
+t.test('the owner is killed mid-call: lost, settled once by the survivor, billed to the kill', async (t) => {
+  const rig = await startFaultRig(t, { env: FAULT_ENV, voice: { orphanSweepEveryMs: 500 } });
+  const survivor = rig.app;
+  const owner = await startInstance(t, {
+    ...rig.env,
+    REDIS_KEY_PREFIX: survivor.redisPrefix,
+    SECRET_KEY: TEST_SECRET_KEY,
+    INSTANCE_ID: 'instance-doomed',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-fault-')),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    VOICE_OWNERSHIP_TTL_SECONDS: '3', // renewed every second
+  });
+  const { owner: account, assistant } = await voiceSetup(survivor);
+  const call = await startCall(t, survivor, account, assistant, owner.url);
+  t.equal((await beat(call, owner.url)).body.status, 'healthy', 'the owner answers');
+  const wrong = await beat(call, survivor.url);
+  t.equal(wrong.status, 421, 'the survivor sends callers to the owner');
+
+  await new Promise((r) => setTimeout(r, 2500));
+  await owner.kill();
+  const connectedMs = performance.now() - call.joinedAt;
+
+  const lost = await waitFor(async () => {
+    const res = await beat(call, survivor.url);
+    return res.status === 200 ? res.body : undefined;
+  }, 'the dead owner\'s record to expire', 15_000);
+  t.match(lost, { status: 'lost', endReason: 'control_lost' }, 'then the call is reported lost');
+  const end = await Promise.all([1, 2, 3].map(() => survivor.url).map((base) => beat(call, base)));
+  t.ok(end.every((r) => r.status === 200 && r.body.status === 'lost'), 'every later answer agrees');
+  const row = await assertSettledOnce(t, rig.database.sql, call, { state: 'lost' });
+  t.equal(row.endReason, 'control_lost');
+  t.equal(row.ownerGeneration, 2, 'settled once (one generation bump by the reaper)');
+  assertBilledRealTime(t, row.billableSeconds, connectedMs, 'billed up to the kill');
+});
