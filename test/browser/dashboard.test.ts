@@ -303,6 +303,23 @@ t.test('an operator signs in by keyboard, sees the admin link, the accounts, gra
   await shoot('admin');
 });
 
+t.test('sign-up, on a server with SIGNUP_ENABLED, creates the account and signs it in', async (t) => {
+  const open = await startTestApp(t, { database, env: { SIGNUP_ENABLED: 'true' } });
+  // Cookies are per host, not port: drop the operator's session so this server shows its sign-in page.
+  await browser.context.clearCookies();
+  const p = await browser.newPage();
+  await p.goto(`${open.url}/dashboard/sign-in`);
+  await p.getByRole('link', { name: 'Create an account' }).click();
+  await p.getByRole('heading', { name: 'Create your account' }).waitFor();
+  await p.getByLabel('Name').fill('New Owner');
+  await p.getByLabel('Email').fill(`new-${Date.now()}@example.test`);
+  await p.getByLabel('Password').fill('a long enough new password');
+  await p.getByRole('button', { name: 'Create account' }).click();
+  await p.getByRole('heading', { name: 'Assistants', level: 1 }).waitFor();
+  t.pass('signed up and in');
+  await p.close();
+});
+
 t.test('no uncaught errors in the page (failed requests the tests caused on purpose aside)', async (t) => {
   const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|403|503)/.test(e));
   t.same(unexpected, []);
