@@ -57,9 +57,11 @@ export class VoiceService {
       environment: {
         now: () => clock.now(),
         end: async (session, reason, by) => {
+          // A mint that failed after its provider session started tears that down too: never a session, not counted.
+          const registered = ctx.sessions.has(session.id);
           const final = await finishSession(ctx, turns, session, reason, by);
           // `lost`: another instance settled it (and counted it).
-          if (final.status === 'ended') this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+          if (registered && final.status === 'ended') this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
           return final;
         },
         ground: (session, request, question) => void turns.ground(session, request, question),

@@ -5,9 +5,9 @@ import t from 'tap';
 import { createAssistant } from '../../src/assistants/index.js';
 import { startCluster, waitUntil, type Cluster } from '../../scripts/cluster/cluster.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { TEST_REDIS_URL } from '../helpers/env.js';
+import { startRedisProcess } from '../helpers/redis-process.js';
 import { createOwner } from '../helpers/identity.js';
-import { deleteKeysWithPrefix, uniquePrefix } from '../helpers/store.js';
+import { uniquePrefix } from '../helpers/store.js';
 import { Caller, type EndSeen } from './caller.js';
 
 // Issue 19: three real instances behind the real HAProxy (deploy/haproxy.cfg's rules), one Postgres database and one
@@ -31,7 +31,8 @@ async function metricSum(urls: string[], sample: string): Promise<number> {
 t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of an owner', { timeout: 240_000 }, async (t) => {
   const database = await createTestDatabase(t);
   const prefix = uniquePrefix('cluster');
-  t.teardown(() => deleteKeysWithPrefix(prefix));
+  // A redis-server of the test's own: one phase stops it (the shared Redis is never touched).
+  const redis = await startRedisProcess(t);
   const owner = await createOwner(database.sql);
   const assistant = await createAssistant(database.sql, { accountId: owner.accountId }, {
     name: 'Cluster voice',
@@ -52,7 +53,7 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
       LOG_LEVEL: 'warn',
       DATABASE_URL: database.url,
       DATABASE_POOL_SIZE: '4',
-      REDIS_URL: TEST_REDIS_URL,
+      REDIS_URL: redis.url,
       REDIS_KEY_PREFIX: prefix,
       SECRET_KEY: 'cluster-test-secret-key-that-is-at-least-32-bytes',
       API_RATE_LIMIT_PER_MINUTE: '100000',
@@ -87,6 +88,27 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
   t.ok(first.every((c) => c.mediaFramesSent > 10 && c.statuses.includes(101)), 'every media socket opened through the proxy and carried audio');
   t.ok(first.every((c) => c.gateLines.some((l) => l.type === 'gate') && c.gateLines.at(-1)?.type === 'end'), 'every gate stream ran until its end line');
   t.ok(firstEnds.every((e) => e.status === 'ended' && e.endReason === null), 'every call ended by its caller');
+
+  // ---- Redis unavailable: live calls continue, new mints fail with a clear 503, all recovers when it returns ----
+  const throughOutage = await Promise.all(Array.from({ length: 3 }, () => call()));
+  await redis.kill();
+  const refusedMint = await fetch(`${cluster.url}/api/v1/voice/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${owner.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }),
+  });
+  t.equal(refusedMint.status, 503, 'a mint while Redis is down: 503');
+  t.match(await refusedMint.json(), { code: String, requestId: String }, 'a clear answer from Parley (a code), not the proxy\'s page');
+  await pause(2500);
+  t.ok(throughOutage.every((c) => c.over === undefined && c.mediaClose === undefined && c.heartbeats.at(-1)?.status === 200), 'live calls go on through the outage');
+  await redis.start();
+  await waitUntil(async () => (await cluster.serverStates()).parley?.n1 === 'UP' && (await fetch(`${cluster.url}/readyz`)).status === 200, 20_000, 'the instances to be ready again');
+  const afterOutage = await call();
+  await pause(1500);
+  t.ok([...throughOutage, afterOutage].every((c) => c.over === undefined && c.heartbeats.at(-1)?.status === 200), 'after Redis returns: calls live, mints succeed');
+  const outageEnds = await Promise.all([...throughOutage, afterOutage].map((c) => c.end()));
+  t.ok(outageEnds.every((e) => e.status === 'ended' && e.endReason === null), 'and they end as their callers chose');
+  t.equal([...throughOutage, afterOutage].reduce((n, c) => n + c.count421(), 0), 0, 'no 421 through the outage');
 
   // ---- SIGKILL of an owner mid-call ---------------------------------------------------------------------------
   const second: Caller[] = [];
@@ -156,8 +178,11 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
     from usage_reservations r left join usage_events e on e.reservation_id = r.id
     where r.account_id = ${owner.accountId} and r.kind = 'voice'
     group by r.voice_session_id`;
-  t.equal(usage.length, seen.size, 'every call was metered');
-  const unsettled = usage.filter((u) => u.open !== 0 || u.events !== u.reservations || u.units !== seen.get(u.sessionId)?.billableSeconds);
+  t.equal(usage.filter((u) => seen.has(u.sessionId)).length, seen.size, 'every call was metered');
+  const unsettled = usage.filter((u) => seen.has(u.sessionId) && (u.open !== 0 || u.events !== u.reservations || u.units !== seen.get(u.sessionId)?.billableSeconds));
   t.same(unsettled, [], 'each call settled exactly once, for the seconds its caller was told');
+  // Mints refused while Redis was down (the proxy tried each on up to three instances) gave their grants back.
+  const refusedGrants = usage.filter((u) => !seen.has(u.sessionId));
+  t.ok(refusedGrants.length >= 1 && refusedGrants.every((u) => u.open === 0 && u.events === u.reservations && u.units === 0), 'refused mints left no open or billed grant');
   if (t.passing() === false) t.comment(output.filter((l) => /error|warn|ALERT/i.test(l)).slice(-40).join('\n'));
 });
