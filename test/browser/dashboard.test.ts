@@ -300,6 +300,11 @@ t.test('an operator signs in by keyboard, sees the admin link, the accounts, gra
   const audit = page.getByRole('table', { name: 'Audit log' });
   await audit.getByRole('cell', { name: 'hosting_account.credit_granted' }).waitFor();
   t.match(await audit.innerText(), new RegExp(owner.accountId), 'the audit row names the account');
+  await ownerCard.getByRole('combobox', { name: /^Plan/ }).selectOption('pro');
+  await ownerCard.getByRole('button', { name: 'Save changes' }).click();
+  await ownerCard.getByText('Saved (audit-logged).').waitFor();
+  t.match(await ownerCard.locator('dl.stats').innerText(), /Plan\s+pro/, 'the plan change is what the server now says');
+  await audit.getByRole('cell', { name: 'hosting_account.updated' }).waitFor();
   await shoot('admin');
 });
 
