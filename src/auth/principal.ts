@@ -39,3 +39,18 @@ export function ownerOf(ctx: RequestContext<unknown, unknown, unknown>): OwnerPr
   if (p.kind === 'keyless') throw new AppError('AUTH_REQUIRED', 401, 'Sign in or send an API key.');
   return p;
 }
+
+export type CallerSource = 'api' | 'widget' | 'playground';
+
+/**
+ * Where a chat or voice call comes from, decided by who the caller is, never by what the body claims (issue 17/18
+ * follow-up): `playground` (exempt from voice minutes by default) only for the signed-in owner's dashboard session,
+ * which bearer-or-keyless admits only from Parley's own origin; a keyless caller is always `widget` and an API key
+ * always `api`, whatever `source` they send (the spec lets no-Bearer callers name the source, so asking is not
+ * refused: it is simply not granted).
+ */
+export function callerSource(principal: Principal, asked: CallerSource | undefined): CallerSource {
+  if (principal.kind === 'keyless') return 'widget';
+  if (principal.kind === 'api_key') return 'api';
+  return asked === 'playground' ? 'playground' : 'api';
+}

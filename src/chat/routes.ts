@@ -17,7 +17,10 @@ export const chatBodySchema = z
       .max(40)
       .optional()
       .describe('Earlier turns for a new conversation (ignored when conversationId is given: the stored messages are used).'),
-    source: z.enum(['api', 'widget', 'playground']).optional(),
+    source: z
+      .enum(['api', 'widget', 'playground'])
+      .optional()
+      .describe('playground is granted only to the assistant owner\'s signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.'),
     voiceUnavailable: z
       .boolean()
       .optional()

@@ -1,5 +1,5 @@
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
-import type { Principal } from '../auth/principal.js';
+import { callerSource, type Principal } from '../auth/principal.js';
 import { findContinuableConversation, recentMessages, recordExchange, type ConversationSource, type Outcome, type StoredSource } from '../conversations/index.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
@@ -79,7 +79,8 @@ export async function prepareChat(deps: ChatDeps, principal: Principal, request:
   } else {
     assistant = await getOwnedAssistant(deps.sql, principal, body.assistantId);
   }
-  const source: ConversationSource = keyless ? (body.source === 'playground' ? 'playground' : 'widget') : (body.source ?? 'api');
+  // Playground only for the owner's dashboard session; a keyless or API-key caller gets its real source.
+  const source: ConversationSource = callerSource(principal, body.source);
   const visitorId = body.visitorId ?? null;
 
   let conversationId: string;

@@ -1,6 +1,6 @@
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
 import { isVisitorsOwnConversation } from '../conversations/index.js';
-import type { Principal } from '../auth/index.js';
+import { callerSource, type Principal } from '../auth/index.js';
 import { AppError, isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { VoiceProviderError, VoiceProviderErrorCodes } from '../providers/voice/index.js';
@@ -64,14 +64,16 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
   const voice = assistant.settings.voice;
   if (!voice.enabled) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.disabled();
+  // Playground (exempt from voice minutes by default) only for the owner's dashboard session: a keyless caller is
+  // a widget and a key is api, whatever source they ask for.
+  const source: VoiceSource = callerSource(principal, input.source);
   // Consent (spec rule 2): always required for widget/playground callers; for keys when the assistant says so.
   const recorded = voice.recording === 'on';
-  const consentRequired = isKeyless || voice.requireConsent;
+  const consentRequired = isKeyless || source === 'playground' || voice.requireConsent;
   if (recorded && consentRequired && input.recordingConsent !== true) throw voiceErrors.consentRequired();
   if (ctx.draining) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.draining();
   if (provider === undefined) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.providerNotConfigured();
 
-  const source: VoiceSource = isKeyless ? (input.source === 'playground' ? 'playground' : 'widget') : 'api';
   const accountId = assistant.accountId;
   const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);
   if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);

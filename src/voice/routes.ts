@@ -21,7 +21,7 @@ export const mintBodySchema = z.object({
   recordingConsent: z.boolean().optional().describe('Must be true when the session would be recorded and consent is required (always for widget/playground callers).'),
   visitorId: z.string().min(8).max(80).optional().describe('Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded).'),
   conversationId: z.string().min(1).max(100).optional().describe('Continue this conversation; a new one is started otherwise.'),
-  source: z.enum(['api', 'widget', 'playground']).optional().describe('Keyless callers: widget (default) or playground. Bearer callers are always api.'),
+  source: z.enum(['api', 'widget', 'playground']).optional().describe('playground is granted only to the assistant owner\'s signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.'),
 });
 
 export const mintResponseSchema = z.object({

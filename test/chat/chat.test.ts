@@ -203,3 +203,32 @@ t.test('signed visitor identity when the assistant requires it', async (t) => {
   const stale = signature.replace(/^t=\d+/, `t=${Math.floor(Date.now() / 1000) - 3600}`);
   t.equal((await chat({ 'x-parley-signature': stale })).status, 403, 'an old or altered signature fails');
 });
+
+t.test('source playground is granted only to the signed-in owner on the same origin; others get their real source', async (t) => {
+  const { url, deps } = await startTestApp(t);
+  const owner = await createOwner(deps.sql);
+  const cookie = await login(url, owner.email, owner.password);
+  const created = await fetch(`${url}/api/v1/assistants`, {
+    method: 'POST',
+    headers: { ...bearer(owner.secret), 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Playground check', settings: { allowedDomains: [SHOP] } }),
+  });
+  const { assistant } = (await created.json()) as { assistant: { id: string; publicId: string } };
+  const chat = async (body: object, headers: Record<string, string>) => {
+    const res = await fetch(`${url}/api/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    t.equal(res.status, 200, `chat answered (${JSON.stringify(headers).slice(0, 40)})`);
+    const { conversationId } = (await res.json()) as { conversationId: string };
+    const conv = await fetch(`${url}/api/v1/conversations/${conversationId}`, { headers: bearer(owner.secret) });
+    return ((await conv.json()) as { conversation: { source: string } }).conversation.source;
+  };
+  const ask = { message: 'Hello there', source: 'playground' };
+  t.equal(await chat({ ...ask, assistantId: assistant.publicId, visitorId: 'visitor-pg-1' }, { origin: SHOP }), 'widget', 'keyless asking for playground is a widget visitor');
+  t.equal(await chat({ ...ask, assistantId: assistant.id }, bearer(owner.secret)), 'api', 'an API key asking for playground is api');
+  t.equal(
+    await chat({ ...ask, assistantId: assistant.publicId, visitorId: 'visitor-pg-2' }, { cookie, origin: SHOP }),
+    'widget',
+    'the owner\'s cookie from another origin does not make a playground caller',
+  );
+  t.equal(await chat({ ...ask, assistantId: assistant.id }, dashboardHeaders(url, cookie)), 'playground', 'the signed-in owner on Parley\'s origin is the playground');
+  t.equal(await chat({ message: 'Hello there', assistantId: assistant.id }, dashboardHeaders(url, cookie)), 'api', 'the owner without asking: api, as before');
+});

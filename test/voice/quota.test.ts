@@ -6,10 +6,10 @@ import { captureLogger } from '../helpers/log.js';
 import { balanceOf } from '../helpers/metering.js';
 import type { TestOwner } from '../helpers/identity.js';
 import {
-  endWithKey, heartbeat, heartbeatUntil, mintAsWidget, mintWithKey, ownerWithVoice, post, startVoiceApp, voiceAssistant, waitFor, type Minted,
+  endWithKey, heartbeat, heartbeatUntil, mintAsWidget, mintWithKey, ORIGIN, ownerWithVoice, post, startVoiceApp, voiceAssistant, waitFor, type Minted,
 } from './helpers.js';
 import { mediaUrl, openMedia } from './media-client.js';
-import { bearer } from '../helpers/identity.js';
+import { bearer, dashboardHeaders, login } from '../helpers/identity.js';
 
 /**
  * Voice minutes and concurrency through the real quota (metering's voice grants, real Postgres), against the real
@@ -172,18 +172,46 @@ t.test('concurrency: the plan\'s calls per account (429 vs widget 403), and the 
   await endWithKey(shadow, o3, y.sessionId);
 });
 
-t.test('owner playground voice is exempt from the minutes (counted as playground seconds) unless configured otherwise', async (t) => {
+t.test('playground voice is granted only to the signed-in owner (same origin): exempt from the minutes, counted as playground seconds', async (t) => {
   const app = await startVoiceApp(t, { env: ENFORCE });
   const owner = await ownerWithVoice(app);
   const assistant = await voiceAssistant(app, owner);
   await useMinutes(app, owner, 600);
-  const res = await mintAsWidget(app, assistant, { source: 'playground', visitorId: 'playground-owner-1' });
+  const cookie = await login(app.url, owner.email, owner.password);
+
+  // Asking for playground grants nothing: a keyless caller is a widget visitor, a key is api, a cookie from another
+  // origin is ignored (keyless). All are refused here because the minutes are used up.
+  const keyless = await mintAsWidget(app, assistant, { source: 'playground', visitorId: 'playground-owner-1' });
+  t.equal(keyless.status, 403, 'keyless + playground: treated as the widget');
+  t.match(keyless.body, { code: 'VOICE_UNAVAILABLE', reason: 'voice_unavailable' });
+  const byKey = await post(app.url, '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['playback_gate'], source: 'playground' }, bearer(owner.secret));
+  t.equal(byKey.status, 402, 'API key + playground: treated as api');
+  t.match(byKey.body, { reason: 'voice_minutes_exhausted' });
+  const crossSite = await post(
+    app.url,
+    '/api/v1/voice/sessions',
+    { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'], recordingConsent: true, visitorId: 'playground-owner-1', source: 'playground' },
+    { cookie, origin: ORIGIN },
+  );
+  t.equal(crossSite.status, 403, 'the owner\'s cookie sent from another origin does not make a playground caller');
+  const [{ n }] = await app.database.sql`select count(*)::int as n from voice_sessions where account_id = ${owner.accountId}` as any;
+  t.equal(n, 0, 'no session was started for any of them');
+
+  // The signed-in owner on Parley's own origin: playground, exempt, counted as playground seconds.
+  const res = await post(
+    app.url,
+    '/api/v1/voice/sessions',
+    { assistantId: assistant.id, capabilities: ['heartbeat', 'playback_gate'], recordingConsent: true, source: 'playground' },
+    dashboardHeaders(app.url, cookie),
+  );
   t.equal(res.status, 200, 'minutes used up, the playground still works');
   const minted = res.body as Minted;
+  const [row] = await app.database.sql`select source from voice_sessions where id = ${minted.sessionId}`;
+  t.equal(row!.source, 'playground');
   await openMedia(mediaUrl(app, minted)); // only time with a connected caller is billed
   app.clock.advance(1000);
   await new Promise((r) => setTimeout(r, 1100));
-  const end = await post(app.url, `/api/v1/voice/sessions/${minted.sessionId}/end`, { visitorId: 'playground-owner-1' }, { origin: 'https://shop.example' });
+  const end = await post(app.url, `/api/v1/voice/sessions/${minted.sessionId}/end`, {}, dashboardHeaders(app.url, cookie));
   t.equal(end.status, 200);
   const balance = await balanceOf(app.database.sql, owner.accountId);
   t.equal(balance!.voiceSecondsUsed, 600, 'not counted toward the minutes');
@@ -191,9 +219,15 @@ t.test('owner playground voice is exempt from the minutes (counted as playground
   t.ok(end.body.billableSeconds >= 1);
 
   const strict = await startVoiceApp(t, { database: app.database, redisPrefix: app.redisPrefix, env: { ...ENFORCE, VOICE_QUOTA_EXEMPT_PLAYGROUND: 'false' } });
-  const refused = await mintAsWidget(strict, assistant, { source: 'playground', visitorId: 'playground-owner-1' });
-  t.equal(refused.status, 403);
-  t.match(refused.body, { reason: 'voice_unavailable' });
+  const strictCookie = await login(strict.url, owner.email, owner.password);
+  const refused = await post(
+    strict.url,
+    '/api/v1/voice/sessions',
+    { assistantId: assistant.id, capabilities: ['heartbeat', 'playback_gate'], recordingConsent: true, source: 'playground' },
+    dashboardHeaders(strict.url, strictCookie),
+  );
+  t.equal(refused.status, 402, 'not exempt: the owner is told the real reason');
+  t.match(refused.body, { reason: 'voice_minutes_exhausted' });
 });
 
 t.test('settled exactly once: end twice, and a call whose instance died', async (t) => {

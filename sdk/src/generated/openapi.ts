@@ -1239,7 +1239,10 @@ export interface operations {
                         role: "user" | "assistant";
                     }[];
                     message: string;
-                    /** @enum {string} */
+                    /**
+                     * @description playground is granted only to the assistant owner's signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.
+                     * @enum {string}
+                     */
                     source?: "api" | "widget" | "playground";
                     visitorId?: string;
                     /** @description Sent by the widget after a voice session ended for a usage reason: the answer says neutrally that voice has ended. Carries no reason; not stored. */
@@ -2062,7 +2065,7 @@ export interface operations {
                     /** @description Must be true when the session would be recorded and consent is required (always for widget/playground callers). */
                     recordingConsent?: boolean;
                     /**
-                     * @description Keyless callers: widget (default) or playground. Bearer callers are always api.
+                     * @description playground is granted only to the assistant owner's signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.
                      * @enum {string}
                      */
                     source?: "api" | "widget" | "playground";
