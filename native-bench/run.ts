@@ -49,6 +49,10 @@ const { values } = parseArgs({
     eld: { type: 'boolean', default: false },
     /** Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (default: Parley's own default configuration). */
     'append-ms': { type: 'string' },
+    /** Keep measuring larger N after an implementation saturated (by default the rest of its N are skipped). */
+    'no-skip': { type: 'boolean', default: false },
+    /** Re-render the table, the targets, RESULTS.md and the chart from results/latest.json without measuring. */
+    report: { type: 'boolean', default: false },
     /** postgres (default: BENCH_DATABASE_URL or the local server, a fresh database per run) or embedded (PGlite). */
     database: { type: 'string', default: 'postgres' },
   },
@@ -70,7 +74,26 @@ if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a p
 const shapes = (values.shapes ?? (quick ? 'echo' : 'echo,realistic')).split(',') as TrafficShape[];
 for (const s of shapes) if (s !== 'echo' && s !== 'realistic') throw new Error(`unknown shape ${s} (echo, realistic)`);
 
+/** --report: the last run's figures through the current report and target code (nothing is measured). */
+function reportOnly(): void {
+  const dir = join(BENCH_DIR, 'results');
+  const results = JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')) as BenchResults;
+  results.targets = [...evaluateTargets(results.voice, results.http), ...usageTargets(results.usage)];
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(consoleReport(results));
+  if (results.argv.some((a) => a.startsWith('--only'))) return log('latest.json is an --only run: RESULTS.md and the chart are left as they are');
+  writeResultsMarkdown(results);
+  if (results.voice) {
+    const shape = results.voice.settings.shapes.includes('realistic') ? 'realistic' : 'echo';
+    const rows = results.voice.summaries.filter((r) => r.shape === shape);
+    const m = results.machine;
+    writeFileSync(join(dir, 'chart.svg'), renderChart(rows, `${shape} shape, medians of ${results.voice.settings.rounds} rounds; ${m.cpuCount} x ${m.cpuModel}, node ${m.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+  }
+  log('re-rendered native-bench/RESULTS.md and native-bench/results/chart.svg from results/latest.json');
+}
+
 async function main(): Promise<void> {
+  if (values.report) return reportOnly();
   if (!canSampleProcesses()) throw new Error('native-bench reads server CPU and RSS from /proc: run it on Linux');
   const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   assertLoopback(redisUrl);
@@ -121,6 +144,7 @@ async function main(): Promise<void> {
           shapes,
           sessions,
           rounds,
+          noSkip: values['no-skip'],
           warmupMs: voiceSettings.warmupMs,
           measureMs: voiceSettings.measureMs,
           drainMs: voiceSettings.drainMs,
