@@ -243,6 +243,12 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
       }
     }
 
+    // Warm-up, not recorded: every server's JIT has compiled its hot path before round 1 (otherwise round 1 measures
+    // compilation, for Parley far more than for a one-line hello).
+    for (const target of targets) {
+      options.log(`http: warm-up ${target.name}...`);
+      await runWrk(wrk, target.request, { ...base, connections: target.connections, seconds: Math.min(2, options.seconds) }).catch(() => undefined);
+    }
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
         options.log(`http: round ${round}/${rounds} ${target.name}...`);
