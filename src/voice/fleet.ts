@@ -146,10 +146,16 @@ export class VoiceFleet {
     try {
       const generations = owned.map((s) => s.lease.record.generation);
       try {
-        const matched = await q.renewSessions(ctx.deps.sql, owned.map((s) => s.id), owned.map((s) => s.billableUsageSeconds()), generations);
+        const matched = await q.renewSessions(ctx.deps.sql, ctx.ownership.instanceId, owned.map((s) => s.id), owned.map((s) => s.billableUsageSeconds()), generations);
         owned.forEach((session, i) => {
-          // Not matched at the generation we sent, and not re-asserted since: settled or taken elsewhere.
-          if (matched.has(session.id) || session.status !== 'active' || this.reasserting.has(session.id)) return;
+          const generation = matched.get(session.id);
+          if (generation !== undefined) {
+            // A re-assertion of ours committed though its answer was lost: adopt the generation the database holds.
+            if (generation > session.lease.record.generation) session.lease.record = { ...session.lease.record, generation };
+            return;
+          }
+          // Not matched, and not re-asserted since: settled or taken elsewhere.
+          if (session.status !== 'active' || this.reasserting.has(session.id)) return;
           if (session.lease.record.generation !== generations[i]) return;
           session.log.warn('voice session settled elsewhere; this instance no longer controls it');
           void session.end('control_lost');

@@ -116,19 +116,20 @@ export async function settleSession(
 }
 
 /**
- * One statement per liveness tick for every session this instance owns: liveness and the last usage seen, fenced
- * by the generation each owner holds. Returns the ids that matched; an owned id missing from the answer was settled
- * or taken over elsewhere (its owner must stop acting).
+ * One statement per liveness tick for every session this instance owns: liveness and the last usage seen. Matches
+ * only rows still active, owned by this instance, at the generation the owner holds or a later one (only an active
+ * row's owner bumps its generation: a re-assertion whose answer was lost). Returns the generation of each matched id;
+ * an owned id missing from the answer was settled or taken over elsewhere (its owner must stop acting).
  */
-export async function renewSessions(sql: Db, ids: string[], usageSeconds: number[], generations: number[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await sql<{ id: string }[]>`
+export async function renewSessions(sql: Db, instanceId: string, ids: string[], usageSeconds: number[], generations: number[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{ id: string; ownerGeneration: number }[]>`
     update voice_sessions v
     set renewed_at = now(), usage_seconds = x.usage
     from unnest(${sql.array(ids)}::text[], ${sql.array(usageSeconds)}::float8[], ${sql.array(generations)}::int[]) as x(id, usage, gen)
-    where v.id = x.id and v.state = 'active' and v.owner_generation = x.gen
-    returning v.id`;
-  return new Set(rows.map((r) => r.id));
+    where v.id = x.id and v.state = 'active' and v.owner_instance = ${instanceId} and v.owner_generation >= x.gen
+    returning v.id, v.owner_generation`;
+  return new Map(rows.map((r) => [r.id, r.ownerGeneration]));
 }
 
 /**
@@ -140,7 +141,7 @@ export async function renewSessions(sql: Db, ids: string[], usageSeconds: number
 export async function reassertOwner(sql: Db, id: string, instanceId: string, generation: number): Promise<number | undefined> {
   const [row] = await sql<{ ownerGeneration: number }[]>`
     update voice_sessions set owner_generation = owner_generation + 1, renewed_at = now()
-    where id = ${id} and state = 'active' and owner_instance = ${instanceId} and owner_generation = ${generation}
+    where id = ${id} and state = 'active' and owner_instance = ${instanceId} and owner_generation >= ${generation}
     returning owner_generation`;
   return row?.ownerGeneration;
 }
@@ -154,7 +155,10 @@ export async function findStaleActive(sql: Db, staleMs: number, limit: number): 
     limit ${limit}`;
 }
 
-/** A transcript turn as a conversation message (and the conversation's count), in one transaction. */
+/**
+ * A transcript turn as a conversation message (and the conversation's count), in one statement. Idempotent by the
+ * message id: a retry after an answer lost with the connection (the first attempt did commit) changes nothing.
+ */
 export async function insertTurn(
   sql: Sql,
   m: {
@@ -170,13 +174,16 @@ export async function insertTurn(
     model: string | null;
   },
 ): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`
+  await sql`
+    with inserted as (
       insert into messages (id, conversation_id, assistant_id, role, content, in_reply_to, outcome, sources, provider, model)
       values (${m.id}, ${m.conversationId}, ${m.assistantId}, ${m.role}, ${m.content}, ${m.inReplyTo}, ${m.outcome},
-              ${tx.json(m.sources as never)}, ${m.provider}, ${m.model})`;
-    await tx`update conversations set message_count = message_count + 1 where id = ${m.conversationId}`;
-  });
+              ${sql.json(m.sources as never)}, ${m.provider}, ${m.model})
+      on conflict (id) do nothing
+      returning id
+    )
+    update conversations set message_count = message_count + 1
+    where id = ${m.conversationId} and exists (select 1 from inserted)`;
 }
 
 /** Of these sessions, the ones still linked to a conversation (their recordings may be kept). */

@@ -132,18 +132,30 @@ class PendingSettlement {
 
   async attempt(): Promise<VoiceFinal> {
     const { ctx, session } = this;
-    const generation = session.lease?.record.generation ?? 1;
+    let generation = session.lease?.record.generation ?? 1;
     if (this.row === 'pending') {
-      const settled = await q.settleSession(ctx.deps.sql, {
-        id: session.id,
-        generation,
-        state: 'ended',
-        endReason: this.end.reason,
-        endedBy: this.end.by,
-        usageSeconds: this.end.usageSeconds,
-        billableSeconds: this.final.billableSeconds,
-        usageFinalized: this.final.usageFinalized,
-      });
+      const settle = () =>
+        q.settleSession(ctx.deps.sql, {
+          id: session.id,
+          generation,
+          state: 'ended',
+          endReason: this.end.reason,
+          endedBy: this.end.by,
+          usageSeconds: this.end.usageSeconds,
+          billableSeconds: this.final.billableSeconds,
+          usageFinalized: this.final.usageFinalized,
+        });
+      let settled = await settle();
+      if (settled === undefined) {
+        // Still active and ours at a later generation: a re-assertion of ours committed though its answer was lost
+        // (only an active row's owner bumps it). Settle at that generation.
+        const row = await q.findSession(ctx.deps.sql, session.id);
+        if (row !== undefined && row.state === 'active' && row.ownerInstance === ctx.ownership.instanceId && row.ownerGeneration > generation) {
+          generation = row.ownerGeneration;
+          if (session.lease !== undefined) session.lease.record = { ...session.lease.record, generation };
+          settled = await settle();
+        }
+      }
       if (settled !== undefined) this.row = 'ours';
       else {
         const row = await q.findSession(ctx.deps.sql, session.id);

@@ -1,4 +1,5 @@
 import { newKnowledgeId } from '../assistants/index.js';
+import { DEPENDENCY_UNAVAILABLE, asDependencyFailure, isAppError } from '../errors/index.js';
 import type { VoiceDelegationRequest } from '../providers/voice/index.js';
 import type { VoiceServiceDeps } from './context.js';
 import { groundQuestion } from './grounding.js';
@@ -10,8 +11,14 @@ import type { TranscriptTurn } from './transcripts.js';
  * What a live call says, stored, and what it asks, answered: transcript turns become messages in order (one write
  * chain per session, never on the provider's hot path); delegated turns are grounded in the assistant's documents.
  */
+/** Transcript turns waiting for the database, across the instance (memory bound). */
+const MAX_PENDING_TURNS = 5000;
+/** How long one turn is retried while the database does not answer. */
+const TURN_RETRY_FOR_MS = 5 * 60_000;
+
 export class VoiceTurns {
   private readonly writes = new Map<string, Promise<void>>();
+  private pending = 0;
   private readonly lastUserMessage = new Map<string, string>();
 
   constructor(private readonly deps: VoiceServiceDeps) {}
@@ -20,22 +27,49 @@ export class VoiceTurns {
     const id = newKnowledgeId('msg');
     const inReplyTo = turn.role === 'assistant' ? (this.lastUserMessage.get(session.id) ?? null) : null;
     if (turn.role === 'user') this.lastUserMessage.set(session.id, id);
+    if (this.pending >= MAX_PENDING_TURNS) {
+      // Bounded memory while the database is away: past the bound, new turns are dropped (and said so).
+      session.log.error({ pending: this.pending }, 'voice transcript turn dropped: too many waiting for the database');
+      return;
+    }
+    this.pending++;
+    const row = {
+      id,
+      conversationId: session.conversationId,
+      assistantId: session.assistant.id,
+      role: turn.role,
+      content: turn.text,
+      inReplyTo,
+      outcome: turn.outcome,
+      sources: turn.sources,
+      provider: `voice:${this.deps.voiceProvider?.kind ?? 'unknown'}`,
+      model: this.deps.config.VOICE_MODEL,
+    };
     const previous = this.writes.get(session.id) ?? Promise.resolve();
-    const next = previous.then(() =>
-      q.insertTurn(this.deps.sql, {
-        id,
-        conversationId: session.conversationId,
-        assistantId: session.assistant.id,
-        role: turn.role,
-        content: turn.text,
-        inReplyTo,
-        outcome: turn.outcome,
-        sources: turn.sources,
-        provider: `voice:${this.deps.voiceProvider?.kind ?? 'unknown'}`,
-        model: this.deps.config.VOICE_MODEL,
-      }).catch((err: unknown) => session.log.error({ err }, 'voice transcript turn not stored')),
-    );
+    const next = previous
+      .then(() => this.store(row))
+      .catch((err: unknown) => session.log.error({ err: { message: (err as Error).message } }, 'voice transcript turn not stored'))
+      .finally(() => {
+        this.pending--;
+      });
     this.writes.set(session.id, next);
+  }
+
+  /**
+   * One turn, retried while the database does not answer (issue 12: writes during a call are queued, not lost),
+   * for at most TURN_RETRY_FOR_MS; the insert is idempotent, so a retry after a lost answer stores it once.
+   */
+  private async store(row: Parameters<typeof q.insertTurn>[1]): Promise<void> {
+    const giveUpAt = Date.now() + TURN_RETRY_FOR_MS;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+      try {
+        return await q.insertTurn(this.deps.sql, row);
+      } catch (err) {
+        if (asDependencyFailure(err) === undefined && !(isAppError(err) && err.code === DEPENDENCY_UNAVAILABLE)) throw err;
+        if (Date.now() + delay > giveUpAt) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
   }
 
   /** The session is ending: flush its last turns, wait for them to be stored, forget it. */

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { speechFrames } from '../voice/media-client.js';
 import { SQL_DEADLINE_MS, startFaultRig } from './helpers.js';
 import { assertBilledRealTime, assertSettledOnce, beatUntil, endCall, FAST_OWNERSHIP, FAULT_ENV, heartbeatsWhile, startCall, voiceSetup } from './voice.js';
 
@@ -17,6 +18,9 @@ t.test('a live call survives a PostgreSQL stall; an end during an outage settles
   await t.test('PostgreSQL stalled for 3 s (3x the record life)', async (t) => {
     const seen = await heartbeatsWhile(call, async () => {
       rig.pgProxy.stall();
+      // The caller speaks, then falls silent: the provider transcribes and answers, turns to store meanwhile.
+      for (const frame of speechFrames(40)) call.media.send(frame);
+      for (let i = 0; i < 40; i++) call.media.send(Buffer.alloc(960));
       await new Promise((r) => setTimeout(r, 3000));
       rig.pgProxy.heal();
     });
@@ -25,6 +29,15 @@ t.test('a live call survives a PostgreSQL stall; an end during an outage settles
     await beatUntil(call, 'healthy');
     const [row] = await rig.database.sql`select state, owner_generation from voice_sessions where id = ${call.minted.sessionId}`;
     t.match(row, { state: 'active', ownerGeneration: 1 }, 'still active, same owner generation: nobody took it over');
+    const deadline = Date.now() + 15_000;
+    let stored: Array<{ role: string }> = [];
+    while (Date.now() < deadline && !stored.some((m) => m.role === 'user')) {
+      stored = await rig.database.sql<{ role: string }[]>`select role from messages where conversation_id = ${call.minted.conversationId}`;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    t.ok(stored.some((m) => m.role === 'user'), `what the caller said during the stall was stored once it passed (${stored.length} messages)`);
+    const [conversation] = await rig.database.sql`select message_count from conversations where id = ${call.minted.conversationId}`;
+    t.equal(conversation!.messageCount, stored.length, 'each turn counted once');
   });
 
   await t.test('the caller hangs up while PostgreSQL is cut: ended now, settled once it is back', async (t) => {
