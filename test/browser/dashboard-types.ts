@@ -1,6 +1,8 @@
 /**
  * Types of the dashboard-only routes (cookie session; not in the v1 document), generated like the SDK's contract
- * types: the server's route table -> an OpenAPI document of those routes -> openapi-typescript. The dashboard
+ * types and by the same generator (sdk/contract/tooling.ts): the server's route table -> an OpenAPI document of those
+ * routes -> openapi-typescript. What the v1 document already names (the Error body, the error answers, Document...)
+ * is not emitted again: the file imports the SDK's generated `components` as `v1` and refers to them. The dashboard
  * (web/dashboard/src/api/dashboard-routes.ts) types its calls with them instead of writing shapes by hand.
  *
  *   npm run dashboard:generate   rewrites web/dashboard/src/api/generated/dashboard-routes.ts after a route change;
@@ -10,8 +12,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { API_VERSION, routeTable } from '../../src/app.js';
+import { generateTypes } from '../../sdk/contract/tooling.js';
+import { API_VERSION, routeTable, routeTableDocument } from '../../src/app.js';
 import { buildOpenApiDocument, type AnyRoute } from '../../src/http/index.js';
 
 export const DASHBOARD_TYPES_FILE = new URL('../../web/dashboard/src/api/generated/dashboard-routes.ts', import.meta.url);
@@ -42,9 +44,24 @@ export function dashboardDocument(): Record<string, unknown> {
   });
 }
 
+/** Where the generated file imports the v1 types from (relative to web/dashboard/src/api/generated/). */
+const V1_TYPES = '../../../../../sdk/src/generated/openapi.js';
+
+/** The API key scopes, in the server's order: the enum of the key-creation body (a runtime list the Keys page shows). */
+function scopesOf(document: Record<string, unknown>): string[] {
+  const paths = document['paths'] as Record<string, any>;
+  const scopes: unknown = paths['/api/account/keys']?.post?.requestBody?.content?.['application/json']?.schema?.properties?.scopes?.items?.enum;
+  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => typeof s === 'string')) {
+    throw new Error('POST /api/account/keys no longer documents its scopes as an enum: update scopesOf in test/browser/dashboard-types.ts');
+  }
+  return scopes;
+}
+
 export async function dashboardTypes(): Promise<string> {
-  const ast = await openapiTS(dashboardDocument() as unknown as OpenAPI3, { alphabetize: true });
-  return HEADER + astToString(ast);
+  const document = dashboardDocument();
+  const types = await generateTypes(document, { header: HEADER, reuse: { document: routeTableDocument(), from: V1_TYPES } });
+  const scopes = scopesOf(document).map((s) => `    ${JSON.stringify(s)},\n`).join('');
+  return `${types}/** The API key scopes, in the server's order (the enum of POST /api/account/keys). */\nexport const scopes = [\n${scopes}] as const;\n`;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -6,7 +6,7 @@
  */
 import { errorFromAnswer, networkError } from '../../../../sdk/src/errors.js';
 import { sessionFetch } from './client.js';
-import type { paths } from './generated/dashboard-routes.js';
+import { scopes, type paths } from './generated/dashboard-routes.js';
 
 type Method = 'get' | 'post' | 'patch' | 'delete';
 type Path<M extends Method> = { [P in keyof paths]: paths[P][M] extends undefined ? never : P }[keyof paths];
@@ -78,19 +78,8 @@ export type EvalCase = EvalDetail['cases'][number];
 export type EvalCaseInput = RequestBody<'/api/assistants/{assistantId}/evals', 'post'>['cases'][number];
 export type SourceInput = RequestBody<'/api/assistants/{assistantId}/sources', 'post'>;
 
-/** The eight scopes, in the spec's order (the generated union has no order; this list is checked against it). */
-export const SCOPES = [
-  'chat',
-  'assistants:read',
-  'assistants:write',
-  'documents:read',
-  'documents:write',
-  'conversations:read',
-  'analytics:read',
-  'voice',
-] as const satisfies readonly Scope[];
-/** Compile-time check that the list above has every scope the server knows. */
-export const SCOPES_COMPLETE: [Exclude<Scope, (typeof SCOPES)[number]>] extends [never] ? true : never = true;
+/** The API key scopes, in the server's order: generated with the types (the server's list, not a copy of it). */
+export const SCOPES = scopes;
 
 let config: Promise<DashboardConfig> | undefined;
 

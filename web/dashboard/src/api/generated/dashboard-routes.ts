@@ -3,6 +3,8 @@
  * openapi-typescript from the server's route table. Do not edit: run `npm run dashboard:generate`.
  */
 
+import type { components as v1 } from '../../../../../sdk/src/generated/openapi.js';
+
 export interface paths {
     "/api/account/keys": {
         parameters: {
@@ -417,42 +419,11 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: {
-        Document: {
-            /** @description Internal id of the assistant. */
-            assistantId: string;
-            chunkCount: number;
-            createdAt: string;
-            /** @description Why the last attempt failed (also set while a retry is pending). */
-            error: string | null;
-            id: string;
-            mimeType: string | null;
-            name: string;
-            sourceUrl: string | null;
-            /** @enum {string} */
-            status: "pending" | "processing" | "ready" | "failed";
-            /** @enum {string} */
-            type: "file" | "text" | "url" | "faq";
-            updatedAt: string;
-        };
-        Error: {
-            /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
-            code: string;
-            details?: unknown;
-            /** @description A human sentence. */
-            error: string;
-            /** @description Present only where the spec names a reason (voice_unavailable, ...). */
-            reason?: string;
-            requestId: string;
-        };
-    };
+    schemas: never;
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: {
-        /** @description Seconds to wait before retrying. */
-        RetryAfter: number;
-    };
+    headers: never;
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -486,24 +457,9 @@ export interface operations {
                 };
             };
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAccountKeys: {
@@ -544,42 +500,13 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description Too many active keys */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            409: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     deleteApiAccountKeysKeyId: {
@@ -606,42 +533,13 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No such key in this account */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAdminAccounts: {
@@ -690,51 +588,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     patchApiAdminAccountsId: {
@@ -791,60 +653,17 @@ export interface operations {
                 };
             };
             /** @description Invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description No such account */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAdminAccountsIdCredit: {
@@ -896,60 +715,17 @@ export interface operations {
                 };
             };
             /** @description Invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description No such account */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAdminAudit: {
@@ -990,51 +766,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAdminPlans: {
@@ -1067,42 +807,13 @@ export interface operations {
                 };
             };
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     patchApiAdminPlansPlanCode: {
@@ -1149,60 +860,17 @@ export interface operations {
                 };
             };
             /** @description Invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description No such plan */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAssistantsAssistantIdEvals: {
@@ -1259,51 +927,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description The plan does not include evals (plan_limit) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description No such assistant */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description The chat provider is not configured */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAssistantsAssistantIdEvalsEvalId: {
@@ -1375,51 +1007,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description The plan does not include evals (plan_limit) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            403: v1["responses"]["Error"];
             /** @description No such assistant or eval */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAssistantsAssistantIdSources: {
@@ -1446,39 +1042,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        documents: components["schemas"]["Document"][];
+                        documents: v1["schemas"]["Document"][];
                         nextCursor: string | null;
                     };
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAssistantsAssistantIdSources: {
@@ -1522,38 +1096,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        document: components["schemas"]["Document"];
+                        document: v1["schemas"]["Document"];
                     };
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAssistantsAssistantIdUploads: {
@@ -1581,56 +1133,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        document: components["schemas"]["Document"];
+                        document: v1["schemas"]["Document"];
                     };
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description Larger than UPLOAD_LIMIT_BYTES */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            413: v1["responses"]["Error"];
             /** @description Not text, Markdown, HTML or PDF */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            415: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAssistantsAssistantIdVoiceRecordingsSessionId: {
@@ -1665,51 +1181,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: v1["responses"]["Error"];
             /** @description The Range starts past the end. */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            416: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAuthLogin: {
@@ -1750,52 +1230,15 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description Wrong email or password */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Too many attempts */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            429: v1["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiAuthLogout: {
@@ -1824,33 +1267,11 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiAuthMe: {
@@ -1884,33 +1305,11 @@ export interface operations {
                 };
             };
             /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiDashboardConfig: {
@@ -1935,24 +1334,9 @@ export interface operations {
                 };
             };
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiV1AccountBilling: {
@@ -1993,33 +1377,11 @@ export interface operations {
                 };
             };
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiV1AccountBillingCheckout: {
@@ -2050,51 +1412,15 @@ export interface operations {
                 };
             };
             /** @description Invalid plan, or the plan has no product configured */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description The billing provider failed */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            502: v1["responses"]["Error"];
             /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     postApiV1AccountBillingPortal: {
@@ -2122,60 +1448,17 @@ export interface operations {
                 };
             };
             /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description No billing customer yet */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            409: v1["responses"]["Error"];
             /** @description The billing provider failed */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            502: v1["responses"]["Error"];
             /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiV1AccountUsageByAssistant: {
@@ -2208,33 +1491,11 @@ export interface operations {
                 };
             };
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiV1AccountUsageLimits: {
@@ -2279,33 +1540,11 @@ export interface operations {
                 };
             };
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiV1AccountUsageRecent: {
@@ -2345,42 +1584,13 @@ export interface operations {
                 };
             };
             /** @description Invalid limit */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: v1["responses"]["Error"];
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
     getApiV1AccountUsageSummary: {
@@ -2428,33 +1638,22 @@ export interface operations {
                 };
             };
             /** @description No dashboard session */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            default: v1["responses"]["Error"];
         };
     };
 }
+/** The API key scopes, in the server's order (the enum of POST /api/account/keys). */
+export const scopes = [
+    "chat",
+    "assistants:read",
+    "assistants:write",
+    "documents:read",
+    "documents:write",
+    "conversations:read",
+    "analytics:read",
+    "voice",
+] as const;
