@@ -219,8 +219,8 @@ t.test('settings: security policy and voice are saved as the server stores them'
   await alert.waitFor();
   t.match(await alert.innerText(), /VALIDATION_FAILED/, 'a refused value shows the server error and code');
   await page.getByRole('link', { name: 'Playground' }).click();
-  await page.getByText('paste the embed snippet').waitFor();
-  t.pass('the playground says how to talk to it by voice');
+  await page.getByRole('button', { name: 'Start voice call' }).waitFor();
+  t.equal(await page.locator('parley-assistant').getAttribute('source'), 'playground', 'voice is on: the playground offers a call through the widget (dashboard-voice.test.ts places one)');
 });
 
 t.test('an API key: created with scopes, secret shown once, gone after reload, still listed', async (t) => {

@@ -7,6 +7,8 @@
  * Attributes: assistant-id (required), server (default: the script's origin), mode (chat | voice | both; default
  * from the widget config), visitor-id (default: a random id kept in localStorage), signature (from
  * POST /api/v1/widget/sign, sent as X-Parley-Signature), open (start expanded), position="inline" (no launcher).
+ * Parley's own dashboard only: source="playground" calls the API as the signed-in owner (session cookie, same origin):
+ * the assistant is read from the owner routes and calls are metered as playground; elsewhere it grants nothing.
  * API: startVoice(), endVoice(), sendMessage(text), open(), close().
  * Events (bubbling, composed): parley:state {voice}, parley:message {role, text, final}, parley:ended {endReason},
  * parley:error {code, message}.
@@ -22,6 +24,7 @@ import { createView, mountView } from './view.js';
 import { VoiceController, type VoiceState } from './voice.js';
 
 type WidgetConfig = SuccessBody<Operation<'/api/v1/widget/{publicId}/config', 'get'>>;
+type Source = 'widget' | 'playground';
 type Mode = 'chat' | 'voice' | 'both';
 
 const VISITOR_KEY = 'parley:visitor-id';
@@ -148,7 +151,7 @@ export class ParleyAssistant extends HTMLElement {
         assistantId: this.assistantId,
         message,
         visitorId: this.visitorId,
-        source: 'widget',
+        source: this.source,
         ...(this.conversationId !== undefined ? { conversationId: this.conversationId } : {}),
         ...(voiceUnavailable ? { voiceUnavailable: true } : {}),
       })) {
@@ -211,6 +214,7 @@ export class ParleyAssistant extends HTMLElement {
       signature: this.signature,
       conversationId: this.conversationId,
       recordingConsent: recorded,
+      source: this.source,
     });
     this.renderCall();
     const conversationId = await starting;
@@ -236,6 +240,11 @@ export class ParleyAssistant extends HTMLElement {
 
   private get server(): string {
     return (this.getAttribute('server') || scriptBase.origin || location.origin).replace(/\/+$/, '');
+  }
+
+  /** playground: the dashboard's owner session (the server grants it only to that); otherwise a site visitor. */
+  private get source(): Source {
+    return this.getAttribute('source') === 'playground' ? 'playground' : 'widget';
   }
 
   private get signature(): string | undefined {
@@ -284,8 +293,7 @@ export class ParleyAssistant extends HTMLElement {
       this.fail('WIDGET_ASSISTANT_ID_MISSING', errorMessages.unavailable);
       return Promise.resolve(undefined);
     }
-    this.configLoading ??= this.client()
-      .GET('/api/v1/widget/{publicId}/config', { params: { path: { publicId: this.assistantId } } })
+    this.configLoading ??= (this.source === 'playground' ? this.ownerConfig() : this.client().GET('/api/v1/widget/{publicId}/config', { params: { path: { publicId: this.assistantId } } }))
       .then(
         (config) => {
           this.config = config;
@@ -302,6 +310,13 @@ export class ParleyAssistant extends HTMLElement {
         },
       );
     return this.configLoading;
+  }
+
+  /** The playground reads its assistant as the signed-in owner (the keyless config route admits only site origins). */
+  private async ownerConfig(): Promise<WidgetConfig> {
+    const { assistant: a } = await this.client().GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: this.assistantId } } });
+    const { enabled, recording, requireConsent } = a.settings.voice;
+    return { assistantId: a.publicId, name: a.name, welcomeMessage: a.welcomeMessage, voice: { enabled, recording, requireConsent }, requireWidgetSigning: false };
   }
 
   // ---- voice internals ----------------------------------------------------------------------------------------

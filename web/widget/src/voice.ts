@@ -33,6 +33,7 @@ export interface VoiceStart {
   signature: string | undefined;
   conversationId: string | undefined;
   recordingConsent: boolean;
+  source: 'widget' | 'playground';
 }
 
 export class VoiceController {
@@ -79,7 +80,7 @@ export class VoiceController {
       baseUrl: o.server,
       assistantId: o.assistantId,
       visitorId: o.visitorId,
-      source: 'widget',
+      source: o.source,
       capabilities: ['heartbeat', 'playback_gate'],
       recordingConsent: o.recordingConsent,
       ...(o.signature !== undefined ? { signature: o.signature } : {}),

@@ -122,24 +122,63 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
   );
 }
 
+/** Loads the widget script once per page (same origin: the dashboard's `script-src 'self'` admits it). */
+function loadWidgetScript(src: string): Promise<void> {
+  if (customElements.get('parley-assistant') !== undefined) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = src;
+    script.async = true;
+    script.onload = () => resolve();
+    script.onerror = () => reject(new Error('The voice widget could not be loaded.'));
+    document.head.append(script);
+  });
+}
+
 /**
- * Voice: calls go through the <parley-assistant> widget. It cannot run inside the dashboard yet: its keyless routes
- * admit only the assistant's allowed site origins (and same-origin GETs carry no Origin), and the voice mint has no
- * owner-playground source for a signed-in caller. Until the server admits the owner here, say so and point to the
- * embed snippet rather than show a widget that fails.
+ * Voice: a call through the <parley-assistant> widget in playground mode (`source="playground"`): it calls the API
+ * as the signed-in owner with the session cookie, same origin, so the call is metered as playground seconds (exempt
+ * from the voice minutes when the server says so) and never needs the assistant's allowed site domains.
  */
 function VoicePlayground({ assistant }: { assistant: Assistant }) {
-  const [widgetScript, setWidgetScript] = useState<string | null | undefined>(undefined);
+  const [widget, setWidget] = useState<'loading' | 'ready' | 'absent' | 'failed'>('loading');
+  const [ended, setEnded] = useState<string | null>(null);
+  const host = useRef<HTMLDivElement | null>(null);
   useEffect(() => {
     let cancelled = false;
-    dashboardApi.config().then(
-      (c) => !cancelled && setWidgetScript(c.widgetScript),
-      () => !cancelled && setWidgetScript(null),
-    );
+    dashboardApi
+      .config()
+      .then((c) => {
+        if (c.widgetScript === null) return 'absent' as const;
+        return loadWidgetScript(c.widgetScript).then(() => 'ready' as const);
+      })
+      .then(
+        (state) => !cancelled && setWidget(state),
+        () => !cancelled && setWidget('failed'),
+      );
     return () => {
       cancelled = true;
     };
   }, []);
+  useEffect(() => {
+    const box = host.current;
+    if (box === null || widget !== 'ready') return;
+    // Made here, not in JSX: Preact would set `open`/`mode` as properties (the element's methods and getters).
+    const el = document.createElement('parley-assistant');
+    for (const [name, value] of [['assistant-id', assistant.publicId], ['source', 'playground'], ['mode', 'voice'], ['position', 'inline']]) el.setAttribute(name!, value!);
+    box.replaceChildren(el);
+    const onState = (e: Event) => {
+      if ((e as CustomEvent<{ voice: string }>).detail.voice === 'connecting') setEnded(null);
+    };
+    const onEnded = () => setEnded('The call ended. Its seconds count as playground voice on the Usage page.');
+    el.addEventListener('parley:state', onState);
+    el.addEventListener('parley:ended', onEnded);
+    return () => {
+      el.removeEventListener('parley:state', onState);
+      el.removeEventListener('parley:ended', onEnded);
+      el.remove(); // a running call is ended by the widget when it leaves the page
+    };
+  }, [widget, assistant.publicId]);
   const settings = href(`/assistants/${encodeURIComponent(assistant.id)}`);
   return (
     <section class="card" aria-labelledby="voice-h">
@@ -148,17 +187,21 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
         <p class="muted">
           Voice is off for this assistant. Turn it on in <a href={settings}>Settings</a>.
         </p>
-      ) : widgetScript === undefined ? (
-        <p class="muted">Checking the voice widget…</p>
-      ) : widgetScript === null ? (
+      ) : widget === 'loading' ? (
+        <p class="muted">Loading the voice widget…</p>
+      ) : widget === 'absent' ? (
         <p class="muted">This server does not serve the voice widget.</p>
+      ) : widget === 'failed' ? (
+        <p role="alert">The voice widget could not be loaded. Reload the page to try again.</p>
       ) : (
-        <p>
-          Voice calls go through the <code>&lt;parley-assistant&gt;</code> widget, which cannot place calls from the dashboard yet. To talk
-          to this assistant, paste the embed snippet from <a href={settings}>Settings</a> into a page on one of its allowed domains.
-        </p>
+        <>
+          <p class="muted">
+            Talk to the assistant through the same widget your visitors use. Playground calls are metered as playground seconds.
+          </p>
+          <div ref={host} class="voice-widget" />
+          {ended && <p class="muted">{ended}</p>}
+        </>
       )}
     </section>
   );
 }
-

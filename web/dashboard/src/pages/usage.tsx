@@ -88,7 +88,10 @@ export function UsagePage() {
                   </div>
                   <div>
                     <dt>Playground voice minutes</dt>
-                    <dd>{minutes(v.playgroundVoiceSeconds)}</dd>
+                    <dd>
+                      {minutes(v.playgroundVoiceSeconds)}
+                      {v.playgroundVoiceSeconds > 0 && ` (${v.playgroundVoiceSeconds} s)`}
+                    </dd>
                   </div>
                 </dl>
                 <Meter label="Budget" used={s.consumedMicros + s.reservedMicros} limit={s.limitMicros} text={`${dollars(s.consumedMicros)} of ${dollars(s.limitMicros)}${s.reservedMicros ? ` (+${dollars(s.reservedMicros)} reserved)` : ''}`} />

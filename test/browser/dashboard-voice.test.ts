@@ -1,0 +1,80 @@
+/**
+ * Playground voice in the dashboard, in Debian's Chromium: the owner signs in, opens an assistant's Playground and
+ * talks to it through <parley-assistant source="playground"> (same origin, the session cookie, under the dashboard's
+ * CSP) with the fake microphone; the call reaches listening, the assistant's spoken answer is heard, the call ends,
+ * and its seconds show as playground voice on the Usage page (not as voice minutes). The assistant's allowed domains
+ * do not include the dashboard: the owner needs none.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { buildWidget } from '../../web/widget/build.js';
+import { startTestApp } from '../helpers/app.js';
+import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
+import { balanceOf } from '../helpers/metering.js';
+import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
+import { ensureDashboardBuilt } from './dashboard-build.js';
+
+await ensureDashboardBuilt();
+await buildWidget();
+const app = await startTestApp(t);
+const owner = await ownerWithVoice(app);
+const assistant = await voiceAssistant(app, owner);
+const wav = await makeSpeechWav(t, 'Hello there. When are you open tomorrow?');
+const browser = await launchBrowser(t, { fakeAudioWav: wav });
+const page = await browser.newPage();
+page.setDefaultTimeout(20_000);
+
+const hook = () => page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest ?? null))`) as Promise<any>;
+
+/** Waits (bounded) until the widget's test hook satisfies `ok`; on timeout the error shows what it saw. */
+async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const h = await hook();
+    if (h && ok(h)) return h;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; hook: ${JSON.stringify(h).slice(-2000)}; page errors: ${browser.errors.join(' | ')}`);
+    await p.waitForTimeout(50);
+  }
+}
+
+t.test('a playground voice call through the widget, metered as playground seconds', async (t) => {
+  await page.goto(`${app.url}/dashboard/sign-in`);
+  await page.getByLabel('Email').fill(owner.email);
+  await page.getByLabel('Password').fill(owner.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  const errorsBefore = browser.errors.length; // the sign-in page's own "who am I?" is a 401 by design
+  await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
+  const start = page.getByRole('button', { name: 'Start voice call' });
+  await start.waitFor();
+  t.equal(await page.locator('parley-assistant').getAttribute('source'), 'playground');
+
+  // The browser tests read the widget's test hook, which exists only with data-test: add it and re-attach the element.
+  await page.evaluate(`(() => { const el = document.querySelector('parley-assistant'); el.setAttribute('data-test', ''); el.parentNode.append(el); })()`);
+  await start.click();
+  const listening = await untilHook(page, (h) => h.timeline.some((e: any) => e.kind === 'state' && e.value === 'listening'), 'listening');
+  const sessionId = listening.session?.sessionId as string;
+  t.match(sessionId, /^vs_/, 'a voice session was minted');
+  const [row] = await app.database.sql`select source, account_id from voice_sessions where id = ${sessionId}`;
+  t.match(row, { source: 'playground', accountId: owner.accountId }, 'as the signed-in owner, source playground');
+
+  const heard = await untilHook(page, (h) => h.audibleSamples >= 3 && h.timeline.some((e: any) => e.kind === 'caption' && e.value.startsWith('assistant:')), 'the spoken answer');
+  t.ok(heard.maxOutputRms > 0.01, `the assistant's answer was heard (max RMS ${heard.maxOutputRms.toFixed(3)})`);
+
+  await page.getByRole('button', { name: 'End call' }).click();
+  await page.getByText('Its seconds count as playground voice').waitFor();
+  await waitFor(() => !app.app.voice.sessions.has(sessionId), 'the session ended at the service');
+  const [ended] = await app.database.sql`select state, billable_seconds from voice_sessions where id = ${sessionId}`;
+  t.equal(ended!.state, 'ended');
+  const balance = (await balanceOf(app.database.sql, owner.accountId))!;
+  t.ok(balance.playgroundVoiceSeconds >= 1, `playground seconds counted (${balance.playgroundVoiceSeconds})`);
+  t.equal(balance.playgroundVoiceSeconds, ended!.billableSeconds, 'exactly the call\'s billable seconds');
+  t.equal(balance.voiceSecondsUsed, 0, 'not counted toward the voice minutes');
+
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await page.getByRole('heading', { name: /Current period/ }).waitFor();
+  const stats = await page.locator('dl.stats').innerText();
+  t.match(stats, new RegExp(`Playground voice minutes\\s+[0-9.]+ \\(${balance.playgroundVoiceSeconds} s\\)`), 'the Usage page shows the playground seconds');
+  t.match(stats, /Voice minutes used\s+0 \/ 10/, 'and no voice minutes used');
+  t.same(browser.errors.slice(errorsBefore), [], 'no console errors or uncaught exceptions once signed in');
+});
