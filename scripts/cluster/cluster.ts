@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderHaproxyConfig } from './haproxy-config.js';
@@ -23,7 +23,15 @@ export interface ClusterOptions {
   haproxyPath?: string;
   /** Every line an instance or the proxy prints, with its name. */
   onOutput?: (name: string, line: string) => void;
+  /** Route-key slots the proxy knows (`n1..nK`; default twice the instances), so replacements get keys of their own. */
+  slots?: number;
 }
+
+/** What a rolling restart is doing, for a person watching (`npm run cluster`) or a test. */
+export type RollingStep =
+  | { phase: 'replacement-up'; old: ClusterInstance; replacement: ClusterInstance }
+  | { phase: 'draining'; old: ClusterInstance; replacement: ClusterInstance }
+  | { phase: 'retired'; old: ClusterInstance; exitCode: number | null };
 
 export interface ClusterInstance {
   readonly name: string;
@@ -45,6 +53,13 @@ export interface Cluster {
   readonly instances: ClusterInstance[];
   /** The proxy's view of each instance, per backend: `UP`, `DOWN`, `MAINT`... (from the stats CSV). */
   serverStates(): Promise<Record<string, Record<string, string>>>;
+  /**
+   * Replace every instance, one at a time, without cutting a call: start the replacement on a free route key and put
+   * it in the proxy (runtime API, no reload), take the old one out of the mint backend, SIGTERM it and wait while it
+   * drains (the proxy keeps routing its live sessions to it by their key), then free its slot. `instances` is updated
+   * as it goes. Rejects when one is already running or a replacement does not come up (the old instance keeps serving).
+   */
+  rollingRestart(options?: { onStep?: (step: RollingStep) => void }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
   /** SIGTERM every instance still alive (they drain), then the proxy. Resolves when all exited. */
   stop(options?: { signal?: NodeJS.Signals }): Promise<void>;
 }
@@ -75,9 +90,8 @@ function lines(child: ChildProcess, onLine: (line: string) => void): void {
   }
 }
 
-/** Start one instance and wait for its "parley listening" line (its bound port). */
-async function startInstance(index: number, options: ClusterOptions): Promise<ClusterInstance> {
-  const routeKey = `n${index + 1}`;
+/** Start one instance and wait until it answers /healthz. */
+async function startInstance(routeKey: string, options: ClusterOptions): Promise<ClusterInstance> {
   const name = `parley-${routeKey}`;
   const dataDir = join(options.workDir, name);
   mkdirSync(dataDir, { recursive: true });
@@ -137,25 +151,45 @@ async function startInstance(index: number, options: ClusterOptions): Promise<Cl
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.workDir, { recursive: true });
+  const slots = options.slots ?? options.instances * 2;
+  if (!Number.isInteger(slots) || slots < options.instances) throw new Error('slots must be at least the number of instances');
+  const keys = Array.from({ length: slots }, (_, i) => `n${i + 1}`);
+  /** The instances in service (what callers reach), in order. */
   const instances: ClusterInstance[] = [];
+  /** Every process started, draining ones included: stop() waits for all of them. */
+  const processes: ClusterInstance[] = [];
+  /**
+   * Free keys, the longest free first: a replacement never takes the key an instance just gave up, so requests about
+   * that instance's ended sessions (a late end or heartbeat) are not taken for a live owner's (any instance answers them).
+   */
+  const free = keys.slice(options.instances);
   let proxy: ChildProcess | undefined;
   let proxyExited: Promise<unknown> = Promise.resolve();
+  const adminSocket = join(options.workDir, 'haproxy.sock');
   const stop = async (how: { signal?: NodeJS.Signals } = {}) => {
-    for (const i of instances) i.kill(how.signal ?? 'SIGTERM');
-    await Promise.all(instances.map((i) => i.exited));
+    for (const i of processes) i.kill(how.signal ?? 'SIGTERM');
+    await Promise.all(processes.map((i) => i.exited));
     proxy?.kill('SIGTERM');
     await proxyExited;
   };
+  const launch = async (routeKey: string) => {
+    const instance = await startInstance(routeKey, options);
+    processes.push(instance);
+    return instance;
+  };
   try {
     // One at a time: they share the migrations (advisory lock) and the machine's CPU at boot.
-    for (let i = 0; i < options.instances; i++) instances.push(await startInstance(i, options));
+    for (let i = 0; i < options.instances; i++) instances.push(await launch(keys[i]!));
     const proxyPort = options.proxyPort || (await freePort());
     const statsPort = await freePort();
+    const byKey = new Map(instances.map((i) => [i.routeKey, i]));
     const config = renderHaproxyConfig({
       bind: `127.0.0.1:${proxyPort}`,
-      instances: instances.map((i) => ({ routeKey: i.routeKey, address: `127.0.0.1:${i.port}` })),
+      // Free slots point nowhere and stay in maintenance until a replacement takes one.
+      instances: keys.map((key) => (byKey.has(key) ? { routeKey: key, address: `127.0.0.1:${byKey.get(key)!.port}` } : { routeKey: key, address: '127.0.0.1:9', spare: true })),
       checkIntervalMs: options.checkIntervalMs ?? 1000,
       stats: { bind: `127.0.0.1:${statsPort}`, uri: '/stats' },
+      adminSocket,
     });
     const configPath = join(options.workDir, 'haproxy.cfg');
     writeFileSync(configPath, config);
@@ -164,11 +198,64 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     proxyExited = new Promise((resolve) => started.once('exit', resolve));
     started.once('error', () => undefined);
     lines(started, (line) => options.onOutput?.('haproxy', line));
+    const serverStates = () => readServerStates(`http://127.0.0.1:${statsPort}/stats;csv`);
+    const inService = async (key: string) => {
+      const states = await serverStates().catch(() => undefined);
+      return states?.parley?.[key] === 'UP' && states.parley_alive?.[key] === 'UP';
+    };
+    let restarting = false;
+    const rollingRestart: Cluster['rollingRestart'] = async ({ onStep } = {}) => {
+      if (restarting) throw new Error('a rolling restart is already running');
+      restarting = true;
+      const report: Array<{ old: string; replacement: string; exitCode: number | null }> = [];
+      try {
+        for (const old of [...instances]) {
+          if (!old.alive) continue;
+          const key = free.shift();
+          if (key === undefined) throw new Error(`no free route-key slot (${slots} slots)`);
+          // 1. The replacement, on a key of its own: the old owner's sessions keep routing to the old key meanwhile.
+          const replacement = await launch(key).catch((err) => {
+            free.unshift(key);
+            throw err;
+          });
+          await admin(adminSocket, [
+            `set server parley/${key} addr 127.0.0.1 port ${replacement.port}`,
+            `set server parley_alive/${key} addr 127.0.0.1 port ${replacement.port}`,
+            `set server parley/${key} state ready`,
+            `set server parley_alive/${key} state ready`,
+          ]);
+          await waitUntil(() => inService(key), 30_000, `the proxy to see ${replacement.name} up`).catch(async (err) => {
+            replacement.kill('SIGKILL');
+            void replacement.exited.then(() => free.push(key));
+            await admin(adminSocket, [`set server parley/${key} state maint`, `set server parley_alive/${key} state maint`]).catch(() => undefined);
+            throw err;
+          });
+          instances.splice(instances.indexOf(old), 1, replacement);
+          onStep?.({ phase: 'replacement-up', old, replacement });
+          // 2. No new mints for the old one (before its readiness even fails), then SIGTERM: it drains while the
+          //    proxy keeps sending its sessions' heartbeats, gates and media to it (parley_alive, /healthz).
+          await admin(adminSocket, [`set server parley/${old.routeKey} state maint`]);
+          old.kill('SIGTERM');
+          onStep?.({ phase: 'draining', old, replacement });
+          const exitCode = await old.exited;
+          // 3. Gone: its slot is free for a later replacement.
+          await admin(adminSocket, [`set server parley_alive/${old.routeKey} state maint`]);
+          free.push(old.routeKey);
+          processes.splice(processes.indexOf(old), 1);
+          onStep?.({ phase: 'retired', old, exitCode });
+          report.push({ old: old.name, replacement: replacement.name, exitCode });
+        }
+        return report;
+      } finally {
+        restarting = false;
+      }
+    };
     const cluster: Cluster = {
       url: `http://127.0.0.1:${proxyPort}`,
       statsUrl: `http://127.0.0.1:${statsPort}/stats`,
       instances,
-      serverStates: () => readServerStates(`http://127.0.0.1:${statsPort}/stats;csv`),
+      serverStates,
+      rollingRestart,
       stop,
     };
     await waitUntil(async () => {
@@ -178,10 +265,26 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }, 30_000, 'the proxy to see every instance up');
     return cluster;
   } catch (err) {
-    for (const i of instances) i.kill('SIGKILL');
+    for (const i of processes) i.kill('SIGKILL');
     await stop();
     throw err;
   }
+}
+
+/** Commands on HAProxy's runtime API (one connection, `;`-separated); rejects when one answers anything but empty. */
+export async function admin(socketPath: string, commands: string[]): Promise<void> {
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(socketPath);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.setTimeout(5000, () => socket.destroy(new Error('haproxy runtime API did not answer')));
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.once('error', reject);
+    socket.once('close', () => resolve(text));
+    socket.end(`${commands.join('; ')}\n`);
+  });
+  const problems = answer.split('\n').filter((l) => l.trim() !== '' && !/^IP changed from|port changed from|no need to change/i.test(l));
+  if (problems.length > 0) throw new Error(`haproxy refused "${commands.join('; ')}": ${problems.join(' | ')}`);
 }
 
 async function readServerStates(csvUrl: string): Promise<Record<string, Record<string, string>>> {

@@ -14,6 +14,11 @@ export interface ProxyInstance {
   routeKey: string;
   /** host:port the proxy connects to. */
   address: string;
+  /**
+   * A spare slot: declared (with its routing rule) but in maintenance, so a replacement can take it at run time
+   * through the admin socket (`set server ... addr`, `state ready`) without reloading the proxy. See cluster.ts.
+   */
+  spare?: boolean;
 }
 
 export interface ProxyConfigOptions {
@@ -26,6 +31,8 @@ export interface ProxyConfigOptions {
   stats?: { bind: string; uri: string };
   /** Container deployments: resolve server names through Docker's DNS and start even if an instance is not up yet. */
   dockerDns?: boolean;
+  /** A Unix socket for HAProxy's runtime API (admin level): how the local cluster swaps instances in and out. */
+  adminSocket?: string;
 }
 
 const ROUTE_KEY = /^[a-z0-9]{1,12}$/;
@@ -37,11 +44,12 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
   }
   if (new Set(options.instances.map((i) => i.routeKey)).size !== options.instances.length) throw new Error('route keys must be unique');
   const serverOptions = options.dockerDns ? ' resolvers docker init-addr last,libc,none' : '';
-  const servers = options.instances.map((i) => `  server ${i.routeKey} ${i.address} check${serverOptions}`);
+  const servers = options.instances.map((i) => `  server ${i.routeKey} ${i.address} check${serverOptions}${i.spare ? ' disabled' : ''}`);
   const lines = [
     '# Parley behind HAProxy (rendered by scripts/cluster/haproxy-config.ts; see deploy/README.md).',
     'global',
     '  maxconn 8000',
+    ...(options.adminSocket ? [`  stats socket ${options.adminSocket} mode 600 level admin`] : []),
     '',
     ...(options.dockerDns ? ['resolvers docker', '  nameserver dns 127.0.0.11:53', '  hold valid 5s', ''] : []),
     'defaults',
