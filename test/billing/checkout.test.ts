@@ -5,15 +5,7 @@ import { PolarSimulator } from '../helpers/polar-simulator.js';
 
 const sim = await PolarSimulator.start(t);
 const products = { starter: sim.addProduct('Starter'), pro: sim.addProduct('Pro') };
-const app = await startTestApp(t, {
-  env: {
-    BILLING_ACCESS_TOKEN: sim.accessToken,
-    BILLING_WEBHOOK_SECRET: sim.webhookSecret,
-    BILLING_API_BASE_URL: sim.url,
-    BILLING_PRODUCT_ID_STARTER: products.starter,
-    BILLING_PRODUCT_ID_PRO: products.pro,
-  },
-});
+const app = await startTestApp(t, { env: sim.billingEnv(products) });
 sim.webhookUrl = `${app.url}/api/webhooks/polar`;
 const owner = await createOwner(app.database.sql);
 const cookie = await login(app.url, owner.email, owner.password);

@@ -8,14 +8,7 @@ import { PolarSimulator } from '../helpers/polar-simulator.js';
  */
 const sim = await PolarSimulator.start(t);
 const products = { starter: sim.addProduct('Starter'), pro: sim.addProduct('Pro'), business: sim.addProduct('Business') };
-const env = {
-  BILLING_ACCESS_TOKEN: sim.accessToken,
-  BILLING_WEBHOOK_SECRET: sim.webhookSecret,
-  BILLING_API_BASE_URL: sim.url,
-  BILLING_PRODUCT_ID_STARTER: products.starter,
-  BILLING_PRODUCT_ID_PRO: products.pro,
-  BILLING_PRODUCT_ID_BUSINESS: products.business,
-};
+const env = sim.billingEnv(products);
 const inOrder = await startTestApp(t, { env });
 const shuffled = await startTestApp(t, { env });
 const ACCOUNTS = ['acct_replayA000000000001', 'acct_replayB000000000002', 'acct_replayC000000000003'];

@@ -6,16 +6,7 @@ import { PolarSimulator, type SimSubscription } from '../helpers/polar-simulator
 const sim = await PolarSimulator.start(t);
 const products = { starter: sim.addProduct('Starter'), pro: sim.addProduct('Pro', 4500), business: sim.addProduct('Business', 15000) };
 const stranger = sim.addProduct('Not on the allowlist');
-const app = await startTestApp(t, {
-  env: {
-    BILLING_ACCESS_TOKEN: sim.accessToken,
-    BILLING_WEBHOOK_SECRET: sim.webhookSecret,
-    BILLING_API_BASE_URL: sim.url,
-    BILLING_PRODUCT_ID_STARTER: products.starter,
-    BILLING_PRODUCT_ID_PRO: products.pro,
-    BILLING_PRODUCT_ID_BUSINESS: products.business,
-  },
-});
+const app = await startTestApp(t, { env: sim.billingEnv(products) });
 sim.webhookUrl = `${app.url}/api/webhooks/polar`;
 const { sql } = app.database;
 

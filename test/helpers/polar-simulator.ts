@@ -90,6 +90,16 @@ export class PolarSimulator {
     return id;
   }
 
+  /**
+   * The billing env of a test app that talks to this simulator: its token, webhook secret and address, and
+   * `BILLING_PRODUCT_ID_<PLAN>` for each plan given a product (from addProduct).
+   */
+  billingEnv(products: Partial<Record<'starter' | 'pro' | 'business', string>>): Record<string, string> {
+    const env: Record<string, string> = { BILLING_ACCESS_TOKEN: this.accessToken, BILLING_WEBHOOK_SECRET: this.webhookSecret, BILLING_API_BASE_URL: this.url };
+    for (const [plan, id] of Object.entries(products)) if (id !== undefined) env[`BILLING_PRODUCT_ID_${plan.toUpperCase()}`] = id;
+    return env;
+  }
+
   async listen(): Promise<void> {
     this.#server = createServer((req, res) => void this.#handle(req, res));
     await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));

@@ -5,17 +5,7 @@ import { bearer, createOwner } from '../helpers/identity.js';
 import { balanceOf, createTestMeter, setPlan } from '../helpers/metering.js';
 import { startChatSimulator, type Scenario } from '../providers/chat/simulator.js';
 import { parseSse } from '../chat/helpers.js';
-
-/** mulberry32: a small seeded PRNG, so a failing round can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/random.js';
 
 const MODEL = 'gpt-4o-mini';
 const LIMIT = 1_000_000;

@@ -4,17 +4,7 @@ import { AppError } from '../../src/errors/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { TEST_PASSWORD } from '../helpers/identity.js';
 import { balanceOf, createTestMeter } from '../helpers/metering.js';
-
-/** mulberry32: a small seeded PRNG, so a failing round can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/random.js';
 
 const db = await createTestDatabase(t, { poolSize: 12 });
 const { sql } = db;
