@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { startCluster } from './cluster.js';
+import { startCluster, type ClusterInstance } from './cluster.js';
 
 const { values } = parseArgs({
   options: {
@@ -74,13 +74,14 @@ process.stdout.write(
     `  proxy  ${cluster.url}   (dashboard ${cluster.url}/dashboard)\n` +
     `  stats  ${cluster.statsUrl}\n` +
     cluster.instances.map((i) => `  ${i.name.padEnd(10)} ${i.url}  pid ${i.pid}  route key ${i.routeKey}\n`).join('') +
+    `Rolling restart (each instance replaced in turn, no call cut): kill -HUP ${process.pid}\n` +
     'Ctrl-C drains and stops everything (press it again to stop at once).\n\n',
 );
 
 let stopping = false;
 const onSignal = () => {
   if (stopping) {
-    for (const i of cluster.instances) i.kill('SIGKILL');
+    void cluster.stop({ signal: 'SIGKILL' });
     return;
   }
   stopping = true;
@@ -90,4 +91,31 @@ const onSignal = () => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 // An instance that dies on its own is reported; the proxy routes around it.
-for (const i of cluster.instances) void i.exited.then((code) => !stopping && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`));
+const retiring = new Set<ClusterInstance>();
+const watch = (i: ClusterInstance) => void i.exited.then((code) => !stopping && !retiring.has(i) && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`));
+cluster.instances.forEach(watch);
+
+// SIGHUP: rolling restart. Each instance gets a replacement on a new route key, then drains (up to
+// VOICE_DRAIN_TIMEOUT_SECONDS) while the proxy keeps routing its live calls to it.
+process.on('SIGHUP', () => {
+  if (stopping) return;
+  process.stdout.write('\nrolling restart: one instance at a time\n');
+  cluster
+    .rollingRestart({
+      onStep: (step) => {
+        if (step.phase === 'replacement-up') {
+          watch(step.replacement);
+          process.stdout.write(`${step.replacement.name} up (${step.replacement.url}, pid ${step.replacement.pid}) to replace ${step.old.name}\n`);
+        } else if (step.phase === 'draining') {
+          retiring.add(step.old);
+          process.stdout.write(`${step.old.name} draining: no new mints; its live calls go on until they end\n`);
+        } else {
+          process.stdout.write(`${step.old.name} exited (${step.exitCode ?? 'signal'})\n`);
+        }
+      },
+    })
+    .then(
+      () => process.stdout.write(`rolling restart done: ${cluster.instances.map((i) => i.name).join(', ')}\n`),
+      (err: Error) => process.stdout.write(`rolling restart stopped: ${err.message}\n`),
+    );
+});

@@ -38,3 +38,19 @@ t.test('the renderer refuses route keys the proxy rules cannot carry', async (t)
   t.throws(() => renderHaproxyConfig({ bind: ':1', instances: [{ routeKey: 'A_1', address: 'x:1' }] }), /lowercase/);
   t.throws(() => renderHaproxyConfig({ bind: ':1', instances: [{ routeKey: 'a', address: 'x:1' }, { routeKey: 'a', address: 'x:2' }] }), /unique/);
 });
+
+t.test('spare route-key slots (npm run cluster): declared in maintenance with their rules, behind an admin socket', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-haproxy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const cfg = renderHaproxyConfig({
+    bind: '127.0.0.1:1',
+    instances: [{ routeKey: 'n1', address: '127.0.0.1:2' }, { routeKey: 'n2', address: '127.0.0.1:9', spare: true }],
+    adminSocket: join(dir, 'haproxy.sock'),
+  });
+  t.equal([...cfg.matchAll(/^ {2}server n2 127\.0\.0\.1:9 check disabled$/gm)].length, 2, 'the spare is in both backends, in maintenance');
+  t.match(cfg, 'use-server n2 if { path_beg /api/v1/voice/sessions/vs_n2_ }', 'with its session rule ready');
+  t.match(cfg, `stats socket ${join(dir, 'haproxy.sock')} mode 600 level admin`, 'the runtime API is private to its owner');
+  const path = join(dir, 'haproxy.cfg');
+  writeFileSync(path, cfg);
+  t.match(execFileSync('/usr/sbin/haproxy', ['-c', '-f', path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), /Configuration file is valid/);
+});
