@@ -18,23 +18,11 @@ export interface Operator {
   requestId: string;
 }
 
-export interface AdminAccountView {
-  id: string;
-  name: string | null;
-  ownerEmail: string;
-  accountStatus: string;
-  status: string;
-  planCode: string;
+/** The stored row with its dates as ISO strings, plus the limit in force (plan budget, override and credit). */
+export interface AdminAccountView extends Omit<aq.AdminAccountRow, 'periodStart' | 'periodEnd' | 'createdAt'> {
   periodStart: string;
   periodEnd: string;
-  limitOverrideMicros: number | null;
   limitMicros: number;
-  consumedMicros: number;
-  reservedMicros: number;
-  creditMicros: number;
-  requestCount: number;
-  billingSubscriptionId: string | null;
-  billingSubscriptionStatus: string | null;
   createdAt: string;
 }
 

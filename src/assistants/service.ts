@@ -9,17 +9,8 @@ import * as q from './queries.js';
 import { DEFAULT_SETTINGS, mergeSettings, normalizeStoredSettings, type AssistantSettings, type AssistantSettingsPatch } from './settings.js';
 
 /** The assistant as every capability sees it (settings complete, defaults filled in). */
-export interface Assistant {
-  id: string;
-  publicId: string;
-  accountId: string;
-  name: string;
-  description: string | null;
-  welcomeMessage: string | null;
-  instructions: string | null;
+export interface Assistant extends Omit<q.AssistantRow, 'language' | 'settings'> {
   settings: AssistantSettings;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 export interface AssistantInput {

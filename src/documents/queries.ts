@@ -136,14 +136,7 @@ export async function markProcessing(sql: Db, documentId: string): Promise<void>
   await sql`update documents set status = 'processing' where id = ${documentId}`;
 }
 
-export interface DocumentSource {
-  id: string;
-  assistantId: string;
-  accountId: string;
-  type: DocumentType;
-  name: string;
-  mimeType: string | null;
-  sourceUrl: string | null;
+export interface DocumentSource extends Pick<DocumentRow, 'id' | 'assistantId' | 'accountId' | 'type' | 'name' | 'mimeType' | 'sourceUrl'> {
   source: Buffer | null;
   language: string;
 }

@@ -48,6 +48,11 @@ export interface DocumentRouteDeps {
 /** v1 owner routes (Bearer key) and the dashboard-only upload and source routes (session cookie). */
 export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
   const { sql } = deps;
+  /** A page of documents: the v1 listing and the dashboard's sources listing answer the same. */
+  const listPage = async (owner: ReturnType<typeof ownerOf>, filter: Parameters<typeof service.listDocuments>[2]) => {
+    const result = await service.listDocuments(sql, owner, filter);
+    return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
+  };
   return [
     defineRoute({
       method: 'GET',
@@ -56,10 +61,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       scope: 'documents:read',
       schemas: { query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }), response: { 200: page } },
       openapi: { summary: 'List documents (optionally of one assistant)', description: 'Documents of the key\'s account with their processing status, newest first, a page at a time.', tags, errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' } },
-      handler: async (ctx) => {
-        const result = await service.listDocuments(sql, ownerOf(ctx), ctx.query);
-        return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
-      },
+      handler: (ctx) => listPage(ownerOf(ctx), ctx.query),
     }),
     defineRoute({
       method: 'GET',
@@ -136,10 +138,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'session',
       schemas: { params: assistantParams, query: pageQuerySchema, response: { 200: page } },
       openapi: { summary: 'List an assistant\'s documents', hidden: true },
-      handler: async (ctx) => {
-        const result = await service.listDocuments(sql, ownerOf(ctx), { ...ctx.query, assistantId: ctx.params.assistantId });
-        return reply.json({ documents: result.documents.map(service.presentDocument), nextCursor: result.nextCursor });
-      },
+      handler: (ctx) => listPage(ownerOf(ctx), { ...ctx.query, assistantId: ctx.params.assistantId }),
     }),
   ];
 }

@@ -1,14 +1,8 @@
 import type { Sql } from '../db/index.js';
-import { questionLexemes, rankPassages, type QueryLexeme } from './queries.js';
+import { questionLexemes, rankPassages, type PassageRow, type QueryLexeme } from './queries.js';
 
-export interface Passage {
-  chunkId: number;
-  documentId: string;
-  documentName: string;
-  heading: string | null;
-  content: string;
-  score: number;
-}
+/** A ranked passage of a ready document, as the query returns it. */
+export type Passage = PassageRow;
 
 /** At most this many distinct words of a question are searched (a pasted essay should not scan the index). */
 export const MAX_QUERY_WORDS = 32;
