@@ -23,7 +23,7 @@ import { createLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
-import { meteredVoiceQuota, recordingLinksOf, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
+import { meteredVoiceQuota, recordingLinksOf, voiceCallsOf, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -150,7 +150,11 @@ export function collectCapabilities(
     ...voice.routes,
     ...assistantRoutes({ sql: deps.sql, meter }),
     ...documents.routes,
-    ...conversationRoutes({ sql: deps.sql, recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId) }),
+    ...conversationRoutes({
+      sql: deps.sql,
+      recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId),
+      voiceCallsOf: (conversationId) => voiceCallsOf(deps.sql, conversationId),
+    }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
     ...webAssetRoutes(),

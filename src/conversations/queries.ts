@@ -41,8 +41,14 @@ export interface MessageRow {
   createdAt: Date;
 }
 
+/** A message with its rating (answers only), as the owner's conversation view shows it. */
+export interface RatedMessageRow extends MessageRow {
+  feedback: 'positive' | 'negative' | null;
+}
+
 const CONVERSATION = 'id, assistant_id, account_id, visitor_id, source, message_count, created_at, updated_at';
 const MESSAGE = 'id, conversation_id, assistant_id, role, content, in_reply_to, outcome, sources, provider, model, input_tokens, output_tokens, cost_micros, created_at';
+const MESSAGE_OF_M = MESSAGE.split(', ').map((c) => `m.${c}`).join(', ');
 
 export async function findConversation(sql: Db, id: string): Promise<ConversationRow | undefined> {
   const [row] = await sql<ConversationRow[]>`select ${sql.unsafe(CONVERSATION)} from conversations where id = ${id}`;
@@ -99,9 +105,11 @@ export async function listPage(sql: Db, filter: { accountId: string; assistantId
     order by created_at desc, id desc limit ${limit + 1}`;
 }
 
-export async function messagesOf(sql: Db, conversationId: string): Promise<MessageRow[]> {
-  return sql<MessageRow[]>`
-    select ${sql.unsafe(MESSAGE)} from messages where conversation_id = ${conversationId} order by seq asc`;
+export async function messagesOf(sql: Db, conversationId: string): Promise<RatedMessageRow[]> {
+  return sql<RatedMessageRow[]>`
+    select ${sql.unsafe(MESSAGE_OF_M)}, f.rating as feedback
+    from messages m left join message_feedback f on f.message_id = m.id
+    where m.conversation_id = ${conversationId} order by m.seq asc`;
 }
 
 export interface FeedbackTarget {

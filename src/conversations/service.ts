@@ -18,7 +18,7 @@ export function presentConversation(row: q.ConversationRow) {
   };
 }
 
-export function presentMessage(row: q.MessageRow) {
+export function presentMessage(row: q.RatedMessageRow) {
   return {
     id: row.id,
     role: row.role,
@@ -28,6 +28,7 @@ export function presentMessage(row: q.MessageRow) {
     inputTokens: row.inputTokens,
     outputTokens: row.outputTokens,
     costMicros: row.costMicros,
+    feedback: row.feedback,
     createdAt: row.createdAt.toISOString(),
   };
 }

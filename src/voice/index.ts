@@ -22,6 +22,7 @@ export { MediaRelay, RELAY_DEFAULTS, RELAY_CLOSE, type RelayOptions, type RelayS
 export { linkOfSession, type RelayLink } from './relay/link.js';
 export { mediaSockets, MEDIA_SOCKET_PATH, type MediaSessionLocator, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
 export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { voiceCallsOf, type ConversationCall } from './conversation-calls.js';
 export { wavHeader, readWavHeader } from './recording/wav.js';
 export type { VoiceFinal, VoiceSource, HeartbeatStatus, VoiceCapability as VoiceClientCapability } from './types.js';
 

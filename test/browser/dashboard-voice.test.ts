@@ -2,7 +2,8 @@
  * Playground voice in the dashboard, in Debian's Chromium: the owner signs in, opens an assistant's Playground and
  * talks to it through <parley-assistant source="playground"> (same origin, the session cookie, under the dashboard's
  * CSP) with the fake microphone; the call reaches listening, the assistant's spoken answer is heard, the call ends,
- * and its seconds show as playground voice on the Usage page (not as voice minutes). The assistant's allowed domains
+ * and its seconds show as playground voice on the Usage page (not as voice minutes); the transcript shows the call
+ * with its duration and end reason. The assistant's allowed domains
  * do not include the dashboard: the owner needs none.
  */
 import t from 'tap';
@@ -76,5 +77,14 @@ t.test('a playground voice call through the widget, metered as playground second
   const stats = await page.locator('dl.stats').innerText();
   t.match(stats, new RegExp(`Playground voice minutes\\s+[0-9.]+ \\(${balance.playgroundVoiceSeconds} s\\)`), 'the Usage page shows the playground seconds');
   t.match(stats, /Voice minutes used\s+0 \/ 10/, 'and no voice minutes used');
+
+  // The call's conversation: the transcript shows the call with its duration, what was billed and why it ended.
+  const [conv] = await app.database.sql`select conversation_id from voice_sessions where id = ${sessionId}`;
+  await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conv!.conversationId)}`);
+  const call = page.getByRole('group', { name: 'Voice call 1' });
+  await call.waitFor();
+  const shown = await call.innerText();
+  t.match(shown, sessionId, 'the transcript lists the call');
+  t.match(shown, new RegExp(`Duration \\d+ s · billed ${ended!.billableSeconds} s · the caller hung up`), 'with its duration, billed seconds and end reason');
   t.same(browser.errors.slice(errorsBefore), [], 'no console errors or uncaught exceptions once signed in');
 });

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
 import { bearer, createOwner } from '../helpers/identity.js';
+import { live, mintAsWidget, mintWithKey, ORIGIN, ownerWithVoice, post, startVoiceApp, voiceAssistant, type Minted } from '../voice/helpers.js';
+import { mediaUrl, openMedia } from '../voice/media-client.js';
 
 t.test('conversations: list and get, never across accounts; 401/403/404/400', async (t) => {
   const { url, deps } = await startTestApp(t);
@@ -47,4 +49,39 @@ t.test('conversations: list and get, never across accounts; 401/403/404/400', as
   t.equal((await api(`/api/v1/conversations/${ids[0]}`, noScope.secret)).status, 403, 'needs conversations:read');
   t.equal((await api('/api/v1/conversations/conv_missing')).status, 404);
   t.equal((await api('/api/v1/conversations?limit=0')).status, 400);
+});
+
+t.test('a conversation shows each answer\'s feedback and its voice calls with end reason and duration', async (t) => {
+  const app = await startVoiceApp(t);
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner);
+  const visitorId = 'visitor-conv-1';
+  const chat = await post(app.url, '/api/v1/chat', { assistantId: assistant.publicId, message: 'Hello there', visitorId }, { origin: ORIGIN });
+  t.equal(chat.status, 200);
+  const { conversationId, messageId } = chat.body as { conversationId: string; messageId: string };
+  const rated = await post(app.url, '/api/v1/feedback', { messageId, rating: 'negative', visitorId }, { origin: ORIGIN });
+  t.equal(rated.status, 200, 'the visitor rated the answer');
+
+  // Two calls in the same conversation: the visitor hangs up the first, the service ends the second (idle).
+  const first = await mintAsWidget(app, assistant, { conversationId, visitorId });
+  t.equal(first.status, 200);
+  const media = await openMedia(mediaUrl(app, first.body as Minted));
+  await new Promise((r) => setTimeout(r, 1100));
+  const hungUp = await post(app.url, `/api/v1/voice/sessions/${first.body.sessionId}/end`, { visitorId }, { origin: ORIGIN });
+  t.equal(hungUp.status, 200);
+  await media.closed; // the service closes the socket when the call ends
+  const second = await mintWithKey(app, owner, assistant, { conversationId });
+  await live(app, second.sessionId).end('idle');
+
+  const res = await fetch(`${app.url}/api/v1/conversations/${conversationId}`, { headers: bearer(owner.secret) });
+  t.equal(res.status, 200);
+  const body = (await res.json()) as any;
+  t.same(body.messages.map((m: any) => [m.role, m.feedback]), [['user', null], ['assistant', 'negative']], 'the answer carries its rating');
+  t.equal(body.voiceCalls.length, 2);
+  const [a, b] = body.voiceCalls;
+  t.match(a, { sessionId: first.body.sessionId, source: 'widget', state: 'ended', endReason: null, billableSeconds: hungUp.body.billableSeconds });
+  t.ok(a.durationSeconds >= 1, `the hung-up call lasted about a second (${a.durationSeconds} s)`);
+  t.ok(Date.parse(a.endedAt) >= Date.parse(a.startedAt));
+  t.match(b, { sessionId: second.sessionId, source: 'api', state: 'ended', endReason: 'idle' }, 'owners see the real end reason');
+  t.type(b.durationSeconds, 'number');
 });

@@ -125,7 +125,7 @@ export interface paths {
         };
         /**
          * Get a conversation with its messages, their sources and its voice recordings
-         * @description Messages in order, each answer with the document passages it used; recordings are played back through the dashboard.
+         * @description Messages in order, each answer with the document passages it used and its feedback; the voice calls with their end reason and duration; recordings are played back through the dashboard.
          */
         get: operations["getApiV1ConversationsConversationId"];
         put?: never;
@@ -485,6 +485,8 @@ export interface components {
             content: string;
             costMicros: number;
             createdAt: string;
+            /** @description The visitor's rating of this answer (POST /api/v1/feedback); null when not rated (always for user messages). */
+            feedback: ("positive" | "negative") | null;
             id: string;
             inputTokens: number;
             outcome: ("answered" | "no_answer" | "model_failure") | null;
@@ -506,6 +508,24 @@ export interface components {
             name: string;
             score: number;
             snippet: string;
+        };
+        VoiceCall: {
+            /** @description Seconds billed (time with a connected caller). */
+            billableSeconds: number;
+            /** @description From the start to the end; null while the call runs. */
+            durationSeconds: number | null;
+            endedAt: string | null;
+            /** @description Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown); null when the caller hung up or it still runs. */
+            endReason: string | null;
+            sessionId: string;
+            /** @enum {string} */
+            source: "api" | "widget" | "playground";
+            startedAt: string;
+            /**
+             * @description lost: the instance running it died and another settled it.
+             * @enum {string}
+             */
+            state: "active" | "ended" | "lost";
         };
         VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
         /** @description One line of the gate stream: a decision, a keepalive, or the end. */
@@ -1076,6 +1096,7 @@ export interface operations {
                         conversation: components["schemas"]["Conversation"];
                         messages: components["schemas"]["Message"][];
                         recordings: components["schemas"]["Recording"][];
+                        voiceCalls: components["schemas"]["VoiceCall"][];
                     };
                 };
             };

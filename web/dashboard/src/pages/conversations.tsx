@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { v1, type Assistant, type Conversation } from '../api/client.js';
+import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
 import { Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 import { href } from '../router.js';
@@ -77,6 +77,22 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
   );
 }
 
+type VoiceCall = ConversationDetail['voiceCalls'][number];
+
+/** A call's outcome in words: how long it ran, what was billed, and why it ended (the real reason: owners see it). */
+function callSummary(call: VoiceCall): string {
+  if (call.state === 'active') return 'In progress';
+  const why = call.endReason === null ? 'the caller hung up' : `ended: ${call.endReason.replace(/_/g, ' ')}`;
+  const lost = call.state === 'lost' ? ' (its server stopped; settled by another)' : '';
+  return `Duration ${seconds(call.durationSeconds ?? 0)} · billed ${seconds(call.billableSeconds)} · ${why}${lost}`;
+}
+
+function seconds(total: number): string {
+  const m = Math.floor(total / 60);
+  const s = total % 60;
+  return m > 0 ? `${m} min ${s} s` : `${s} s`;
+}
+
 function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
   const load = useLoad(() => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }), [conversationId]);
   return (
@@ -86,27 +102,32 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
       </p>
       <h2 id="tr-h">Transcript</h2>
       <Loaded load={load} label="Loading the transcript…">
-        {({ conversation, messages, recordings }) => (
+        {({ conversation, messages, recordings, voiceCalls }) => (
           <>
             <p class="muted">
               {conversation.source} · started {dateTime(conversation.createdAt)}
               {conversation.visitorId ? ` · visitor ${conversation.visitorId}` : ''} · {conversation.messageCount} messages
             </p>
-            {recordings.length > 0 && (
+            {voiceCalls.length > 0 && (
               <div class="recordings">
-                <h3>Voice recordings</h3>
-                {recordings.map((r, i) => (
-                  <div class="recording">
-                    <p>
-                      Call {i + 1} <code>{r.sessionId}</code>
-                    </p>
-                    {r.ready ? (
-                      <audio controls preload="metadata" src={r.url} aria-label={`Recording of call ${i + 1}`} />
-                    ) : (
-                      <p class="muted">The recording is still being written (the call may still be running).</p>
-                    )}
-                  </div>
-                ))}
+                <h3>Voice calls</h3>
+                {voiceCalls.map((call, i) => {
+                  const recording = recordings.find((r) => r.sessionId === call.sessionId);
+                  return (
+                    <div class="recording" aria-label={`Voice call ${i + 1}`} role="group">
+                      <p>
+                        Call {i + 1} <code>{call.sessionId}</code> · {call.source} · started {dateTime(call.startedAt)}
+                      </p>
+                      <p class="muted small">{callSummary(call)}</p>
+                      {recording &&
+                        (recording.ready ? (
+                          <audio controls preload="metadata" src={recording.url} aria-label={`Recording of call ${i + 1}`} />
+                        ) : (
+                          <p class="muted">The recording is still being written (the call may still be running).</p>
+                        ))}
+                    </div>
+                  );
+                })}
               </div>
             )}
             {messages.length === 0 ? (
@@ -123,6 +144,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                       {dateTime(m.createdAt)}
                       {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
                     </p>
+                    {m.feedback && <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>}
                     <SourceList sources={m.sources} />
                   </li>
                 ))}
