@@ -1,16 +1,13 @@
 import type { Sql, TransactionSql } from '../db/index.js';
+import type { PassageSource } from '../retrieval/index.js';
 
 type Db = Sql | TransactionSql;
 
 export type EvalStatus = 'queued' | 'running' | 'done' | 'failed';
 export type CaseOutcome = 'answered' | 'no_answer' | 'model_failure';
 
-export interface StoredCaseSource {
-  documentId: string;
-  name: string;
-  snippet: string;
-  score: number;
-}
+/** A case's cited document, stored as retrieval gives it. */
+export type StoredCaseSource = PassageSource;
 
 /** An eval with the aggregates of its cases. */
 export interface EvalRow {

@@ -6,7 +6,7 @@ import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { assertEvalsAllowed, estimateTokens, readAccountPeriod, refusalError, type Meter, type Reservation } from '../metering/index.js';
 import { ChatProviderError, type ChatProvider, type ChatProviderName, type ChatProviders } from '../providers/chat/index.js';
-import { retrievePassages, snippetOf, type Passage } from '../retrieval/index.js';
+import { retrievePassages, sourcesOf } from '../retrieval/index.js';
 import { evalErrors } from './errors.js';
 import * as q from './queries.js';
 import { tokenF1 } from './score.js';
@@ -114,18 +114,6 @@ export function presentCase(row: q.CaseRow) {
     error: row.error,
     completedAt: row.completedAt?.toISOString() ?? null,
   };
-}
-
-/** One source per document, best passage first (the shape chat stores on answers). */
-export function sourcesOf(passages: Passage[], question: string): q.StoredCaseSource[] {
-  const seen = new Set<string>();
-  const out: q.StoredCaseSource[] = [];
-  for (const p of passages) {
-    if (seen.has(p.documentId)) continue;
-    seen.add(p.documentId);
-    out.push({ documentId: p.documentId, name: p.documentName, snippet: snippetOf(p.content, question), score: Number(p.score.toFixed(6)) });
-  }
-  return out;
 }
 
 /** A case's run as the runner holds it: the eval's lease token fences every write. */

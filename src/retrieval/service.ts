@@ -68,6 +68,26 @@ export async function retrievePassages(sql: Sql, assistant: { id: string; langua
   return rows.map((r) => ({ ...r, score: Number(r.score) }));
 }
 
+/** A document an answer cites (stored in `sources` of chat messages and eval cases). */
+export interface PassageSource {
+  documentId: string;
+  name: string;
+  snippet: string;
+  score: number;
+}
+
+/** The sources of an answer: one per document (the first, best ranked, of its passages), with a snippet and the score to 6 places. */
+export function sourcesOf(passages: readonly Passage[], question: string): PassageSource[] {
+  const seen = new Set<string>();
+  const out: PassageSource[] = [];
+  for (const p of passages) {
+    if (seen.has(p.documentId)) continue;
+    seen.add(p.documentId);
+    out.push({ documentId: p.documentId, name: p.documentName, snippet: snippetOf(p.content, question), score: Number(p.score.toFixed(6)) });
+  }
+  return out;
+}
+
 /**
  * A short excerpt of a passage around the first word of the question it contains (for `sources[].snippet`),
  * cut at word boundaries.
