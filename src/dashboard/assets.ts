@@ -1,14 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { staticAsset, type StaticAsset } from '../http/index.js';
 
 /** One built file, held in memory with its validators and (when worth it) a gzip copy. */
-export interface Asset {
-  readonly body: Buffer;
-  readonly gzip: Buffer | undefined;
+export interface Asset extends StaticAsset {
   readonly contentType: string;
-  readonly etag: string;
 }
 
 const TYPES: Record<string, string> = {
@@ -51,13 +47,8 @@ export function loadAssets(dir: string): Map<string, Asset> | null {
       else if (entry.isFile()) {
         const body = readFileSync(full);
         const ext = extname(entry.name).toLowerCase();
-        const gzip = COMPRESSIBLE.has(ext) && body.length > 512 ? gzipSync(body, { level: 9 }) : undefined;
-        assets.set(relative(dir, full).split(sep).join('/'), {
-          body,
-          gzip: gzip !== undefined && gzip.length < body.length ? gzip : undefined,
-          contentType: contentTypeOf(entry.name),
-          etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
-        });
+        const { gzip, etag } = staticAsset(body, { compress: COMPRESSIBLE.has(ext) && body.length > 512 });
+        assets.set(relative(dir, full).split(sep).join('/'), { body, gzip, etag, contentType: contentTypeOf(entry.name) });
       }
     }
   };

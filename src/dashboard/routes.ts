@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineRoute, reply, type AnyRoute, type Reply, type RequestContext } from '../http/index.js';
+import { defineRoute, reply, staticAssetReply, type AnyRoute, type Reply, type RequestContext } from '../http/index.js';
 import { loadAssets, type Asset } from './assets.js';
 import { dashboardErrors } from './errors.js';
 
@@ -81,12 +81,7 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
     }
     const asset = files.get(name)!;
     const cacheControl = name === 'index.html' ? REVALIDATE : rel.startsWith('assets/') ? IMMUTABLE : 'public, max-age=3600';
-    const headers: Record<string, string> = { ...SECURITY_HEADERS, 'cache-control': cacheControl, etag: asset.etag, vary: 'Accept-Encoding' };
-    if (matchesEtag(ctx.headers['if-none-match'], asset.etag)) return reply.empty(304, headers);
-    if (asset.gzip !== undefined && acceptsGzip(ctx.headers['accept-encoding'])) {
-      return reply.bytes(asset.gzip, asset.contentType, 200, { ...headers, 'content-encoding': 'gzip' });
-    }
-    return reply.bytes(asset.body, asset.contentType, 200, headers);
+    return staticAssetReply(ctx.headers, asset, asset.contentType, { ...SECURITY_HEADERS, 'cache-control': cacheControl });
   };
 
   const page = { 200: z.string().describe('index.html or a built file'), 304: z.undefined().describe('Not modified (ETag)') };
@@ -110,24 +105,4 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
       handler: () => reply.json({ signupEnabled: options.signupEnabled, widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH) ? WIDGET_SCRIPT_PATH : null }, 200, { 'cache-control': 'no-store' }),
     }),
   ];
-}
-
-/** `gzip` listed and not refused with q=0 (RFC 9110 §12.5.3). */
-function acceptsGzip(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  return header.split(',').some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(';');
-    if (coding !== 'gzip' && coding !== '*') return false;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
-}
-
-/** Weak comparison of If-None-Match against one strong ETag (RFC 9110 §13.1.2); `*` matches. */
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
-  });
 }

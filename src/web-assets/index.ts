@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import { defineRoute, staticAsset, staticAssetReply, type AnyRoute, type StaticAsset } from '../http/index.js';
 
 /**
  * The embeddable widget's files (web/widget, built by `npm run build:widget` into dist/widget/), served at
@@ -25,12 +23,10 @@ const FILES = ['parley.js', 'parley-audio.js'] as const;
 const CACHE_UNVERSIONED = 'public, max-age=86400, stale-while-revalidate=604800';
 const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 
-interface Asset {
+interface Asset extends StaticAsset {
   mtimeMs: number;
   size: number;
   hash: string;
-  body: Buffer;
-  gzip: Buffer;
 }
 
 /** Reads a file once and again only when it changed on disk (a rebuild is served without a restart). */
@@ -47,17 +43,10 @@ function assetCache(dir: string) {
     const cached = cache.get(name);
     if (cached !== undefined && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached;
     const body = await readFile(path);
-    const asset: Asset = { mtimeMs: info.mtimeMs, size: info.size, hash: createHash('sha256').update(body).digest('hex').slice(0, 16), body, gzip: gzipSync(body, { level: 9 }) };
+    const asset: Asset = { mtimeMs: info.mtimeMs, size: info.size, ...staticAsset(body) };
     cache.set(name, asset);
     return asset;
   };
-}
-
-/** `If-None-Match: "a", W/"b"` or `*` against one strong ETag (weak comparison, RFC 9110 §13.1.2). */
-function matches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
 export function webAssetRoutes(options: { dir?: string } = {}): AnyRoute[] {
@@ -75,19 +64,12 @@ export function webAssetRoutes(options: { dir?: string } = {}): AnyRoute[] {
       handler: async (ctx) => {
         const asset = await load(name);
         if (asset === undefined) throw new AppError(WebAssetCodes.NOT_BUILT, 503, 'The widget is not built on this server (npm run build:widget).');
-        const etag = `"${asset.hash}"`;
-        const headers: Record<string, string> = {
-          etag,
+        return staticAssetReply(ctx.headers, asset, 'text/javascript; charset=utf-8', {
           'cache-control': ctx.query.v === asset.hash ? CACHE_IMMUTABLE : CACHE_UNVERSIONED,
           'access-control-allow-origin': '*',
           'cross-origin-resource-policy': 'cross-origin',
           'x-content-type-options': 'nosniff',
-          vary: 'Accept-Encoding',
-        };
-        if (matches(ctx.headers['if-none-match'], etag)) return reply.empty(304, headers);
-        const gzip = /\bgzip\b/i.test(ctx.headers['accept-encoding'] ?? '');
-        if (gzip) headers['content-encoding'] = 'gzip';
-        return reply.bytes(gzip ? asset.gzip : asset.body, 'text/javascript; charset=utf-8', 200, headers);
+        });
       },
     }),
   );
