@@ -1,7 +1,7 @@
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, reply, type RequestContext } from '../../src/http/index.js';
-import { startShell } from '../helpers/shell.js';
+import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
 /**
  * The router reads headers and the client address from uWS lazily (issue 16). uWS rule 1 must still hold: what a
@@ -25,17 +25,9 @@ t.test('headers and address: the same before and after awaits, in streams, and n
           return reply.json({ sync, late: ctx.headers['x-probe'] ?? '', ip: ctx.ip, cookie: ctx.headers['cookie'] ?? '' });
         },
       }),
-      defineRoute({
-        method: 'GET',
-        path: '/stream',
-        auth: 'none',
-        schemas: { response: { 200: z.string() } },
-        openapi: { summary: 'headers in a stream producer' },
-        handler: (ctx) =>
-          reply.ndjson(async (sink) => {
-            await new Promise((resolve) => setTimeout(resolve, 20));
-            await sink.write(`${JSON.stringify({ probe: ctx.headers['x-probe'] })}\n`);
-          }),
+      ndjsonRoute('/stream', async (sink, ctx) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sink.write(`${JSON.stringify({ probe: ctx.headers['x-probe'] })}\n`);
       }),
       defineRoute({
         method: 'GET',

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, reply } from '../../src/http/index.js';
-import { startShell } from '../helpers/shell.js';
+import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
 t.test('close(): in-flight requests finish, new connections are refused, streams are told to stop', async (t) => {
   let streamStopped = false;
@@ -18,19 +18,11 @@ t.test('close(): in-flight requests finish, new connections are refused, streams
           return reply.json({ done: true });
         },
       }),
-      defineRoute({
-        method: 'GET',
-        path: '/stream',
-        auth: 'none',
-        schemas: { response: { 200: z.string() } },
-        openapi: { summary: 'stream' },
-        handler: (ctx) =>
-          reply.ndjson(async (sink) => {
-            await sink.write('{"open":true}\n');
-            await new Promise((resolve) => ctx.shutdownSignal.addEventListener('abort', resolve, { once: true }));
-            await sink.write('{"end":"shutdown"}\n');
-            streamStopped = true;
-          }),
+      ndjsonRoute('/stream', async (sink, ctx) => {
+        await sink.write('{"open":true}\n');
+        await new Promise((resolve) => ctx.shutdownSignal.addEventListener('abort', resolve, { once: true }));
+        await sink.write('{"end":"shutdown"}\n');
+        streamStopped = true;
       }),
     ],
   });

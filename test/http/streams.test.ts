@@ -1,8 +1,7 @@
 import t from 'tap';
 import { connect } from 'node:net';
-import { z } from 'zod';
-import { defineRoute, ndjsonLine, reply } from '../../src/http/index.js';
-import { startShell } from '../helpers/shell.js';
+import { ndjsonLine } from '../../src/http/index.js';
+import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
 t.test('a slow NDJSON reader holds the producer back, then gets every line in order', async (t) => {
   const line = ndjsonLine({ type: 'chunk', pad: 'x'.repeat(64 * 1024) });
@@ -12,24 +11,16 @@ t.test('a slow NDJSON reader holds the producer back, then gets every line in or
   let finished = false;
   const { port } = await startShell(t, {
     routes: [
-      defineRoute({
-        method: 'GET',
-        path: '/stream',
-        auth: 'none',
-        schemas: { response: { 200: z.string() } },
-        openapi: { summary: 'stream' },
-        handler: () =>
-          reply.ndjson(async (sink) => {
-            for (let i = 0; i < total; i++) {
-              const started = Date.now();
-              const pending = sink.write(line);
-              const ok = await pending;
-              if (Date.now() - started > 5) waited++;
-              if (!ok) return;
-              written++;
-            }
-            finished = true;
-          }),
+      ndjsonRoute('/stream', async (sink) => {
+        for (let i = 0; i < total; i++) {
+          const started = Date.now();
+          const pending = sink.write(line);
+          const ok = await pending;
+          if (Date.now() - started > 5) waited++;
+          if (!ok) return;
+          written++;
+        }
+        finished = true;
       }),
     ],
   });
@@ -65,19 +56,11 @@ t.test('an NDJSON stream stops cleanly when the client goes away', async (t) => 
   const stoppedWhy = new Promise<string>((resolve) => (stopped = resolve));
   const { url, server } = await startShell(t, {
     routes: [
-      defineRoute({
-        method: 'GET',
-        path: '/events',
-        auth: 'none',
-        schemas: { response: { 200: z.string() } },
-        openapi: { summary: 'events' },
-        handler: () =>
-          reply.ndjson(async (sink) => {
-            for (let seq = 0; ; seq++) {
-              if (!(await sink.write(ndjsonLine({ seq })))) return stopped(sink.signal.aborted ? 'aborted' : 'closed');
-              await new Promise((r) => setTimeout(r, 10));
-            }
-          }),
+      ndjsonRoute('/events', async (sink) => {
+        for (let seq = 0; ; seq++) {
+          if (!(await sink.write(ndjsonLine({ seq })))) return stopped(sink.signal.aborted ? 'aborted' : 'closed');
+          await new Promise((r) => setTimeout(r, 10));
+        }
       }),
     ],
   });
