@@ -57,9 +57,9 @@ export interface Cluster {
    * Replace every instance, one at a time, without cutting a call: start the replacement on a free route key and put
    * it in the proxy (runtime API, no reload), take the old one out of the mint backend, SIGTERM it and wait while it
    * drains (the proxy keeps routing its live sessions to it by their key), then free its slot. `instances` is updated
-   * as it goes. Rejects when one is already running or a replacement does not come up (the old instance keeps serving).
+   * as it goes; each step waits for `onStep` to resolve. Rejects when one is already running or a replacement does not come up (the old instance keeps serving).
    */
-  rollingRestart(options?: { onStep?: (step: RollingStep) => void }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
+  rollingRestart(options?: { onStep?: (step: RollingStep) => void | Promise<void> }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
   /** SIGTERM every instance still alive (they drain), then the proxy. Resolves when all exited. */
   stop(options?: { signal?: NodeJS.Signals }): Promise<void>;
 }
@@ -231,18 +231,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
             throw err;
           });
           instances.splice(instances.indexOf(old), 1, replacement);
-          onStep?.({ phase: 'replacement-up', old, replacement });
+          await onStep?.({ phase: 'replacement-up', old, replacement });
           // 2. No new mints for the old one (before its readiness even fails), then SIGTERM: it drains while the
           //    proxy keeps sending its sessions' heartbeats, gates and media to it (parley_alive, /healthz).
           await admin(adminSocket, [`set server parley/${old.routeKey} state maint`]);
           old.kill('SIGTERM');
-          onStep?.({ phase: 'draining', old, replacement });
+          await onStep?.({ phase: 'draining', old, replacement });
           const exitCode = await old.exited;
           // 3. Gone: its slot is free for a later replacement.
           await admin(adminSocket, [`set server parley_alive/${old.routeKey} state maint`]);
           free.push(old.routeKey);
           processes.splice(processes.indexOf(old), 1);
-          onStep?.({ phase: 'retired', old, exitCode });
+          await onStep?.({ phase: 'retired', old, exitCode });
           report.push({ old: old.name, replacement: replacement.name, exitCode });
         }
         return report;
