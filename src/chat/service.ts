@@ -4,7 +4,7 @@ import { findContinuableConversation, recentMessages, recordExchange, type Conve
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { ChatProviderError, type ChatProvider, type ChatProviders } from '../providers/chat/index.js';
-import { retrievePassages, snippetOf, type Passage } from '../retrieval/index.js';
+import { retrievePassages, sourcesOf, type Passage } from '../retrieval/index.js';
 import type { PolicyRequest, WidgetPolicy } from '../widget/index.js';
 import { chatErrors } from './errors.js';
 import type { ChatMeter, ChatReservation } from './meter.js';
@@ -52,17 +52,6 @@ export interface ChatResult {
   outcome: Outcome;
   /** Set when the provider failed (before or during the answer); the exchange is stored with outcome model_failure. */
   error?: ChatProviderError | undefined;
-}
-
-function sourcesOf(passages: Passage[], question: string): StoredSource[] {
-  const seen = new Set<string>();
-  const out: StoredSource[] = [];
-  for (const p of passages) {
-    if (seen.has(p.documentId)) continue;
-    seen.add(p.documentId);
-    out.push({ documentId: p.documentId, name: p.documentName, snippet: snippetOf(p.content, question), score: Number(p.score.toFixed(6)) });
-  }
-  return out;
 }
 
 /**
