@@ -45,6 +45,8 @@ function now(): number {
 
 function toBytes(data: unknown): Uint8Array | undefined {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  // Node's `ws` with binaryType nodebuffer hands over a Buffer: already a Uint8Array, no view to allocate per chunk.
+  if (data instanceof Uint8Array) return data;
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return undefined;
 }
