@@ -2,12 +2,14 @@
  * One load-generator thread: opens its share of the callers, then sends a 20 ms PCM frame per caller on schedule
  * and timestamps the echo. Frames carry a sequence number and a marker in their first 8 bytes; the simulator echoes
  * the audio (frame for frame in the `echo` shape, re-cut into 100 ms deltas in the `realistic` one), and every
- * marker found in the returned audio times the round trip of its frame at the caller.
+ * marker found in the returned audio times the round trip of its frame at the caller. Parley callers are the SDK's
+ * VoiceCall (parley-client.ts): the schedule below feeds its sendAudio() and its `audio` event feeds the timing.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
+import type { VoiceCall } from '../../sdk/src/voice/call.js';
 import { FRAME_BYTES, FRAME_MARKER, RING, type GoMessage, type ReadyMessage, type WorkerConfig, type WorkerResult } from './protocol.js';
-import { mediaUrl, mint, NotBuiltYet, openMedia, ParleyControl } from './parley-client.js';
+import { NotBuiltYet, parleyCall, startCall } from './parley-client.js';
 import { assertLoopback } from '../harness/children.js';
 
 const config = workerData as WorkerConfig;
@@ -29,7 +31,9 @@ FRAME_MARKER.copy(TONE, 4);
 const MARKER_LENGTH = FRAME_MARKER.length;
 
 interface Caller {
-  ws: WebSocket;
+  /** pcm and gpt-live: the caller's own socket; parley: the VoiceCall's. */
+  ws: WebSocket | undefined;
+  call: VoiceCall | undefined;
   phase: number;
   nextDue: number;
   seq: number;
@@ -37,7 +41,6 @@ interface Caller {
   sentAt: Float64Array;
   sentSeq: Int32Array;
   measured: Uint8Array;
-  control: ParleyControl | undefined;
   closed: boolean;
 }
 
@@ -66,7 +69,9 @@ function onEcho(caller: Caller, seq: number): void {
 }
 
 /** Every frame start in a chunk of returned audio (a marker at an even offset, its sequence number before it). */
-function onAudio(caller: Caller, pcm: Buffer): void {
+function onAudio(caller: Caller, bytes: Uint8Array): void {
+  // VoiceCall hands over the Buffer `ws` received (parley-client.ts keeps binaryType nodebuffer): no copy here either.
+  const pcm = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = pcm.indexOf(FRAME_MARKER, 4);
   while (at !== -1) {
     if ((at & 1) === 0) onEcho(caller, pcm.readInt32LE(at - 4));
@@ -74,15 +79,22 @@ function onAudio(caller: Caller, pcm: Buffer): void {
   }
 }
 
-function makeCaller(ws: WebSocket, index: number, control?: ParleyControl): Caller {
-  const caller: Caller = {
-    ws, phase: (index / config.totalCallers) * config.frameMs, nextDue: 0, seq: 0, frame: Buffer.from(TONE),
-    sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1), measured: new Uint8Array(RING), control, closed: false,
+function newCaller(index: number, ws: WebSocket | undefined, call: VoiceCall | undefined): Caller {
+  return {
+    ws, call, phase: (index / config.totalCallers) * config.frameMs, nextDue: 0, seq: 0, frame: Buffer.from(TONE),
+    sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1), measured: new Uint8Array(RING), closed: false,
   };
-  ws.on('close', () => {
-    caller.closed = true;
-    if (!stopped) counts.socketsClosedEarly++;
-  });
+}
+
+function onClosed(caller: Caller): void {
+  if (caller.closed) return;
+  caller.closed = true;
+  if (!stopped) counts.socketsClosedEarly++;
+}
+
+function makeCaller(ws: WebSocket, index: number): Caller {
+  const caller = newCaller(index, ws, undefined);
+  ws.on('close', () => onClosed(caller));
   ws.on('error', () => undefined);
   if (config.protocol === 'gpt-live') {
     const echo = config.shape === 'echo';
@@ -98,6 +110,20 @@ function makeCaller(ws: WebSocket, index: number, control?: ParleyControl): Call
       if (isBinary && data.length >= 8) onAudio(caller, data);
     });
   }
+  return caller;
+}
+
+/** A Parley caller: the SDK's VoiceCall (mint, media socket, gate stream, heartbeats; end on close). */
+async function connectParley(index: number): Promise<Caller> {
+  const call = parleyCall(config.parley!);
+  const caller = newCaller(index, undefined, call);
+  // Subscribed before start(): the first assistant audio can arrive as soon as the media socket opens.
+  call.on('audio', (pcm) => {
+    if (pcm.byteLength >= 8) onAudio(caller, pcm);
+  });
+  call.on('ended', () => onClosed(caller));
+  call.on('error', () => undefined); // counted through `ended` and the stats
+  await startCall(call);
   return caller;
 }
 
@@ -136,14 +162,7 @@ function openSocket(url: string, readyWhen?: (data: Buffer, isBinary: boolean) =
 }
 
 async function connect(index: number): Promise<Caller> {
-  if (config.protocol === 'parley') {
-    const target = config.parley!;
-    const answer = await mint(target);
-    const ws = await openMedia(mediaUrl(target.baseUrl, answer));
-    const control = new ParleyControl(target, answer);
-    control.start();
-    return makeCaller(ws, index, control);
-  }
+  if (config.protocol === 'parley') return connectParley(index);
   const ws =
     config.protocol === 'gpt-live'
       ? await openSocket(config.url!, (d, bin) => !bin && d.includes('"session.started"'), (socket) => socket.send(SESSION_START))
@@ -182,8 +201,9 @@ function sendFrame(caller: Caller, at: number): void {
   counts.totalSent++;
   if (inWindow) counts.measuredSent++;
   caller.frame.writeInt32LE(seq, 0);
-  if (config.protocol === 'gpt-live') caller.ws.send(APPEND_PREFIX + caller.frame.toString('base64') + '"}');
-  else caller.ws.send(caller.frame, { binary: true });
+  if (caller.call !== undefined) caller.call.sendAudio(caller.frame);
+  else if (config.protocol === 'gpt-live') caller.ws!.send(APPEND_PREFIX + caller.frame.toString('base64') + '"}');
+  else caller.ws!.send(caller.frame, { binary: true });
 }
 
 function run(go: GoMessage): Promise<{ maxLagMs: number; lateFrames: number }> {
@@ -225,9 +245,9 @@ port.on('message', (message: GoMessage | { type: 'close' }) => {
       let heartbeatFailures = 0;
       let gateLines = 0;
       for (const c of callers) {
-        heartbeats += c.control?.heartbeats ?? 0;
-        heartbeatFailures += c.control?.heartbeatFailures ?? 0;
-        gateLines += c.control?.gateLines ?? 0;
+        heartbeats += c.call?.stats.heartbeats ?? 0;
+        heartbeatFailures += c.call?.stats.heartbeatFailures ?? 0;
+        gateLines += c.call?.stats.gateDecisions ?? 0;
       }
       const result: WorkerResult = { type: 'done', ...counts, rtts: rtts.slice(0, rttCount), maxLagMs, lateFrames, heartbeats, heartbeatFailures, gateLines };
       port.postMessage(result);
@@ -235,8 +255,8 @@ port.on('message', (message: GoMessage | { type: 'close' }) => {
   } else {
     stopped = true;
     void Promise.all(callers.map(async (c) => {
-      c.ws.close();
-      await c.control?.stop();
+      c.ws?.close();
+      await c.call?.end().catch(() => undefined);
     })).then(() => port.postMessage({ type: 'closed' }));
   }
 });
