@@ -280,6 +280,8 @@ t.test('an operator signs in by keyboard, sees the admin link, the accounts, gra
   await page.waitForURL(/\/dashboard\/sign-in$/);
   // Keyboard only: the heading has focus, Tab reaches Email then Password, Enter submits.
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  // The page moves focus to its heading once rendered; typing before that would go nowhere.
+  await page.waitForFunction("document.activeElement !== null && document.activeElement.tagName === 'H1'");
   await page.keyboard.press('Tab');
   await page.keyboard.type(operator.email);
   await page.keyboard.press('Tab');

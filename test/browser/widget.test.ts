@@ -213,7 +213,10 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const answer = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant' && m.final).at(-1);
     t.ok(answer !== undefined && answer.text.length > 0, 'sendMessage() resolves once the answer is complete');
     await page.evaluate(`${el}.startVoice()`);
-    t.ok((await voiceStates(page)).includes('listening'), 'startVoice() resolves once the call listens');
+    // Once the media socket is up the call is live: listening, or already thinking/speaking when the simulator's
+    // greeting opened the gate first (which of them depends on timing, not on the widget).
+    const states = await voiceStates(page);
+    t.ok(states.some((s) => s === 'listening' || s === 'thinking' || s === 'speaking'), `startVoice() resolves once the call is live (${states.join(' > ')})`);
     await page.evaluate(`${el}.endVoice()`);
     t.same((await events(page, 'parley:ended')).at(-1), { endReason: null }, 'endVoice() resolves once the call ended');
     await page.close();
