@@ -56,10 +56,14 @@ export class VoiceFleet {
     this.renewTimer = this.livenessTimer = this.sweepTimer = undefined;
   }
 
-  /** Sessions this instance answers for: live ones, and ended ones whose settlement is still queued. */
+  /**
+   * Sessions this instance answers for: live ones, ones ending now (the end waits for transcripts and a first
+   * settlement attempt, which can outlive the record while the database is away), and ended ones whose settlement is
+   * still queued.
+   */
   private owned(): LiveVoiceSession[] {
     const { ctx } = this;
-    return [...ctx.sessions.values()].filter((s) => s.lease !== undefined && (s.status === 'active' || ctx.settling.has(s.id)));
+    return [...ctx.sessions.values()].filter((s) => s.lease !== undefined && (s.status !== 'ended' || ctx.settling.has(s.id)));
   }
 
   /** One pass of the records loop (store only). */

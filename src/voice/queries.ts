@@ -91,12 +91,17 @@ export async function findSession(sql: Db, id: string): Promise<VoiceSessionRow 
 /**
  * Settle an active session exactly once: the update only matches while the row is active and still carries the
  * generation the settler knows (fencing). Returns the settled row, or undefined when someone else settled first.
+ *
+ * The owner settles with `ownerInstance`: then the row may be at a later generation than the owner holds (only an
+ * active row's owner bumps it: re-assertions of its own whose answers were lost, which can still land after the
+ * owner read the row), the same fence as renewSessions. A reaper settles at the exact generation it read.
  */
 export async function settleSession(
   sql: Db,
   s: {
     id: string;
     generation: number;
+    ownerInstance?: string;
     state: 'ended' | 'lost';
     endReason: EndReason;
     endedBy: 'client' | 'service' | 'reaper';
@@ -110,7 +115,9 @@ export async function settleSession(
     set state = ${s.state}, end_reason = ${s.endReason}, ended_by = ${s.endedBy}, ended_at = now(),
         usage_seconds = ${s.usageSeconds}, billable_seconds = ${s.billableSeconds}, usage_finalized = ${s.usageFinalized},
         owner_generation = owner_generation + ${s.endedBy === 'reaper' ? 1 : 0}
-    where id = ${s.id} and state = 'active' and owner_generation = ${s.generation}
+    where id = ${s.id} and state = 'active' and ${
+      s.ownerInstance === undefined ? sql`owner_generation = ${s.generation}` : sql`owner_instance = ${s.ownerInstance} and owner_generation >= ${s.generation}`
+    }
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
 }

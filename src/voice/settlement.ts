@@ -132,41 +132,41 @@ class PendingSettlement {
 
   async attempt(): Promise<VoiceFinal> {
     const { ctx, session } = this;
-    let generation = session.lease?.record.generation ?? 1;
     if (this.row === 'pending') {
-      const settle = () =>
-        q.settleSession(ctx.deps.sql, {
-          id: session.id,
-          generation,
-          state: 'ended',
-          endReason: this.end.reason,
-          endedBy: this.end.by,
-          usageSeconds: this.end.usageSeconds,
-          billableSeconds: this.final.billableSeconds,
-          usageFinalized: this.final.usageFinalized,
-        });
-      let settled = await settle();
-      if (settled === undefined) {
-        // Still active and ours at a later generation: a re-assertion of ours committed though its answer was lost
-        // (only an active row's owner bumps it). Settle at that generation.
-        const row = await q.findSession(ctx.deps.sql, session.id);
-        if (row !== undefined && row.state === 'active' && row.ownerInstance === ctx.ownership.instanceId && row.ownerGeneration > generation) {
-          generation = row.ownerGeneration;
-          if (session.lease !== undefined) session.lease.record = { ...session.lease.record, generation };
-          settled = await settle();
-        }
-      }
+      const instanceId = ctx.ownership.instanceId;
+      // Fenced by this instance at the generation held or a later one (a re-assertion of ours that committed though
+      // its answer was lost, possibly landing only now): one statement, so no bump can slip between a read and it.
+      const settled = await q.settleSession(ctx.deps.sql, {
+        id: session.id,
+        generation: session.lease?.record.generation ?? 1,
+        ownerInstance: instanceId,
+        state: 'ended',
+        endReason: this.end.reason,
+        endedBy: this.end.by,
+        usageSeconds: this.end.usageSeconds,
+        billableSeconds: this.final.billableSeconds,
+        usageFinalized: this.final.usageFinalized,
+      });
       if (settled !== undefined) this.row = 'ours';
       else {
         const row = await q.findSession(ctx.deps.sql, session.id);
-        if (row !== undefined && row.state === 'ended' && row.ownerGeneration === generation && row.endedBy !== 'reaper') {
-          // Our own earlier attempt committed; its answer was lost with the connection.
+        if (row?.state === 'active') {
+          // Nothing settled it, yet the fenced update matched nothing: never count that as done (the call's usage
+          // would be lost). Retried by the liveness loop until the row says who settled it.
+          throw new Error('voice settlement matched no row while the session is still active');
+        }
+        if (row === undefined) {
+          // No row: a mint that failed after its provider started never stored the session. Nothing to settle.
+          this.row = 'elsewhere';
+        } else if (row.state === 'ended' && row.ownerInstance === instanceId && row.endedBy !== 'reaper') {
+          // Our own earlier attempt committed (its statement ran after its deadline, or its answer was lost): only
+          // this instance's settlement ends a row it owns without the reaper.
           this.row = 'ours';
         } else {
           // Someone else settled it (we were fenced: our record expired and another instance declared it lost).
           this.row = 'elsewhere';
-          if (row !== undefined) this.final = finalOfRow(row);
-          session.log.warn({ state: row?.state }, 'voice session was settled elsewhere; not settling again');
+          this.final = finalOfRow(row);
+          session.log.warn({ state: row.state }, 'voice session was settled elsewhere; not settling again');
         }
       }
     }
