@@ -46,10 +46,18 @@ export async function readAccountPeriod(sql: q.Queryable, accountId: string, clo
     end: account.periodEnd,
   };
   const stored = await q.findBalance(sql, accountId, period.start);
-  const balance: q.BalanceRow = stored ?? {
+  const balance = stored ?? emptyBalance(accountId, period.start, period.end);
+  const planCode = isPlanCode(account.planCode) ? account.planCode : 'free';
+  const plan = effectiveEntitlements(planCode, await q.findPlan(sql, planCode), defaultLimitMicros);
+  return { account: { ...account, periodStart: period.start, periodEnd: period.end }, period, balance, plan };
+}
+
+/** The balance of a period nothing has been written to yet. */
+export function emptyBalance(accountId: string, periodStart: Date, periodEnd: Date): q.BalanceRow {
+  return {
     accountId,
-    periodStart: period.start,
-    periodEnd: period.end,
+    periodStart,
+    periodEnd,
     consumedMicros: 0,
     reservedMicros: 0,
     creditMicros: 0,
@@ -59,7 +67,4 @@ export async function readAccountPeriod(sql: q.Queryable, accountId: string, clo
     playgroundVoiceSeconds: 0,
     voiceCostMicros: 0,
   };
-  const planCode = isPlanCode(account.planCode) ? account.planCode : 'free';
-  const plan = effectiveEntitlements(planCode, await q.findPlan(sql, planCode), defaultLimitMicros);
-  return { account: { ...account, periodStart: period.start, periodEnd: period.end }, period, balance, plan };
 }

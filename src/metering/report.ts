@@ -1,4 +1,4 @@
-import { readAccountPeriod, type LockedAccount } from './account-period.js';
+import { emptyBalance, readAccountPeriod, type LockedAccount } from './account-period.js';
 import { nextPeriod } from './periods.js';
 import { effectiveEntitlements, isPlanCode, limitMicrosOf } from './plans.js';
 import * as rq from './report-queries.js';
@@ -40,22 +40,6 @@ async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount>
   const read = await readAccountPeriod(meter.sql, accountId, meter.clock, meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS);
   if (!read) throw new Error(`no hosting account for ${accountId}`);
   return read;
-}
-
-function emptyBalance(accountId: string, periodStart: Date, periodEnd: Date): LockedAccount['balance'] {
-  return {
-    accountId,
-    periodStart,
-    periodEnd,
-    consumedMicros: 0,
-    reservedMicros: 0,
-    creditMicros: 0,
-    requestCount: 0,
-    voiceSecondsUsed: 0,
-    voiceSecondsReserved: 0,
-    playgroundVoiceSeconds: 0,
-    voiceCostMicros: 0,
-  };
 }
 
 export async function usageSummary(meter: Meter, accountId: string): Promise<UsageSummary> {
