@@ -171,6 +171,17 @@ export async function startChild(options: StartOptions): Promise<Child> {
 /** First stdout line that is a ws:// or http:// URL (the simulator and the baselines print one). */
 export const urlLine = (line: string): string | undefined => (/^(ws|http)s?:\/\//.test(line.trim()) ? line.trim() : undefined);
 
+/** Parley's GPT-Live simulator as a child process on a free loopback port (`faults`: its --faults flag); `info` is its URL. */
+export function startSimulator(cpus: number[] | undefined, faults?: string): Promise<Child> {
+  return startChild({
+    name: 'voice simulator',
+    script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
+    args: ['--port', '0', ...(faults !== undefined ? ['--faults', faults] : [])],
+    cpus,
+    ready: urlLine,
+  });
+}
+
 let clockTicks: number | undefined;
 function ticksPerSecond(): number {
   if (clockTicks === undefined) {

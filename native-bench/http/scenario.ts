@@ -6,7 +6,7 @@
  * per-round ratio of bare uWS hello (and the GET also of the floor and the peer), with the server's CPU per request.
  */
 import { join } from 'node:path';
-import { BENCH_DIR, sampleProcess, startChild, urlLine, type Child } from '../harness/children.js';
+import { BENCH_DIR, sampleProcess, startChild, startSimulator, urlLine, type Child } from '../harness/children.js';
 import { BENCH_ORIGIN, createAssistant, startParley, type BenchAssistant, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
 import { round } from '../harness/stats.js';
 import { findWrk, runWrk, WRK_MISSING, type WrkOptions, type WrkRequest } from './wrk.js';
@@ -174,13 +174,7 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
       for (const target of [...parleyTargets, 'uws-pg-floor', 'fastify-peer'] as const) skipped.set(target, { status: 'skipped', reason });
     } else {
       try {
-        const simulator = await startChild({
-          name: 'voice simulator',
-          script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
-          args: ['--port', '0'],
-          cpus: options.simulatorCpus,
-          ready: urlLine,
-        });
+        const simulator = await startSimulator(options.simulatorCpus);
         children.push(simulator);
         // The access log (one JSON line per request on stdout, ACCESS_LOG_SAMPLE_RATE=1 by default) is off for the
         // routes measured here, so they show the shell and the route's work; its cost is one row of its own below.

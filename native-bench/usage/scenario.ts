@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { BENCH_DIR, ROOT, startChild, urlLine, type Child } from '../harness/children.js';
+import { ROOT, startSimulator, type Child } from '../harness/children.js';
 import { startParley, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
 import { percentile, round } from '../harness/stats.js';
 
@@ -75,13 +75,7 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
   const children: Child[] = [];
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   try {
-    const simulator = await startChild({
-      name: 'voice simulator',
-      script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
-      args: ['--port', '0'],
-      cpus: options.simulatorCpus,
-      ready: urlLine,
-    });
+    const simulator = await startSimulator(options.simulatorCpus);
     children.push(simulator);
     const parley = await startParley(build, fixture, simulator.info, options.serverCpus);
     children.push(parley);

@@ -4,8 +4,7 @@
  * and the server's own CPU time and RSS are read from /proc around the measurement window.
  */
 import { Worker } from 'node:worker_threads';
-import { join } from 'node:path';
-import { BENCH_DIR, readProbe, sampleProcess, startChild, urlLine, type Child, type ProcSample } from '../harness/children.js';
+import { readProbe, sampleProcess, startSimulator, type Child, type ProcSample } from '../harness/children.js';
 import { mergeSorted, percentile, round } from '../harness/stats.js';
 import { relayOf, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
 import type { GoMessage, ReadyMessage, TrafficShape, WorkerConfig, WorkerResult } from './protocol.js';
@@ -338,13 +337,7 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
   const order = ['direct' as RelayName, ...options.relays.filter((r) => r !== 'direct')];
   const simulators: string[] = [];
   for (const shape of options.shapes) {
-    const simulator: Child = await startChild({
-      name: 'voice simulator',
-      script: join(BENCH_DIR, '..', 'src/providers/voice/simulator/main.ts'),
-      args: ['--port', '0', '--faults', SIMULATOR_FAULTS[shape]],
-      cpus: options.simulatorCpus,
-      ready: urlLine,
-    });
+    const simulator: Child = await startSimulator(options.simulatorCpus, SIMULATOR_FAULTS[shape]);
     simulators.push(`${shape}: ${simulator.info} (--faults ${SIMULATOR_FAULTS[shape]})`);
     const ctx: RelayContext = { ...options.context, simulatorUrl: simulator.info };
     const skipped = new Map<RelayName, string>();
