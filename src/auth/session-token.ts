@@ -22,8 +22,10 @@ export function verifySessionCookie(value: string, secretKey: string): string | 
   if (dot <= 0 || value.length > 200) return null;
   const token = value.slice(0, dot);
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  const given = Buffer.from(value.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(macOf(token, secretKey), 'base64url');
+  // Compare the MAC as text, not decoded: base64url's last character carries unused bits, so a decode-and-compare
+  // would accept a cookie whose final character was altered (a test flipped it and, 3 times in 64, got a 200).
+  const given = Buffer.from(value.slice(dot + 1), 'utf8');
+  const expected = Buffer.from(macOf(token, secretKey), 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   return hashToken(token);
 }

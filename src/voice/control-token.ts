@@ -10,7 +10,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  */
 const VERSION = 'v1';
 const CONTEXT = 'parley.voice.control.v1';
-const MAC_BYTES = 32;
 
 function mac(secret: string, sessionId: string, expiresAtSeconds: number): Buffer {
   return createHmac('sha256', secret).update(`${CONTEXT}:${sessionId}:${expiresAtSeconds}`).digest();
@@ -32,7 +31,9 @@ export function verifyControlToken(secret: string, token: string, sessionId: str
   if (parts.length !== 3 || parts[0] !== VERSION || !/^\d{1,12}$/.test(parts[1]!)) return false;
   const expiresAtSeconds = Number(parts[1]);
   if (expiresAtSeconds * 1000 <= nowMs) return false;
-  const given = Buffer.from(parts[2]!, 'base64url');
-  if (given.length !== MAC_BYTES) return false;
-  return timingSafeEqual(given, mac(secret, sessionId, expiresAtSeconds));
+  // Compared as text: base64url's last character carries unused bits, so decoding first would accept an altered token.
+  const given = Buffer.from(parts[2]!, 'utf8');
+  const expected = Buffer.from(mac(secret, sessionId, expiresAtSeconds).toString('base64url'), 'utf8');
+  if (given.length !== expected.length) return false;
+  return timingSafeEqual(given, expected);
 }

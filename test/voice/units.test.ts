@@ -14,6 +14,10 @@ t.test('control token: session-scoped, expiring, signed with the secret', async 
   t.notOk(verifyControlToken(SECRET, token, 'vs_b', now), 'does not open another session');
   t.notOk(verifyControlToken('another-secret-that-is-at-least-32-bytes!', token, 'vs_a', now), 'another deployment secret fails');
   t.notOk(verifyControlToken(SECRET, token, 'vs_a', now + 61_000), 'expires');
+  // Every other last character is refused, including those base64url would decode to the same bytes.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const altered = [...alphabet].filter((c) => c !== token.at(-1)).map((c) => token.slice(0, -1) + c);
+  t.ok(altered.every((v) => !verifyControlToken(SECRET, v, 'vs_a', now)), 'no altered last character is accepted');
   const [v, exp, mac] = token.split('.');
   t.notOk(verifyControlToken(SECRET, `${v}.${Number(exp) + 3600}.${mac}`, 'vs_a', now), 'a stretched expiry breaks the MAC');
   t.notOk(verifyControlToken(SECRET, `${v}.${exp}.${mac!.slice(0, -2)}AA`, 'vs_a', now), 'a changed MAC fails');
