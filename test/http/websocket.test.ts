@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { AppError } from '../../src/errors/index.js';
 import { reply, type RealtimeSocket, type SocketRoute } from '../../src/http/index.js';
 import { startShell } from '../helpers/shell.js';
+import { waitFor } from '../providers/voice/helpers.js';
 
 interface Conn { user: string }
 
@@ -59,7 +60,7 @@ t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', as
   await new Promise((resolve) => ws.once('open', resolve));
   ws.send(Buffer.from([1, 2, 3, 4]));
   ws.send('text frame');
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => messages.length >= 3, 'the greeting and both echoes', 5000);
   t.same(JSON.parse(messages[0]!.data.toString()), { hello: 'r1:good' });
   t.same([...messages[1]!.data], [1, 2, 3, 4]);
   t.equal(messages[1]!.binary, true);
@@ -69,7 +70,7 @@ t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', as
   const closed = new Promise<number>((resolve) => ws.once('close', resolve));
   ws.send(Buffer.alloc(2048)); // over maxPayloadLength: uWS closes the socket
   t.equal(await closed, 1006, 'oversized frame closes the socket');
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => events.length >= 2, 'the close event', 5000);
   t.same(events.slice(0, 1), ['open r1:good']);
   t.match(events[1], /^close r1:good /);
 });
