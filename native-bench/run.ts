@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const wantsParley = only !== 'voice' || relays.some((r) => r.startsWith('parley'));
   if (wantsParley) {
     try {
-      const build = buildParley(values.parley as 'built' | 'tsx', log);
+      const build = await buildParley(values.parley as 'built' | 'tsx', log);
       const databaseUrl = values.database === 'embedded' ? undefined : (process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
       if (databaseUrl !== undefined) assertLoopback(databaseUrl);
       parley = { build, fixture: await prepareFixture(build, log, databaseUrl) };

@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { buildServer } from '../../scripts/build-server.js';
 import { ROOT, startChild, type Child } from './children.js';
 
 const CACHE = join(ROOT, 'node_modules', '.cache', 'parley-bench');
@@ -38,32 +39,27 @@ function newestMtime(dir: string): number {
  * file is newer than the last build. tsc emits even when a colleague's file has a type error; only a missing
  * main.js falls back to tsx.
  */
-export function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void): ParleyBuild {
+export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void): Promise<ParleyBuild> {
   const tsx: ParleyBuild = { main: join(ROOT, 'src/main.ts'), cli: join(ROOT, 'src/cli.ts'), kind: 'tsx', note: 'src/main.ts through tsx' };
   if (prefer === 'tsx') return tsx;
   const stamp = join(CACHE, 'build-stamp');
   const main = join(BUILD, 'main.js');
   const fresh = existsSync(main) && existsSync(stamp) && Number(readFileSync(stamp, 'utf8')) >= newestMtime(join(ROOT, 'src'));
   if (!fresh) {
-    log('building Parley (tsc -> node_modules/.cache/parley-bench/dist)...');
+    log('building Parley (esbuild, scripts/build-server.ts -> node_modules/.cache/parley-bench/dist)...');
     mkdirSync(CACHE, { recursive: true });
     const started = newestMtime(join(ROOT, 'src'));
-    const out = spawnSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', BUILD, '--incremental', '--tsBuildInfoFile', join(CACHE, 'tsbuildinfo')],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    if (!existsSync(main)) {
-      log(`build produced no main.js; running src/main.ts through tsx instead\n${out.stdout.slice(0, 2000)}`);
+    try {
+      await buildServer(BUILD);
+    } catch (err) {
+      log(`the build failed; running src/main.ts through tsx instead\n${String(err).slice(0, 2000)}`);
       return { ...tsx, note: 'src/main.ts through tsx (the build failed)' };
     }
-    cpSync(join(ROOT, 'src/db/migrations'), join(BUILD, 'db/migrations'), { recursive: true });
     // The cache sits under node_modules, where Node stops looking for the project's package.json: say ESM here.
     writeFileSync(join(BUILD, 'package.json'), '{"type":"module"}\n');
     writeFileSync(stamp, String(started));
-    if (out.status !== 0) log('note: tsc reported type errors in the working tree (output emitted anyway)');
   }
-  return { main, cli: join(BUILD, 'cli.js'), kind: 'built', note: 'built JS (tsc of the working tree, node_modules/.cache/parley-bench/dist)' };
+  return { main, cli: join(BUILD, 'cli.js'), kind: 'built', note: 'built JS (esbuild of the working tree, node_modules/.cache/parley-bench/dist)' };
 }
 
 export interface ParleyFixture {
