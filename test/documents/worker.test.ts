@@ -9,6 +9,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import { createOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
 import { createTestMeter } from '../helpers/metering.js';
+import { waitFor } from '../helpers/wait.js';
 
 async function setup(t: Test) {
   const db = await createTestDatabase(t);
@@ -42,6 +43,7 @@ t.test('a stale worker cannot finish a job that was claimed again (fencing by le
   const { db, add, status, meter } = await setup(t);
   const doc = await add('Original text.');
   let release!: () => void;
+  let processing = false;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const slow = createIngestionWorker({
     sql: db.sql,
@@ -49,12 +51,13 @@ t.test('a stale worker cannot finish a job that was claimed again (fencing by le
     log: captureLogger().log,
     leaseMs: 150,
     process: async () => {
+      processing = true;
       await gate;
       return chunksOf('stale result that must not land');
     },
   });
   const slowRun = slow.runOnce();
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => processing, 'the slow worker to claim the job');
   // Reprocess while the slow worker holds the job: its lease token is replaced.
   await db.sql`update ingestion_jobs set lease_token = null, locked_until = null, attempts = 0 where document_id = ${doc.id}`;
   const fresh = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('fresh result') });

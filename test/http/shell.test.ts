@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { z } from 'zod';
 import { AppError } from '../../src/errors/index.js';
 import { defineRoute, reply } from '../../src/http/index.js';
+import { waitFor } from '../helpers/wait.js';
 import { startShell } from '../helpers/shell.js';
 
 const errorShape = { error: String, code: String, requestId: String };
@@ -163,12 +164,12 @@ t.test('client aborts mid-body and mid-handler: nothing crashes, nothing is writ
 
   const controller = new AbortController();
   const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch((err: Error) => err);
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => server.inFlight === 1, 'the slow request to arrive');
   t.equal(server.inFlight, 1, 'the slow request is in flight');
   controller.abort();
   await abortSeen;
   t.type(await pending, Error, 'client side saw its own abort');
-  await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => server.inFlight === 0, 'the aborted request to be counted out');
   t.equal(server.inFlight, 0, 'in-flight count returns to zero');
 
   const res = await fetch(`${url}/ping`);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { z } from 'zod';
 import { defineRoute, reply } from '../../src/http/index.js';
+import { waitFor } from '../helpers/wait.js';
 import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
 t.test('close(): in-flight requests finish, new connections are refused, streams are told to stop', async (t) => {
@@ -28,7 +29,7 @@ t.test('close(): in-flight requests finish, new connections are refused, streams
   });
   const stream = await fetch(`${url}/stream`);
   const work = fetch(`${url}/work`);
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => server.inFlight === 2, 'the stream and the work to be in flight');
   const closing = server.close(2000);
   t.equal(server.draining, true);
   const res = await work;
@@ -53,7 +54,7 @@ t.test('close(): the deadline cuts work that does not finish', async (t) => {
     ],
   });
   const pending = fetch(`${url}/forever`).catch((err: Error) => err);
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => server.inFlight === 1, 'the request to arrive');
   const started = Date.now();
   await server.close(150);
   t.ok(Date.now() - started < 1000, 'close returned at the deadline');

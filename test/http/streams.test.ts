@@ -3,6 +3,8 @@ import { connect } from 'node:net';
 import { ndjsonLine } from '../../src/http/index.js';
 import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
+import { waitFor } from '../helpers/wait.js';
+
 t.test('a slow NDJSON reader holds the producer back, then gets every line in order', async (t) => {
   const line = ndjsonLine({ type: 'chunk', pad: 'x'.repeat(64 * 1024) });
   const total = 400; // ~26 MB if it were all buffered
@@ -71,7 +73,7 @@ t.test('an NDJSON stream stops cleanly when the client goes away', async (t) => 
   t.match(new TextDecoder().decode(first.value), /\{"seq":0\}\n/, 'first line arrives as its own JSON line');
   controller.abort();
   t.equal(await stoppedWhy, 'aborted', 'producer learns the client is gone and stops');
-  await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => server.inFlight === 0, 'the stream to be counted out');
   t.equal(server.inFlight, 0, 'nothing left in flight');
 });
 

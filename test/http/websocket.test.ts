@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { AppError } from '../../src/errors/index.js';
 import { reply, type RealtimeSocket, type SocketRoute } from '../../src/http/index.js';
 import { startShell } from '../helpers/shell.js';
-import { waitFor } from '../providers/voice/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Conn { user: string }
 

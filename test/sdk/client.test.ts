@@ -3,6 +3,7 @@ import { createParleyClient, ParleyError, streamChat, type ParleyClient } from '
 import { SCOPES } from '../../src/auth/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createOwner, type TestOwner } from '../helpers/identity.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Compile-time proof that wrong request shapes are refused: `npm run typecheck` fails if any of these lines
@@ -105,6 +106,7 @@ t.test('429 is thrown with retryAfterMs, or retried after Retry-After when asked
   const controller = new AbortController();
   const pending = timed.GET('/api/v1/assistants', { signal: controller.signal }).catch((e: unknown) => e);
   // Retry-After here is tens of seconds: prove it is being waited for, then abort the wait rather than sit it out.
+  await waitFor(() => waits.length === 1, 'the first attempt', 10_000);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(waits.length, 1, 'one attempt so far: the client is waiting out Retry-After');
   controller.abort();

@@ -4,6 +4,9 @@ import {
   type VoiceProviderError, type VoiceSessionClosed, type VoiceSessionHandlers, type VoiceSimulator,
   type VoiceSimulatorOptions, type VoiceTranscriptDelta, type VoiceUsage, type VoiceDelegationRequest,
 } from '../../../src/providers/voice/index.js';
+import { sleep, waitFor } from '../../helpers/wait.js';
+
+export { sleep, waitFor };
 
 /** Simulator timings that keep tests fast but still exercise every path. */
 export const FAST_SIM: VoiceSimulatorOptions = {
@@ -77,17 +80,6 @@ export class Recorder implements VoiceSessionHandlers {
 
   get seqs(): number[] {
     return this.audio.map((b) => b.readUInt32LE(0));
-  }
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Poll until `check` is true; fails the wait (throws) after `timeoutMs` with `what` in the message. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
   }
 }
 
