@@ -33,6 +33,8 @@ export interface WireSink {
 export class GptLiveWire {
   ws: WebSocket | null = null;
   private alive = true;
+  /** Something arrived since the last keepalive tick: the link is proven alive without a ping. */
+  private heard = false;
   private readonly dedupe = new EventDedupe();
 
   constructor(
@@ -72,12 +74,22 @@ export class GptLiveWire {
   /** A fresh link counts as alive until a keepalive ping goes unanswered. */
   markAlive(): void {
     this.alive = true;
+    this.heard = false;
   }
 
-  /** Keepalive tick: no pong since the last ping is a half-open link; terminating it lets the reconnect policy act. */
+  /**
+   * Keepalive tick: no pong since the last ping is a half-open link; terminating it lets the reconnect policy act.
+   * A link that delivered anything since the last tick needs no ping (a talking provider sends usage every second),
+   * so a busy instance writes no keepalive frames at all; a silent link is pinged, and cut a tick later.
+   */
   probe(): void {
     const ws = this.ws;
     if (ws === null) return;
+    if (this.heard) {
+      this.heard = false;
+      this.alive = true;
+      return;
+    }
     if (!this.alive) ws.terminate();
     else {
       this.alive = false;
@@ -94,6 +106,7 @@ export class GptLiveWire {
       if (ws !== this.ws) return;
       // Anything heard from the provider proves the link is alive, like a pong (issue 12, item 6).
       this.alive = true;
+      this.heard = true;
       this.onMessage(data, isBinary);
     },
     onPong: (ws) => {

@@ -104,3 +104,22 @@ t.test('an in-process simulator forgets the oldest ended sessions (bounded memor
   t.same([...sim.stats.sessions.keys()], [second.id]);
   t.equal(sim.stats.sessionsActive, 0);
 });
+
+t.test('keepalive: a provider that talks is never pinged; a silent one is pinged each tick and kept while it answers', async (t) => {
+  const talking = await startSim(t, { usageIntervalMs: 20 });
+  const silent = await startSim(t, { usageIntervalMs: 600_000 });
+  const clock = new ManualClock();
+  const sessions = await Promise.all(
+    [talking, silent].map((sim) => simProvider(sim, { clock, keepaliveMs: 1000 }).startSession({})),
+  );
+  for (let tick = 1; tick <= 3; tick++) {
+    await sleep(60); // the talking provider sends usage meanwhile
+    clock.advance(1000);
+    await waitFor(() => silent.stats.pingsReceived === tick, `ping ${tick} to the silent provider`);
+  }
+  await sleep(60);
+  t.equal(talking.stats.pingsReceived, 0, 'no keepalive frame to a provider heard from since the last tick');
+  t.equal(silent.stats.pingsReceived, 3, 'the silent provider is probed every tick');
+  t.same(sessions.map((s) => s.state), ['connected', 'connected'], 'both links kept: the silent one answers its pings');
+  await Promise.all(sessions.map((s) => s.close()));
+});

@@ -72,7 +72,7 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
   const voice = options.outputPcm ?? toneSecond();
   const stats: VoiceSimulatorStats = {
     connections: 0, refusedHandshakes: 0, sessionsStarted: 0, sessionsActive: 0, resumes: 0,
-    audioFramesIn: 0, audioFramesOut: 0, sessions: new Map(),
+    audioFramesIn: 0, audioFramesOut: 0, pingsReceived: 0, sessions: new Map(),
   };
   const live = new Map<string, SimSession>();
   const endedOrder: string[] = [];
@@ -116,6 +116,7 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
       if (refusal !== undefined) return refuse(socket, refusal, refusal >= 500 ? 'server_error' : 'invalid_request_error', 'resume_refused', 'Resume refused.');
       return wss.handleUpgrade(req, socket, head, (ws) => {
         stats.connections++;
+        ws.on('ping', () => stats.pingsReceived++);
         target.attach(ws, true);
       });
     }
@@ -128,6 +129,7 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       stats.connections++;
+      ws.on('ping', () => stats.pingsReceived++);
       awaitStart(ws, faults);
     });
   });

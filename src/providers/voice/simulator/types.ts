@@ -40,5 +40,7 @@ export interface VoiceSimulatorStats {
   resumes: number;
   audioFramesIn: number;
   audioFramesOut: number;
+  /** WebSocket pings from clients (keepalive probes). */
+  pingsReceived: number;
   sessions: Map<string, SimulatedSessionRecord>;
 }
