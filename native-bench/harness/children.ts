@@ -3,7 +3,7 @@
  * its CPU time and RSS are its own, read from /proc/<pid>. Each child is started and killed by the runner.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -160,7 +160,15 @@ export async function startChild(options: StartOptions): Promise<Child> {
     child.once('exit', onExit);
     child.once('error', (err) => fail(err));
   });
-  child.once('exit', () => rmSync(stdoutDir, { recursive: true, force: true }));
+  // BENCH_KEEP_OUTPUT=DIR keeps each child's stdout there (e.g. with --trace-gc in BENCH_PARLEY_NODE_ARGS).
+  child.once('exit', () => {
+    const keep = process.env.BENCH_KEEP_OUTPUT;
+    if (keep !== undefined && keep !== '') {
+      mkdirSync(keep, { recursive: true });
+      cpSync(stdoutPath, join(keep, `${options.name}-${child.pid}.log`));
+    }
+    rmSync(stdoutDir, { recursive: true, force: true });
+  });
   let stopping: Promise<void> | undefined;
   return {
     name: options.name,
