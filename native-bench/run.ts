@@ -67,7 +67,7 @@ if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
 const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
-for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>)`);
+for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>, parley-semi<MB>)`);
 if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
 const rounds = Number(values.rounds ?? (quick ? 2 : 3));
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a positive integer');

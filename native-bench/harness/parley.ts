@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { buildServer } from '../../scripts/build-server.js';
+import { PARLEY_NODE_FLAGS } from '../../scripts/node-flags.js';
 import { ROOT, startChild, type Child } from './children.js';
 
 const CACHE = join(ROOT, 'node_modules', '.cache', 'parley-bench');
@@ -175,7 +176,8 @@ export async function startParley(
 ): Promise<Child> {
   // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): extra node flags for the Parley child
   // only, to profile it under the exact bench load. Unset in normal runs.
-  const nodeArgs = [...(extra.nodeArgs ?? []), ...(process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  // Parley's deployed Node flags first (scripts/node-flags.ts), so a measurement's own flags can override them.
+  const nodeArgs = [...PARLEY_NODE_FLAGS, ...(extra.nodeArgs ?? []), ...(process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   return startChild({
     name: 'parley',
     script: build.main,

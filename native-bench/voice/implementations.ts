@@ -11,11 +11,14 @@ import { createAssistant, startParley, type ParleyBuild, type ParleyFixture } fr
 import type { ParleyTarget } from './parley-client.js';
 import type { CallerProtocol } from './protocol.js';
 
-/** `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare append windows in one run). */
-export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay' | `parley-a${number}`;
+/**
+ * `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare append windows in one run).
+ * `parley-semi<MB>`: Parley with node --max-semi-space-size=<MB> (compare young-generation sizes in one run).
+ */
+export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay' | `parley-a${number}` | `parley-semi${number}`;
 
 export function isRelayName(name: string): name is RelayName {
-  return ['direct', 'parley', 'uws-relay', 'ws-relay'].includes(name) || /^parley-a\d{1,4}$/.test(name);
+  return ['direct', 'parley', 'uws-relay', 'ws-relay'].includes(name) || /^parley-(a|semi)\d{1,4}$/.test(name);
 }
 
 export interface StartedRelay {
@@ -34,6 +37,8 @@ export interface RelayContext {
   probe?: ProbeOptions | undefined;
   /** Extra environment for Parley in this measurement (the shape decides VOICE_PROVIDER_APPEND_MS). */
   parleyEnv?: Record<string, string>;
+  /** Node flags for Parley in this measurement, after the deployed ones (a later flag wins). */
+  parleyNodeArgs?: string[];
 }
 
 export interface RelayUnderTest {
@@ -72,6 +77,15 @@ export class SkipRelay extends Error {}
 export function relayOf(name: RelayName): RelayUnderTest {
   const fixed = RELAYS[name as keyof typeof RELAYS];
   if (fixed !== undefined) return fixed;
+  if (name.startsWith('parley-semi')) {
+    const mb = name.slice('parley-semi'.length);
+    return {
+      ...RELAYS.parley,
+      name,
+      label: `Parley with node --max-semi-space-size=${mb}`,
+      start: (ctx) => RELAYS.parley.start({ ...ctx, parleyNodeArgs: [...(ctx.parleyNodeArgs ?? []), `--max-semi-space-size=${mb}`] }),
+    };
+  }
   const appendMs = name.slice('parley-a'.length);
   return {
     ...RELAYS.parley,
@@ -96,7 +110,7 @@ const RELAYS: Record<'direct' | 'parley' | 'uws-relay' | 'ws-relay', RelayUnderT
       if (ctx.parley === undefined) throw new SkipRelay('Parley could not be prepared (see the log above)');
       const launch = probeLaunch(ctx.probe);
       const server = await startParley(ctx.parley.build, ctx.parley.fixture, ctx.simulatorUrl, ctx.serverCpus, {
-        nodeArgs: launch.nodeArgs,
+        nodeArgs: [...launch.nodeArgs, ...(ctx.parleyNodeArgs ?? [])],
         env: { ...launch.env, ...ctx.parleyEnv },
       });
       const assistant = await createAssistant(server.info, ctx.parley.fixture.apiKey);

@@ -4,6 +4,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderHaproxyConfig } from './haproxy-config.js';
+import { PARLEY_NODE_FLAGS } from '../node-flags.js';
 
 /**
  * A local Parley cluster: N instances as real processes on loopback ports (each `src/main.ts` under tsx, its own
@@ -98,7 +99,7 @@ async function startInstance(routeKey: string, options: ClusterOptions): Promise
   const instanceId = name;
   // A free port picked here (not PORT=0): the instance's ready line is a log line, and LOG_LEVEL may hide it.
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', mainTs], {
+  const child = spawn(process.execPath, [...PARLEY_NODE_FLAGS, '--import', 'tsx', mainTs], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
