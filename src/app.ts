@@ -19,7 +19,7 @@ import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
 import { healthRoutes } from './health/routes.js';
 import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions, type RequestRecord } from './http/index.js';
-import { createLogger } from './log/index.js';
+import { createLogger, fixedFieldLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
@@ -260,7 +260,8 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
 function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onRequest?: (r: RequestRecord) => void } {
   const rate = deps.config.ACCESS_LOG_SAMPLE_RATE;
   if (rate <= 0 && metrics === undefined) return {};
-  const access = deps.log.child({ component: 'access' });
+  // Fixed fields only (below): no redaction pass, a quarter of the line's cost.
+  const access = fixedFieldLogger(deps.log, { component: 'access' });
   return {
     onRequest: (r) => {
       metrics?.request(r);
