@@ -1,20 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { createAssistant } from '../../src/assistants/index.js';
-import { startCluster, waitUntil, type Cluster } from '../../scripts/cluster/cluster.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { waitUntil, type Cluster } from '../../scripts/cluster/cluster.js';
 import { startRedisProcess } from '../helpers/redis-process.js';
-import { createOwner } from '../helpers/identity.js';
 import { uniquePrefix } from '../helpers/store.js';
 import { Caller, type EndSeen } from './caller.js';
 import { checkLedger } from './ledger.js';
+import { startTestCluster } from './setup.js';
 
 // Issue 19: three real instances behind the real HAProxy (deploy/haproxy.cfg's rules), one Postgres database and one
 // Redis prefix of their own. Knobs keep it short: 3 s ownership records, a 1 s orphan sweep, 1 s heartbeats.
 const OWNERSHIP_TTL_S = 3;
-const HAPROXY = '/usr/sbin/haproxy';
 const DRAIN_S = 12;
 const METRICS_TOKEN = 'cluster-metrics-token-0123456789';
 
@@ -30,35 +24,14 @@ async function metricSum(urls: string[], sample: string): Promise<number> {
 }
 
 t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of an owner', { timeout: 240_000 }, async (t) => {
-  const database = await createTestDatabase(t);
   const prefix = uniquePrefix('cluster');
   // A redis-server of the test's own: one phase stops it (the shared Redis is never touched).
   const redis = await startRedisProcess(t);
-  const owner = await createOwner(database.sql);
-  const assistant = await createAssistant(database.sql, { accountId: owner.accountId }, {
-    name: 'Cluster voice',
-    instructions: 'Be brief.',
-    settings: { voice: { enabled: true, recording: 'off', requireConsent: false, maxDurationSeconds: 900, idleTimeoutSeconds: 600 } },
-  });
-  const workDir = mkdtempSync(join(tmpdir(), 'parley-cluster-'));
-  t.teardown(() => rmSync(workDir, { recursive: true, force: true }));
-  const output: string[] = [];
-  const cluster: Cluster = await startCluster({
-    instances: 3,
-    workDir,
-    haproxyPath: HAPROXY,
-    checkIntervalMs: 500,
-    onOutput: (name, line) => output.length < 5000 && output.push(`${name} ${line}`),
+  const { database, owner, assistant, cluster, output } = await startTestCluster(t, {
+    name: 'Cluster',
+    redisUrl: redis.url,
+    redisPrefix: prefix,
     env: {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: database.url,
-      DATABASE_POOL_SIZE: '4',
-      REDIS_URL: redis.url,
-      REDIS_KEY_PREFIX: prefix,
-      SECRET_KEY: 'cluster-test-secret-key-that-is-at-least-32-bytes',
-      API_RATE_LIMIT_PER_MINUTE: '100000',
-      VOICE_HEARTBEAT_INTERVAL_MS: '1000',
       VOICE_OWNERSHIP_TTL_SECONDS: String(OWNERSHIP_TTL_S),
       VOICE_ORPHAN_SWEEP_SECONDS: '1',
       VOICE_DRAIN_TIMEOUT_SECONDS: String(DRAIN_S),
@@ -66,7 +39,6 @@ t.test('three instances behind HAProxy: affine routing, SIGKILL and SIGTERM of a
       METRICS_TOKEN: METRICS_TOKEN,
     },
   });
-  t.teardown(() => cluster.stop({ signal: 'SIGKILL' }));
   const callers: Caller[] = [];
   t.teardown(() => callers.forEach((c) => c.dispose()));
   const call = async () => {

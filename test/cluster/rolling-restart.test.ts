@@ -1,21 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { createAssistant } from '../../src/assistants/index.js';
-import { startCluster, waitUntil, type Cluster, type ClusterInstance } from '../../scripts/cluster/cluster.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { waitUntil, type ClusterInstance } from '../../scripts/cluster/cluster.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
-import { createOwner } from '../helpers/identity.js';
 import { deleteKeysWithPrefix, uniquePrefix } from '../helpers/store.js';
 import { Caller, type EndSeen } from './caller.js';
 import { checkLedger } from './ledger.js';
+import { startTestCluster } from './setup.js';
 
 // Issue 19: "a rolling restart of the cluster under load ends no call early when the calls are shorter than the drain
 // timeout". Three real instances behind the real HAProxy; calls of 3-5 s start every 500 ms through the proxy for the
 // whole time every instance is replaced (cluster.rollingRestart: replacement on a new route key, old one out of the
 // mint backend, SIGTERM, drain). Callers do not retry anything: a mint must succeed the first time.
-const HAPROXY = '/usr/sbin/haproxy';
 const DRAIN_S = 30;
 
 interface Call {
@@ -28,40 +22,18 @@ interface Call {
 }
 
 t.test('a rolling restart of three instances under load ends no call early', { timeout: 180_000 }, async (t) => {
-  const database = await createTestDatabase(t);
   const prefix = uniquePrefix('rolling');
   t.teardown(() => deleteKeysWithPrefix(prefix));
-  const owner = await createOwner(database.sql);
-  const assistant = await createAssistant(database.sql, { accountId: owner.accountId }, {
-    name: 'Rolling voice',
-    instructions: 'Be brief.',
-    settings: { voice: { enabled: true, recording: 'off', requireConsent: false, maxDurationSeconds: 900, idleTimeoutSeconds: 600 } },
-  });
-  const workDir = mkdtempSync(join(tmpdir(), 'parley-rolling-'));
-  t.teardown(() => rmSync(workDir, { recursive: true, force: true }));
-  const output: string[] = [];
-  const cluster: Cluster = await startCluster({
-    instances: 3,
-    workDir,
-    haproxyPath: HAPROXY,
-    checkIntervalMs: 500,
-    onOutput: (name, line) => output.length < 5000 && output.push(`${name} ${line}`),
+  const { database, owner, assistant, cluster, output } = await startTestCluster(t, {
+    name: 'Rolling',
+    redisUrl: TEST_REDIS_URL,
+    redisPrefix: prefix,
     env: {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: database.url,
-      DATABASE_POOL_SIZE: '4',
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: prefix,
-      SECRET_KEY: 'cluster-test-secret-key-that-is-at-least-32-bytes',
-      API_RATE_LIMIT_PER_MINUTE: '100000',
-      VOICE_HEARTBEAT_INTERVAL_MS: '1000',
       VOICE_OWNERSHIP_TTL_SECONDS: '5',
       VOICE_DRAIN_TIMEOUT_SECONDS: String(DRAIN_S),
       SHUTDOWN_GRACE_MS: '2000',
     },
   });
-  t.teardown(() => cluster.stop({ signal: 'SIGKILL' }));
   const firstKeys = cluster.instances.map((i) => i.routeKey);
   const calls: Call[] = [];
   t.teardown(() => calls.forEach((c) => c.caller.dispose()));
