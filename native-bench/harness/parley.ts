@@ -36,9 +36,9 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * Compile src/ into node_modules/.cache/parley-bench/dist (never touching dist/), incrementally, only when a source
- * file is newer than the last build. tsc emits even when a colleague's file has a type error; only a missing
- * main.js falls back to tsx.
+ * Build src/ into node_modules/.cache/parley-bench/dist (never touching dist/) with the server build `npm start` uses
+ * (scripts/build-server.ts: esbuild, no typecheck), only when a source file is newer than the last build. Only a
+ * failed build falls back to tsx, and says so in the run's record.
  */
 export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void): Promise<ParleyBuild> {
   const tsx: ParleyBuild = { main: join(ROOT, 'src/main.ts'), cli: join(ROOT, 'src/cli.ts'), kind: 'tsx', note: 'src/main.ts through tsx' };
