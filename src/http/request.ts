@@ -158,7 +158,9 @@ export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => v
     const settle = (then: () => void) => {
       if (settled) return;
       settled = true;
+      // Forget the timer: a long-lived response (a gate stream) keeps this closure for its whole life.
       if (idle !== undefined) clearTimeout(idle);
+      idle = undefined;
       then();
     };
     onAbort(() => settle(() => reject(new BodyAborted('client went away while sending the body'))));

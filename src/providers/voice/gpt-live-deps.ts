@@ -1,6 +1,7 @@
 import type { Logger } from '../../log/index.js';
 import type { AppendFlusher } from './append-coalescer.js';
 import type { VoiceClock } from './clock.js';
+import type { KeepaliveTicker } from './keepalive.js';
 
 /** Everything a GPT-Live session needs, resolved by the provider (defaults applied). */
 export interface GptLiveSessionDeps {
@@ -14,7 +15,8 @@ export interface GptLiveSessionDeps {
   reconnectMaxDelayMs: number;
   highWaterBytes: number;
   maxQueuedBytes: number;
-  keepaliveMs: number;
+  /** The adapter instance's shared keepalive ticker; undefined = no keepalive (keepaliveMs 0). */
+  keepalive: KeepaliveTicker | undefined;
   /** Coalesced appends (appendMs > 0): the adapter instance's shared flusher; undefined = one append per frame. */
   appendFlusher: AppendFlusher | undefined;
   clock: VoiceClock;

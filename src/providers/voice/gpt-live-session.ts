@@ -47,7 +47,12 @@ export class GptLiveSession implements VoiceSession {
   private lastUsageAt = 0;
   private deadlineTimer: unknown = undefined;
   private reconnectTimer: unknown = undefined;
-  private keepaliveTimer: unknown = undefined;
+  /** Watched by the instance's keepalive ticker while open; probes the link only in the open phase. */
+  private readonly keepaliveProbe = {
+    probe: (): void => {
+      if (this.phase === 'open') this.wire.probe();
+    },
+  };
   private startSettle: { resolve: (s: GptLiveSession) => void; reject: (e: VoiceProviderError) => void } | null = null;
   private closed: VoiceSessionClosed | undefined;
   private closeWaiters: ((closed: VoiceSessionClosed) => void)[] = [];
@@ -83,7 +88,6 @@ export class GptLiveSession implements VoiceSession {
         this.h.onError?.(error);
       },
     }, log);
-    this.keepalive = this.keepalive.bind(this);
   }
 
   /** Open the link and wait for a confirmed lock. Resolves with this session or rejects with a VoiceProviderError. */
@@ -240,16 +244,7 @@ export class GptLiveSession implements VoiceSession {
     const ws = this.wire.ws;
     if (ws !== null) this.queue.attach(ws);
     this.setState('connected');
-    if (this.deps.keepaliveMs > 0 && this.keepaliveTimer === undefined) {
-      this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
-    }
-  }
-
-  private keepalive(): void {
-    this.keepaliveTimer = undefined;
-    if (this.phase === 'done') return;
-    if (this.phase === 'open') this.wire.probe();
-    this.keepaliveTimer = this.deps.clock.setTimeout(this.keepalive, this.deps.keepaliveMs);
+    this.deps.keepalive?.watch(this.keepaliveProbe);
   }
 
   private beginReconnect(code: number): void {
@@ -311,8 +306,8 @@ export class GptLiveSession implements VoiceSession {
     this.phase = 'done';
     this.clearDeadline();
     if (this.reconnectTimer !== undefined) this.deps.clock.clearTimeout(this.reconnectTimer);
-    if (this.keepaliveTimer !== undefined) this.deps.clock.clearTimeout(this.keepaliveTimer);
-    this.reconnectTimer = this.keepaliveTimer = undefined;
+    this.reconnectTimer = undefined;
+    this.deps.keepalive?.unwatch(this.keepaliveProbe);
     this.coalescer?.discard();
     this.queue.clear();
     this.wire.shut();

@@ -4,6 +4,7 @@ import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
+import { KeepaliveTicker } from './keepalive.js';
 import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
 
 /** Options for the gpt-live provider: the real service. */
@@ -68,6 +69,8 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
   const appendMs = options.appendMs ?? VOICE_ADAPTER_DEFAULTS.appendMs;
   if (!Number.isFinite(appendMs) || appendMs < 0 || appendMs > 1000) throw new RangeError('appendMs must be 0..1000.');
   const clock = options.clock ?? systemClock;
+  const keepaliveMs = options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs;
+  if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) throw new RangeError('keepaliveMs must be 0 or more.');
   const deps: GptLiveSessionDeps = Object.freeze({
     url: url.toString(),
     headers: Object.freeze(headers),
@@ -79,7 +82,7 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? VOICE_ADAPTER_DEFAULTS.reconnectMaxDelayMs,
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
-    keepaliveMs: options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs,
+    keepalive: keepaliveMs > 0 ? new KeepaliveTicker(clock, keepaliveMs) : undefined,
     appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
     clock,
     logger: options.logger,

@@ -123,3 +123,16 @@ t.test('keepalive: a provider that talks is never pinged; a silent one is pinged
   t.same(sessions.map((s) => s.state), ['connected', 'connected'], 'both links kept: the silent one answers its pings');
   await Promise.all(sessions.map((s) => s.close()));
 });
+
+t.test('keepalive: one timer per adapter instance, however many calls are open (none once they end)', async (t) => {
+  const silent = await startSim(t, { usageIntervalMs: 600_000 });
+  const clock = new ManualClock();
+  const provider = simProvider(silent, { clock, keepaliveMs: 1000 });
+  const sessions = await Promise.all([1, 2, 3, 4, 5].map(() => provider.startSession({})));
+  t.equal(clock.pending, 1, 'five open calls, one pending timer: the shared keepalive tick');
+  clock.advance(1000);
+  await waitFor(() => silent.stats.pingsReceived === 5, 'every silent link pinged on the one tick');
+  t.equal(clock.pending, 1, 'the tick re-armed itself once');
+  await Promise.all(sessions.map((s) => s.close()));
+  t.equal(clock.pending, 0, 'no timer left when no call is open');
+});
