@@ -10,13 +10,16 @@
  *   npm run bench -- --rounds=5 --shapes=echo,realistic --eld   interleaved rounds per (implementation, N), traffic
  *                                       shapes, event-loop delay probe (profiling only)
  *   npm run bench -- --append-ms=40     Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (echo always runs 0)
+ *   npm run bench -- --window=30        seconds measured per (implementation, N, round) (default 4)
+ *   npm run bench -- --only=voice --sessions=200 --relays=parley --rounds=1 --heap-snapshot=/tmp/snap
+ *                                       heap snapshots (empty and loaded) of every server, compared by constructor
  *
  * Writes native-bench/results/latest.json, prints a table, and (on runs without --only) refreshes the generated
  * part of native-bench/RESULTS.md and native-bench/results/chart.svg. Loopback only. Figures are never asserted:
  * no timing enters the test suite.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -47,6 +50,10 @@ const { values } = parseArgs({
     shapes: { type: 'string' },
     /** Event-loop delay histogram in every server (a 10 ms timer in the server: for profiling, not for CPU figures). */
     eld: { type: 'boolean', default: false },
+    /** Heap snapshots of every server under test (empty and loaded) into this directory, compared by constructor. */
+    'heap-snapshot': { type: 'string' },
+    /** Seconds measured per (implementation, N, round), after the warm-up (default 4; quick 3). */
+    window: { type: 'string' },
     /** Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (default: Parley's own default configuration). */
     'append-ms': { type: 'string' },
     /** Keep measuring larger N after an implementation saturated (by default the rest of its N are skipped). */
@@ -67,14 +74,22 @@ if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
 const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
-for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>, parley-semi<MB>)`);
+for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>, parley-semi<MB>, parley-young<MB>)`);
 if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
 const rounds = Number(values.rounds ?? (quick ? 2 : 3));
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a positive integer');
 const shapes = (values.shapes ?? (quick ? 'echo' : 'echo,realistic')).split(',') as TrafficShape[];
 for (const s of shapes) if (s !== 'echo' && s !== 'realistic') throw new Error(`unknown shape ${s} (echo, realistic)`);
+if (values.window !== undefined && !(Number(values.window) >= 1 && Number(values.window) <= 600)) throw new Error('--window takes seconds from 1 to 600');
 
 /** --report: the last run's figures through the current report and target code (nothing is measured). */
+/** `--heap-snapshot=DIR`: where the snapshots go (made if missing; kept for DevTools after the run). */
+function snapshotDir(dir: string | undefined): string | undefined {
+  if (dir === undefined) return undefined;
+  mkdirSync(dir, { recursive: true });
+  return resolve(dir);
+}
+
 function reportOnly(): void {
   const dir = join(BENCH_DIR, 'results');
   const results = JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')) as BenchResults;
@@ -122,7 +137,7 @@ async function main(): Promise<void> {
   }
 
   const workers = Number(values.workers ?? Math.max(2, Math.min(4, cpuPlan.generator.length || machine.cpuCount)));
-  const voiceSettings = { sessions, shapes, rounds, warmupMs: quick ? 1000 : 1500, measureMs: quick ? 3000 : 4000, drainMs: 1000, workers, frameMs: 20 };
+  const voiceSettings = { sessions, shapes, rounds, warmupMs: quick ? 1000 : 1500, measureMs: values.window === undefined ? (quick ? 3000 : 4000) : Math.round(Number(values.window) * 1000), drainMs: 1000, workers, frameMs: 20 };
   const results: BenchResults = {
     schema: 1,
     startedAt: new Date(started).toISOString(),
@@ -150,7 +165,7 @@ async function main(): Promise<void> {
           drainMs: voiceSettings.drainMs,
           workers,
           simulatorCpus: pin(cpuPlan.simulator),
-          context: { serverCpus: pin(cpuPlan.server), parley, probe: { dir: probeDir, eld: values.eld } },
+          context: { serverCpus: pin(cpuPlan.server), parley, probe: { dir: probeDir, eld: values.eld, snapshotDir: snapshotDir(values['heap-snapshot']) } },
           // Echo compares Parley with the baselines at equal latency: one provider append per caller frame. The
           // realistic shape runs Parley's default configuration.
           parleyEnv: { echo: { VOICE_PROVIDER_APPEND_MS: '0' }, realistic: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] } },

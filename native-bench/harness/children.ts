@@ -18,6 +18,8 @@ export interface ProbeOptions {
   dir: string;
   /** Also run the event-loop delay monitor (profiling runs only: it is a 10 ms timer). */
   eld: boolean;
+  /** Write a heap snapshot into this directory with every heap sample (`--heap-snapshot=DIR`: slow, profiling only). */
+  snapshotDir?: string | undefined;
 }
 
 /** Node flags and environment that preload the probe into a server under test. */
@@ -25,7 +27,11 @@ export function probeLaunch(probe: ProbeOptions | undefined): { nodeArgs: string
   if (probe === undefined) return { nodeArgs: [], env: {} };
   return {
     nodeArgs: ['--import', pathToFileURL(join(BENCH_DIR, 'harness', 'probe.mjs')).href],
-    env: { BENCH_PROBE_DIR: probe.dir, BENCH_PROBE_ELD: probe.eld ? '1' : '0' },
+    env: {
+      BENCH_PROBE_DIR: probe.dir,
+      BENCH_PROBE_ELD: probe.eld ? '1' : '0',
+      ...(probe.snapshotDir === undefined ? {} : { BENCH_PROBE_SNAPSHOT_DIR: probe.snapshotDir }),
+    },
   };
 }
 
@@ -33,7 +39,13 @@ export function probeLaunch(probe: ProbeOptions | undefined): { nodeArgs: string
  * Ask a probed server for a sample: SIGWINCH = heap after two full GCs, SIGUSR2 = event-loop delay since the last
  * SIGUSR2. Resolves with the record it wrote, or undefined when it did not answer within `timeoutMs`.
  */
-export async function readProbe(pid: number, probe: ProbeOptions, kind: 'heap' | 'eld', timeoutMs = 5000): Promise<Record<string, number> | undefined> {
+export async function readProbe(
+  pid: number,
+  probe: ProbeOptions,
+  kind: 'heap' | 'eld',
+  // A heap snapshot of a loaded server takes seconds to write.
+  timeoutMs = probe.snapshotDir === undefined ? 5000 : 120_000,
+): Promise<(Record<string, number> & { snapshot?: string }) | undefined> {
   const before = new Set(existsSync(probe.dir) ? readdirSync(probe.dir) : []);
   try {
     process.kill(pid, kind === 'heap' ? 'SIGWINCH' : 'SIGUSR2');
@@ -43,10 +55,10 @@ export async function readProbe(pid: number, probe: ProbeOptions, kind: 'heap' |
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const fresh = readdirSync(probe.dir).filter((f) => f.startsWith(`${pid}-`) && !before.has(f));
+    const fresh = readdirSync(probe.dir).filter((f) => f.startsWith(`${pid}-`) && f.endsWith('.json') && !before.has(f));
     for (const file of fresh) {
       try {
-        const record = JSON.parse(readFileSync(join(probe.dir, file), 'utf8')) as Record<string, number> & { kind?: string };
+        const record = JSON.parse(readFileSync(join(probe.dir, file), 'utf8')) as Record<string, number> & { kind?: string; snapshot?: string };
         if (record.kind === kind) return record;
       } catch {
         // still being written: read it on the next pass

@@ -86,7 +86,11 @@ function voiceBlock(voice: NonNullable<BenchResults['voice']>, bold: boolean): s
   );
   const slopes = voice.rssSlopes.length === 0
     ? ['RSS slope: needs at least two N values in the run']
-    : [`RSS slope (least squares of RSS against N, KB per session): ${voice.rssSlopes.map((s) => `${s.shape} ${b(s.relay)} ${fmt(s.kbPerSession, 1)}`).join(', ')}`];
+    : [
+        `RSS slope (least squares of RSS against N, KB per session; in parts: V8 young generation + rest of V8's heap + outside V8's heap): ${voice.rssSlopes
+          .map((s) => `${s.shape} ${b(s.relay)} ${fmt(s.kbPerSession, 1)}${s.parts ? ` (${fmt(s.parts.young, 1)} + ${fmt(s.parts.restOfV8, 1)} + ${fmt(s.parts.outsideV8, 1)})` : ''}`)
+          .join(', ')}`,
+      ];
   return [
     ...table(VOICE_HEADER, voiceRows(voice.summaries)),
     '',

@@ -103,7 +103,7 @@ export function evaluateTargets(voice: VoiceResult | undefined, http: HttpResult
     ...(slopes.length === 0
       ? notMeasured('needs two or more N values')
       : {
-          measured: `${slopes.map((s) => `${s.shape} ${fmt(s.kbPerSession, 1)} KB`).join(', ')}` +
+          measured: `${slopes.map((s) => `${s.shape} ${fmt(s.kbPerSession, 1)} KB${s.parts ? ` (young generation ${fmt(s.parts.young, 1)}, rest of V8 ${fmt(s.parts.restOfV8, 1)}, outside V8 ${fmt(s.parts.outsideV8, 1)})` : ''}`).join(', ')}` +
             (allEcho.some((r) => !loadSideOk(r)) ? ' (includes saturated runs: backlogs waiting in socket buffers count too)' : ''),
           met: worstSlope <= 40,
         }),

@@ -14,11 +14,20 @@ import type { CallerProtocol } from './protocol.js';
 /**
  * `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare append windows in one run).
  * `parley-semi<MB>`: Parley with node --max-semi-space-size=<MB> (compare young-generation sizes in one run).
+ * `parley-young<MB>`: Parley with a young generation of a fixed size: --min-semi-space-size and --max-semi-space-size
+ * both <MB> (V8 otherwise grows it with the allocation rate, so RSS against N measures that growth too).
  */
-export type RelayName = 'direct' | 'parley' | 'uws-relay' | 'ws-relay' | `parley-a${number}` | `parley-semi${number}`;
+export type RelayName =
+  | 'direct'
+  | 'parley'
+  | 'uws-relay'
+  | 'ws-relay'
+  | `parley-a${number}`
+  | `parley-semi${number}`
+  | `parley-young${number}`;
 
 export function isRelayName(name: string): name is RelayName {
-  return ['direct', 'parley', 'uws-relay', 'ws-relay'].includes(name) || /^parley-(a|semi)\d{1,4}$/.test(name);
+  return ['direct', 'parley', 'uws-relay', 'ws-relay'].includes(name) || /^parley-(a|semi|young)\d{1,4}$/.test(name);
 }
 
 export interface StartedRelay {
@@ -77,13 +86,13 @@ export class SkipRelay extends Error {}
 export function relayOf(name: RelayName): RelayUnderTest {
   const fixed = RELAYS[name as keyof typeof RELAYS];
   if (fixed !== undefined) return fixed;
-  if (name.startsWith('parley-semi')) {
-    const mb = name.slice('parley-semi'.length);
+  const flags = nodeFlagsOf(name);
+  if (flags !== undefined) {
     return {
       ...RELAYS.parley,
       name,
-      label: `Parley with node --max-semi-space-size=${mb}`,
-      start: (ctx) => RELAYS.parley.start({ ...ctx, parleyNodeArgs: [...(ctx.parleyNodeArgs ?? []), `--max-semi-space-size=${mb}`] }),
+      label: `Parley with node ${flags.join(' ')}`,
+      start: (ctx) => RELAYS.parley.start({ ...ctx, parleyNodeArgs: [...(ctx.parleyNodeArgs ?? []), ...flags] }),
     };
   }
   const appendMs = name.slice('parley-a'.length);
@@ -93,6 +102,15 @@ export function relayOf(name: RelayName): RelayUnderTest {
     label: `Parley with VOICE_PROVIDER_APPEND_MS=${appendMs}`,
     start: (ctx) => RELAYS.parley.start({ ...ctx, parleyEnv: { ...ctx.parleyEnv, VOICE_PROVIDER_APPEND_MS: appendMs } }),
   };
+}
+
+/** The young-generation flags of `parley-semi<MB>` and `parley-young<MB>` (after the deployed ones: a later flag wins). */
+function nodeFlagsOf(name: RelayName): string[] | undefined {
+  const semi = /^parley-semi(\d+)$/.exec(name);
+  if (semi) return [`--max-semi-space-size=${semi[1]}`];
+  const young = /^parley-young(\d+)$/.exec(name);
+  if (young) return [`--min-semi-space-size=${young[1]}`, `--max-semi-space-size=${young[1]}`];
+  return undefined;
 }
 
 const RELAYS: Record<'direct' | 'parley' | 'uws-relay' | 'ws-relay', RelayUnderTest> = {

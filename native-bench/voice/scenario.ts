@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { readProbe, sampleProcess, startSimulator, type Child, type ProcSample } from '../harness/children.js';
+import { compareSnapshots, formatComparison, type HeapComparison } from '../harness/heap-snapshot.js';
 import { mergeSorted, percentile, round } from '../harness/stats.js';
 import { relayOf, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
 import type { GoMessage, ReadyMessage, TrafficShape, WorkerConfig, WorkerResult } from './protocol.js';
@@ -30,6 +31,13 @@ export interface VoiceRun {
   heapEmptyMb?: number;
   heapLoadedMb?: number;
   heapPerSessionKb?: number;
+  /**
+   * The RSS at the end of the window (probe, before its GCs) in three parts, MB: V8's young generation, the rest of
+   * V8's heap (old generation, code, large objects), and everything outside V8's heap (native: sockets, buffers).
+   */
+  rssParts?: RssParts;
+  /** The heap's growth per session by constructor, from heap snapshots (only with --heap-snapshot). */
+  heapSnapshot?: HeapComparison;
   /** Event-loop delay in the window (only with --eld). */
   eldP99Ms?: number;
   eldMaxMs?: number;
@@ -77,6 +85,7 @@ export interface VoiceSummary {
   cpuVsUws?: Spread;
   cpuVsWs?: Spread;
   rssLoadedMb?: number;
+  rssParts?: RssParts;
   heapPerSessionKb?: number;
   eldP99Ms?: number;
   eldMaxMs?: number;
@@ -106,11 +115,20 @@ export interface VoiceOptions {
   log: (line: string) => void;
 }
 
+/** RSS in parts (MB, or KB per session in a slope): V8's young generation, the rest of V8's heap, outside V8's heap. */
+export interface RssParts {
+  young: number;
+  restOfV8: number;
+  outsideV8: number;
+}
+
 /** Least-squares slope of RSS against N over the run's N values (median RSS per N): the marginal cost of a call. */
 export interface RssSlope {
   shape: TrafficShape;
   relay: RelayName;
   kbPerSession: number;
+  /** The same slope for each part of the RSS (probe, end of the window): where a call's memory goes. */
+  parts?: RssParts;
   /** The N values it was fitted on. */
   sessions: number[];
 }
@@ -229,6 +247,14 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
       run.heapLoadedMb = round(heapLoaded.usedHeapSize / 2 ** 20, 2);
       run.heapPerSessionKb = round((heapLoaded.usedHeapSize - heapEmpty.usedHeapSize) / 1024 / connected, 2);
     }
+    if (heapLoaded?.rssBeforeGc !== undefined && heapLoaded.youngBytes !== undefined && heapLoaded.v8Bytes !== undefined) {
+      const mb = (bytes: number): number => round(bytes / 2 ** 20, 1);
+      run.rssParts = { young: mb(heapLoaded.youngBytes), restOfV8: mb(heapLoaded.v8Bytes - heapLoaded.youngBytes), outsideV8: mb(heapLoaded.rssBeforeGc - heapLoaded.v8Bytes) };
+    }
+    if (heapEmpty?.snapshot !== undefined && heapLoaded?.snapshot !== undefined) {
+      run.heapSnapshot = compareSnapshots(heapEmpty.snapshot, heapLoaded.snapshot, connected);
+      options.log(`  ${relay}, ${shape}, N=${sessions}: ${formatComparison(run.heapSnapshot)}\n  (snapshots: ${heapEmpty.snapshot}, ${heapLoaded.snapshot})`);
+    }
     if (eld !== undefined) {
       run.eldP99Ms = eld.p99Ms;
       run.eldMaxMs = eld.maxMs;
@@ -309,6 +335,10 @@ function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs
   set('cpuVsUws', cpuVsUws);
   set('cpuVsWs', cpuVsWs);
   set('rssLoadedMb', med(pick((r) => r.rssLoadedMb)));
+  const parts = ok.map((r) => r.rssParts).filter((p): p is RssParts => p !== undefined);
+  if (parts.length === ok.length && parts.length > 0) {
+    summary.rssParts = { young: med(parts.map((p) => p.young))!, restOfV8: med(parts.map((p) => p.restOfV8))!, outsideV8: med(parts.map((p) => p.outsideV8))! };
+  }
   set('heapPerSessionKb', med(pick((r) => r.heapPerSessionKb)));
   set('eldP99Ms', med(pick((r) => r.eldP99Ms)));
   set('eldMaxMs', med(pick((r) => r.eldMaxMs)));
@@ -397,7 +427,14 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
       const good = mine.filter((r) => r.framesDropped === 0 && (r.rttP99Ms ?? Infinity) < HELD_P99_MS && r.connected === r.sessions);
       held[relay] = good.length === 0 ? null : Math.max(...good.map((r) => r.sessions));
       const points = mine.filter((r) => r.rssLoadedMb !== undefined).map((r) => ({ x: r.sessions, y: r.rssLoadedMb! * 1024 }));
-      if (relay !== 'direct' && points.length >= 2) rssSlopes.push({ shape, relay, kbPerSession: round(slope(points), 1), sessions: points.map((p) => p.x) });
+      if (relay !== 'direct' && points.length >= 2) {
+        const withParts = mine.filter((r) => r.rssParts !== undefined);
+        const partSlope = (key: keyof RssParts): number => round(slope(withParts.map((r) => ({ x: r.sessions, y: r.rssParts![key] * 1024 }))), 1);
+        rssSlopes.push({
+          shape, relay, kbPerSession: round(slope(points), 1), sessions: points.map((p) => p.x),
+          ...(withParts.length === points.length ? { parts: { young: partSlope('young'), restOfV8: partSlope('restOfV8'), outsideV8: partSlope('outsideV8') } } : {}),
+        });
+      }
     }
     maxHeld[shape] = held;
   }
