@@ -1,5 +1,6 @@
 import type { VoiceClock } from './clock.js';
 import { encodeAudioAppendFrame } from './protocol.js';
+import { SharedTicker } from './shared-ticker.js';
 
 /** PCM16LE mono 24 kHz. */
 const BYTES_PER_MS = 48;
@@ -68,13 +69,12 @@ export class AppendCoalescer {
 }
 
 /**
- * The one timer of an adapter instance for partial windows: armed only while some session has audio staged, it
- * flushes every window older than `windowMs`. Thousands of sessions, one timeout.
+ * The one timer of an adapter instance for partial windows (a {@link SharedTicker}): armed only while some session
+ * has audio staged, it flushes every window older than `windowMs`. Thousands of sessions, one timeout.
  */
 export class AppendFlusher {
   readonly windowBytes: number;
-  private readonly pending = new Set<AppendCoalescer>();
-  private timer: unknown = undefined;
+  private readonly ticker: SharedTicker<AppendCoalescer>;
 
   constructor(
     private readonly clock: VoiceClock,
@@ -83,6 +83,9 @@ export class AppendFlusher {
     if (!(windowMs > 0)) throw new RangeError('the append window must be positive');
     // Whole samples only: a window never splits a PCM16 sample.
     this.windowBytes = Math.max(2, Math.round(windowMs * BYTES_PER_MS) & ~1);
+    this.ticker = new SharedTicker<AppendCoalescer>(clock, windowMs, (coalescer, now) => {
+      if (coalescer.stagedAt <= now - windowMs) coalescer.flush();
+    });
   }
 
   now(): number {
@@ -91,22 +94,14 @@ export class AppendFlusher {
 
   /** Sessions with audio staged (tests and metrics). */
   get size(): number {
-    return this.pending.size;
+    return this.ticker.size;
   }
 
   watch(coalescer: AppendCoalescer): void {
-    this.pending.add(coalescer);
-    if (this.timer === undefined) this.timer = this.clock.setTimeout(this.tick, this.windowMs);
+    this.ticker.add(coalescer);
   }
 
   unwatch(coalescer: AppendCoalescer): void {
-    this.pending.delete(coalescer);
+    this.ticker.delete(coalescer);
   }
-
-  private readonly tick = (): void => {
-    this.timer = undefined;
-    const due = this.clock.now() - this.windowMs;
-    for (const coalescer of this.pending) if (coalescer.stagedAt <= due) coalescer.flush();
-    if (this.pending.size > 0) this.timer = this.clock.setTimeout(this.tick, this.windowMs);
-  };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/index.js';
 import type { AppendFlusher } from './append-coalescer.js';
 import type { VoiceClock } from './clock.js';
-import type { KeepaliveTicker } from './keepalive.js';
+import type { KeepaliveProbe, SharedTicker } from './shared-ticker.js';
 
 /** Everything a GPT-Live session needs, resolved by the provider (defaults applied). */
 export interface GptLiveSessionDeps {
@@ -16,7 +16,7 @@ export interface GptLiveSessionDeps {
   highWaterBytes: number;
   maxQueuedBytes: number;
   /** The adapter instance's shared keepalive ticker; undefined = no keepalive (keepaliveMs 0). */
-  keepalive: KeepaliveTicker | undefined;
+  keepalive: SharedTicker<KeepaliveProbe> | undefined;
   /** Coalesced appends (appendMs > 0): the adapter instance's shared flusher; undefined = one append per frame. */
   appendFlusher: AppendFlusher | undefined;
   clock: VoiceClock;

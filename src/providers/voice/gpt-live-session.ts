@@ -244,7 +244,7 @@ export class GptLiveSession implements VoiceSession {
     const ws = this.wire.ws;
     if (ws !== null) this.queue.attach(ws);
     this.setState('connected');
-    this.deps.keepalive?.watch(this.keepaliveProbe);
+    this.deps.keepalive?.add(this.keepaliveProbe);
   }
 
   private beginReconnect(code: number): void {
@@ -307,7 +307,7 @@ export class GptLiveSession implements VoiceSession {
     this.clearDeadline();
     if (this.reconnectTimer !== undefined) this.deps.clock.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    this.deps.keepalive?.unwatch(this.keepaliveProbe);
+    this.deps.keepalive?.delete(this.keepaliveProbe);
     this.coalescer?.discard();
     this.queue.clear();
     this.wire.shut();

@@ -4,7 +4,7 @@ import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
-import { KeepaliveTicker } from './keepalive.js';
+import { keepaliveTicker } from './shared-ticker.js';
 import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
 
 /** Options for the gpt-live provider: the real service. */
@@ -82,7 +82,7 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? VOICE_ADAPTER_DEFAULTS.reconnectMaxDelayMs,
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
-    keepalive: keepaliveMs > 0 ? new KeepaliveTicker(clock, keepaliveMs) : undefined,
+    keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, keepaliveMs) : undefined,
     appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
     clock,
     logger: options.logger,
