@@ -54,13 +54,29 @@ t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', as
   });
   t.equal(forbidden, 403, 'an AppError from upgrade maps to its status');
 
-  const ws = new WebSocket(`${base}?token=good`);
-  const messages: Array<{ data: Buffer; binary: boolean }> = [];
-  ws.on('message', (data: Buffer, binary: boolean) => messages.push({ data, binary }));
-  await new Promise((resolve) => ws.once('open', resolve));
-  ws.send(Buffer.from([1, 2, 3, 4]));
-  ws.send('text frame');
-  await waitFor(() => messages.length >= 3, 'the greeting and both echoes', 5000);
+  // uWS bug, fixed upstream (uNetworking/uWebSockets#1928, #1929) but not in the uws-pack we pin: after an upgrade
+  // made inside res.cork (the only warning-free way to upgrade after async authentication), cork's post-response
+  // check may read the new WebSocket's memory as HTTP state and close the socket at once (1006, seen about once in
+  // a few hundred connections under load). Clients reconnect (the SDK's VoiceCall does); here one such close is
+  // retried, and a second fails the test.
+  let ws!: WebSocket;
+  let messages: Array<{ data: Buffer; binary: boolean }> = [];
+  for (let attempt = 1; ; attempt++) {
+    ws = new WebSocket(`${base}?token=good`);
+    const received: Array<{ data: Buffer; binary: boolean }> = [];
+    let droppedAtOnce = false;
+    ws.on('message', (data: Buffer, binary: boolean) => received.push({ data, binary }));
+    ws.on('close', (code) => (droppedAtOnce = code === 1006 && received.length < 3));
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send(Buffer.from([1, 2, 3, 4]));
+    ws.send('text frame');
+    await waitFor(() => received.length >= 3 || droppedAtOnce, 'the greeting and both echoes', 5000);
+    messages = received;
+    if (!droppedAtOnce) break;
+    t.ok(attempt < 2, 'a fresh socket was dropped right after its upgrade (the uWS cork bug): retried once');
+    if (attempt >= 2) return;
+    events.length = 0;
+  }
   t.same(JSON.parse(messages[0]!.data.toString()), { hello: 'r1:good' });
   t.same([...messages[1]!.data], [1, 2, 3, 4]);
   t.equal(messages[1]!.binary, true);
