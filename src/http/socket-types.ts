@@ -32,6 +32,8 @@ export interface UpgradeRequest {
   readonly log: Logger;
 }
 
+export type SocketDecision<U> = { accept: U } | { refuse: Reply };
+
 /** The upgrade seam the voice relay plugs into. */
 export interface SocketRoute<U> {
   path: string;
@@ -40,8 +42,12 @@ export interface SocketRoute<U> {
   /** Bytes buffered per socket before sends are dropped. */
   maxBackpressure: number;
   idleTimeoutSeconds: number;
-  /** Authenticate before upgrading: accept with per-socket data, or refuse with an ordinary HTTP reply. */
-  upgrade(req: UpgradeRequest): Promise<{ accept: U } | { refuse: Reply }>;
+  /**
+   * Authenticate before upgrading: accept with per-socket data, or refuse with an ordinary HTTP reply. A decision
+   * returned synchronously (not a promise) is applied inside uWS's own upgrade callback: prefer it when the answer
+   * is known without waiting (the async path has to upgrade inside res.cork, which a uWS bug can close at once).
+   */
+  upgrade(req: UpgradeRequest): SocketDecision<U> | Promise<SocketDecision<U>>;
   open(socket: RealtimeSocket<U>): void;
   /** `data` is valid only during this call (uWS neuters it): copy or consume synchronously. */
   message(socket: RealtimeSocket<U>, data: ArrayBuffer, binary: boolean): void;

@@ -3,7 +3,7 @@ import { asDependencyFailure, isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError } from './errors.js';
 import { copyRequest, parseQuery, pickRequestId } from './request.js';
-import type { AnySocketRoute, RealtimeSocket } from './socket-types.js';
+import type { AnySocketRoute, RealtimeSocket, SocketDecision } from './socket-types.js';
 import { ResponseState, writeReply } from './writer.js';
 
 interface SocketEnv {
@@ -76,27 +76,42 @@ export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env:
       });
       const log = env.log.child({ requestId, route: route.path });
       const common = { 'x-request-id': requestId };
-      route
-        .upgrade({ requestId, path: copied.path, rawQuery: copied.rawQuery, query: parseQuery(copied.rawQuery), params, headers: copied.headers, ip: copied.ip, signal: state.controller.signal, log })
-        .then(
-          (decision) => {
-            if (!state.open) return;
-            if ('refuse' in decision) {
-              if (decision.refuse.kind === 'stream' || decision.refuse.kind === 'sized') throw new Error('a refused upgrade cannot stream');
-              writeReply(state, decision.refuse, common, []);
-              return;
-            }
-            state.finished = true;
-            const holder = new UwsRealtimeSocket(decision.accept);
-            res.cork(() => res.upgrade({ holder }, key, protocol, extensions, context));
-          },
-        )
-        .catch((err: unknown) => {
-          if (!state.open) return;
-          const appErr = isAppError(err) ? err : (asDependencyFailure(err) ?? internalError());
-          if (appErr.status >= 500 && !isAppError(err)) log.error({ err }, 'websocket upgrade failed');
-          writeReply(state, { kind: 'json', status: appErr.status, body: errorBody(appErr, requestId), ...(appErr.headers ? { headers: appErr.headers } : {}) }, common, []);
-        });
+      const apply = (decision: SocketDecision<unknown>, inCallback: boolean): void => {
+        if (!state.open) return;
+        if ('refuse' in decision) {
+          if (decision.refuse.kind === 'stream' || decision.refuse.kind === 'sized') throw new Error('a refused upgrade cannot stream');
+          writeReply(state, decision.refuse, common, []);
+          return;
+        }
+        state.finished = true;
+        const holder = new UwsRealtimeSocket(decision.accept);
+        // Inside uWS's upgrade callback the upgrade is plain (uWS corks and tracks it itself). After an await it must
+        // be corked, and uWS 20.0.8's cork can then close the new socket at once (uNetworking/uWebSockets#1928).
+        if (inCallback) res.upgrade({ holder }, key, protocol, extensions, context);
+        else res.cork(() => res.upgrade({ holder }, key, protocol, extensions, context));
+      };
+      const fail = (err: unknown): void => {
+        if (!state.open) return;
+        const appErr = isAppError(err) ? err : (asDependencyFailure(err) ?? internalError());
+        if (appErr.status >= 500 && !isAppError(err)) log.error({ err }, 'websocket upgrade failed');
+        writeReply(state, { kind: 'json', status: appErr.status, body: errorBody(appErr, requestId), ...(appErr.headers ? { headers: appErr.headers } : {}) }, common, []);
+      };
+      let decided: SocketDecision<unknown> | Promise<SocketDecision<unknown>>;
+      try {
+        decided = route.upgrade({ requestId, path: copied.path, rawQuery: copied.rawQuery, query: parseQuery(copied.rawQuery), params, headers: copied.headers, ip: copied.ip, signal: state.controller.signal, log });
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (!(decided instanceof Promise)) {
+        try {
+          apply(decided, true);
+        } catch (err) {
+          fail(err);
+        }
+        return;
+      }
+      decided.then((decision) => apply(decision, false)).catch(fail);
     },
     open: (ws) => {
       const holder = ws.getUserData().holder;

@@ -65,13 +65,21 @@ export async function heartbeat(ctx: VoiceContext, id: string, token: string): P
  * The media socket's upgrade: the control token must open the session, and the session must run here and be
  * active. Another instance's session is 421 misrouted (before upgrading); an unknown or finished one is 404.
  */
-export async function locateForMedia(ctx: VoiceContext, id: string, token: string): Promise<LiveVoiceSession> {
+/**
+ * The session a media socket may open, when it lives on this instance: decided without waiting (a bad token or an
+ * ended session throws 404). Undefined when it does not live here: {@link locateForMedia} then asks the ownership
+ * records where it runs (421) or says it does not (404).
+ */
+export function localForMedia(ctx: VoiceContext, id: string, token: string): LiveVoiceSession | undefined {
   checkToken(ctx, id, token);
   const live = ctx.sessions.get(id);
-  if (live !== undefined) {
-    if (live.status !== 'active') throw voiceErrors.notFound();
-    return live;
-  }
+  if (live !== undefined && live.status !== 'active') throw voiceErrors.notFound();
+  return live;
+}
+
+export async function locateForMedia(ctx: VoiceContext, id: string, token: string): Promise<LiveVoiceSession> {
+  const live = localForMedia(ctx, id, token);
+  if (live !== undefined) return live;
   const record = await ctx.ownership.read(id);
   if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
   throw voiceErrors.notFound();

@@ -2,7 +2,7 @@ import { systemClock, type VoiceClock } from '../providers/voice/index.js';
 import { isAppError } from '../errors/index.js';
 import { createWidgetPolicy } from '../widget/index.js';
 import type { VoiceContext, VoiceOptions, VoiceServiceDeps } from './context.js';
-import { endSession, heartbeat, locateForMedia, openGate, type EndCaller, type GateOpening, type HeartbeatAnswer } from './control.js';
+import { endSession, heartbeat, localForMedia, locateForMedia, openGate, type EndCaller, type GateOpening, type HeartbeatAnswer } from './control.js';
 import { VoiceFleet } from './fleet.js';
 import type { LiveVoiceSession } from './live-session.js';
 import type { VoiceObserver } from './observer.js';
@@ -146,6 +146,11 @@ export class VoiceService {
   /** The media socket's upgrade: the session must run here (else 421 misrouted, before upgrading) and be active. */
   locateForMedia(id: string, token: string): Promise<LiveVoiceSession> {
     return locateForMedia(this.ctx, id, token);
+  }
+
+  /** The media socket's session when it lives here, decided without waiting (see localForMedia). */
+  localForMedia(id: string, token: string): LiveVoiceSession | undefined {
+    return localForMedia(this.ctx, id, token);
   }
 
   openGate(id: string, token: string): Promise<GateOpening> {

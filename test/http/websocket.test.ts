@@ -57,8 +57,8 @@ t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', as
   // uWS bug, fixed upstream (uNetworking/uWebSockets#1928, #1929) but not in the uws-pack we pin: after an upgrade
   // made inside res.cork (the only warning-free way to upgrade after async authentication), cork's post-response
   // check may read the new WebSocket's memory as HTTP state and close the socket at once (1006, seen about once in
-  // a few hundred connections under load). Clients reconnect (the SDK's VoiceCall does); here one such close is
-  // retried, and a second fails the test.
+  // a few hundred connections under load). Routes that can decide without waiting avoid it (next test; the media
+  // socket does); this route awaits, so one such close is retried here, and a second fails the test.
   let ws!: WebSocket;
   let messages: Array<{ data: Buffer; binary: boolean }> = [];
   for (let attempt = 1; ; attempt++) {
@@ -89,4 +89,37 @@ t.test('the WebSocket upgrade seam authenticates, echoes and reports closes', as
   await waitFor(() => events.length >= 2, 'the close event', 5000);
   t.same(events.slice(0, 1), ['open r1:good']);
   t.match(events[1], /^close r1:good /);
+});
+
+t.test('an upgrade decided without waiting is applied in uWS’s own callback: accept, refuse and throw', async (t) => {
+  const events: string[] = [];
+  const route = echoRoute(events);
+  route.path = '/now/:roomId/socket';
+  route.upgrade = (req) => {
+    const token = req.query['token'];
+    if (token === 'forbidden') throw new AppError('ROOM_FORBIDDEN', 403, 'Not your room.');
+    if (token !== 'good') return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
+    return { accept: { user: `${req.params['roomId']}:now` } };
+  };
+  const { port } = await startShell(t, { routes: [], sockets: [route] });
+  const base = `ws://127.0.0.1:${port}/now/r2/socket`;
+  const statusOf = (token: string): Promise<number> =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(`${base}?token=${token}`);
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('error', () => undefined);
+    });
+  t.equal(await statusOf('bad'), 401, 'a synchronous refusal answers the HTTP reply');
+  t.equal(await statusOf('forbidden'), 403, 'a synchronous AppError maps to its status');
+  for (let i = 0; i < 20; i++) {
+    const ws = new WebSocket(`${base}?token=good`);
+    const received: Buffer[] = [];
+    ws.on('message', (data: Buffer) => received.push(data));
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send(Buffer.from([i]));
+    await waitFor(() => received.length >= 2, `socket ${i}: the greeting and the echo`, 5000);
+    t.same(JSON.parse(received[0]!.toString()), { hello: 'r2:now' }, `socket ${i}: greeted`);
+    t.same([...received[1]!], [i], `socket ${i}: echoed`);
+    ws.close();
+  }
 });

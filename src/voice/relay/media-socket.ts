@@ -32,6 +32,8 @@ export interface MediaSockets {
 /** What the socket needs of the control plane (VoiceService): the session an upgrade may open, or 404 / 421. */
 export interface MediaSessionLocator {
   locateForMedia(sessionId: string, token: string): Promise<LiveVoiceSession>;
+  /** The session when it lives here, without waiting; undefined sends the upgrade to locateForMedia (421 / 404). */
+  localForMedia?(sessionId: string, token: string): LiveVoiceSession | undefined;
 }
 
 export const MEDIA_SOCKET_PATH = '/api/v1/voice/sessions/:sessionId/stream';
@@ -62,12 +64,14 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
     // shell's hard stop.
     maxBackpressure: 512 * 1024,
     idleTimeoutSeconds: 60,
-    async upgrade(req) {
+    upgrade(req) {
       const sessionId = req.params['sessionId'] ?? '';
       const token = req.query['token'];
       if (!SESSION_ID.test(sessionId) || typeof token !== 'string' || token === '') throw voiceErrors.notFound();
-      const session = await service.locateForMedia(sessionId, token);
-      return { accept: { session, relay: undefined } };
+      // A session that lives here is accepted at once, inside uWS's upgrade callback (no await: see SocketRoute).
+      const local = service.localForMedia?.(sessionId, token);
+      if (local !== undefined) return { accept: { session: local, relay: undefined } };
+      return service.locateForMedia(sessionId, token).then((session) => ({ accept: { session, relay: undefined } }));
     },
     open(socket) {
       const { session } = socket.data;
