@@ -11,7 +11,12 @@
 import { fileURLToPath } from 'node:url';
 import { createParleyClient, ParleyError, streamChat } from '../sdk/src/index.js';
 
-export async function quickstart(options: { baseUrl: string; apiKey: string; instructions?: string; print?: (line: string) => void }) {
+export async function quickstart(options: {
+  baseUrl: string;
+  apiKey: string;
+  instructions?: string;
+  print?: (line: string) => void;
+}) {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   // retry: 429 answers are retried after the Retry-After the server gives.
   const parley = createParleyClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, retry: true });
@@ -25,16 +30,24 @@ export async function quickstart(options: { baseUrl: string; apiKey: string; ins
   });
   print(`created ${assistant.name} (${assistant.publicId})`);
 
-  const answer = await parley.POST('/api/v1/chat', { body: { assistantId: assistant.publicId, message: 'Hello! What can you do?' } });
+  const answer = await parley.POST('/api/v1/chat', {
+    body: { assistantId: assistant.publicId, message: 'Hello! What can you do?' },
+  });
   print(`answer: ${answer.answer}`);
 
   let streamed = '';
-  for await (const event of streamChat(parley, { assistantId: assistant.publicId, message: 'And in one sentence?', conversationId: answer.conversationId })) {
+  for await (const event of streamChat(parley, {
+    assistantId: assistant.publicId,
+    message: 'And in one sentence?',
+    conversationId: answer.conversationId,
+  })) {
     if (event.type === 'token') streamed += event.text;
     if (event.type === 'meta') print(`streamed (${event.outcome}): ${streamed}`);
   }
 
-  const { conversation, messages } = await parley.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId: answer.conversationId } } });
+  const { conversation, messages } = await parley.GET('/api/v1/conversations/{conversationId}', {
+    params: { path: { conversationId: answer.conversationId } },
+  });
   print(`conversation ${conversation.id}: ${messages.length} messages`);
 
   try {
@@ -56,11 +69,17 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const args = process.argv.slice(2);
   const apiKey = argument(args, 'api-key') ?? process.env['PARLEY_API_KEY'];
   if (!apiKey) {
-    process.stderr.write('set PARLEY_API_KEY (or --api-key) to a key with assistants:write, chat and conversations:read\n');
+    process.stderr.write(
+      'set PARLEY_API_KEY (or --api-key) to a key with assistants:write, chat and conversations:read\n',
+    );
     process.exit(2);
   }
   const instructions = argument(args, 'instructions');
-  quickstart({ baseUrl: argument(args, 'base-url') ?? 'http://127.0.0.1:3000', apiKey, ...(instructions !== undefined ? { instructions } : {}) }).catch((err: unknown) => {
+  quickstart({
+    baseUrl: argument(args, 'base-url') ?? 'http://127.0.0.1:3000',
+    apiKey,
+    ...(instructions !== undefined ? { instructions } : {}),
+  }).catch((err: unknown) => {
     process.stderr.write(`${err instanceof ParleyError ? `${err.status} ${err.code}: ${err.message}` : String(err)}\n`);
     process.exitCode = 1;
   });

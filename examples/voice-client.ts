@@ -13,7 +13,15 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import { FRAME_BYTES, FRAME_MS, pcmFromWav, syntheticSpeech, VoiceCall, wavHeader, type EndReason } from '../sdk/src/index.js';
+import {
+  FRAME_BYTES,
+  FRAME_MS,
+  pcmFromWav,
+  syntheticSpeech,
+  VoiceCall,
+  wavHeader,
+  type EndReason,
+} from '../sdk/src/index.js';
 
 export interface VoiceCallOptions {
   baseUrl: string;

@@ -22,7 +22,12 @@ interface Profile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, timeline: { type: 'boolean', default: false }, from: { type: 'string' }, to: { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    timeline: { type: 'boolean', default: false },
+    from: { type: 'string' },
+    to: { type: 'string' },
+  },
   allowPositionals: true,
 });
 for (const file of positionals) {
@@ -41,14 +46,17 @@ for (const file of positionals) {
     if (t < from || t > to) return;
     self.set(id, (self.get(id) ?? 0) + dt);
   });
-  if (values.timeline) process.stdout.write(`busy ms per second: ${Array.from(perSecond, (v, i) => `${i}s:${Math.round((v ?? 0) / 1e3)}`).join(' ')}\n`);
+  if (values.timeline)
+    process.stdout.write(
+      `busy ms per second: ${Array.from(perSecond, (v, i) => `${i}s:${Math.round((v ?? 0) / 1e3)}`).join(' ')}\n`,
+    );
   let idle = 0;
   let busy = 0;
   const fn = new Map<string, number>();
   const area = new Map<string, number>();
   for (const [id, us] of self) {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    if (functionName === '(idle)' || functionName === '(program)' && url === '') {
+    if (functionName === '(idle)' || (functionName === '(program)' && url === '')) {
       if (functionName === '(idle)') idle += us;
       else {
         busy += us;
@@ -58,15 +66,27 @@ for (const file of positionals) {
       continue;
     }
     busy += us;
-    const where = url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, 'node_modules/').replace(/.*\/(src|dist|parley-bench\/dist)\//, 'src/');
+    const where = url
+      .replace(/^file:\/\//, '')
+      .replace(/.*\/node_modules\//, 'node_modules/')
+      .replace(/.*\/(src|dist|parley-bench\/dist)\//, 'src/');
     const key = `${functionName || '(anonymous)'} ${where ? `${where.split('/').slice(-2).join('/')}:${lineNumber + 1}` : '(native)'}`;
     fn.set(key, (fn.get(key) ?? 0) + us);
-    const a = where === '' ? `(native) ${functionName}` : where.startsWith('node_modules/') ? where.split('/').slice(0, 2).join('/') : where.startsWith('node:') ? where : where.split('/').slice(0, 3).join('/');
+    const a =
+      where === ''
+        ? `(native) ${functionName}`
+        : where.startsWith('node_modules/')
+          ? where.split('/').slice(0, 2).join('/')
+          : where.startsWith('node:')
+            ? where
+            : where.split('/').slice(0, 3).join('/');
     area.set(a, (area.get(a) ?? 0) + us);
   }
   const pct = (us: number): string => `${((100 * us) / busy).toFixed(1)}%`.padStart(6);
   const top = Number(values.top);
-  process.stdout.write(`${file}\nbusy ${(busy / 1e3).toFixed(0)} ms, idle ${(idle / 1e3).toFixed(0)} ms\n\nby area (self time, share of busy):\n`);
+  process.stdout.write(
+    `${file}\nbusy ${(busy / 1e3).toFixed(0)} ms, idle ${(idle / 1e3).toFixed(0)} ms\n\nby area (self time, share of busy):\n`,
+  );
   for (const [k, v] of [...area].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(v)}  ${k}\n`);
   process.stdout.write('\nby function:\n');
   for (const [k, v] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(v)}  ${k}\n`);

@@ -27,13 +27,16 @@ const REUSE = (() => {
   const i = args.indexOf('--reuse');
   return i >= 0 ? args[i + 1] : undefined;
 })();
-const BASE_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const BASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const STOP = ('the of and to a in is it you that he was for on are with as i his they be at one have this from or had by ' +
+const STOP = (
+  'the of and to a in is it you that he was for on are with as i his they be at one have this from or had by ' +
   'but some what there we can out other were all your when up use word how said an each she which do their time if will way ' +
   'about many then them would write like so these her long make thing see him two has look more day could go come did my no ' +
   'most who over know than call first down side been now find any new work part take get place made live where after back ' +
-  'little only round man year came show every good me give our under').split(' ');
+  'little only round man year came show every good me give our under'
+).split(' ');
 
 // Deterministic PRNG so runs are comparable.
 let seed = 0x9e3779b9;
@@ -44,7 +47,28 @@ function rand(): number {
   return ((seed >>> 0) % 1_000_000) / 1_000_000;
 }
 
-const SYL = ['ka', 'lo', 'mi', 'ren', 'tor', 'sa', 'vel', 'qui', 'dan', 'por', 'ex', 'lin', 'mar', 'ost', 'ul', 'ber', 'cen', 'fi', 'gro', 'hap'];
+const SYL = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tor',
+  'sa',
+  'vel',
+  'qui',
+  'dan',
+  'por',
+  'ex',
+  'lin',
+  'mar',
+  'ost',
+  'ul',
+  'ber',
+  'cen',
+  'fi',
+  'gro',
+  'hap',
+];
 const VOCAB_SIZE = 30_000;
 const vocab: string[] = [...STOP];
 const seen = new Set(vocab);
@@ -79,45 +103,45 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function load(sql: ReturnType<typeof createSql>): Promise<void> {
-    await migrate(sql);
-    await sql`insert into users (id, email, password_hash) values ('usr_bench', 'bench@example.test', 'x')`;
-    await sql`insert into accounts (id, owner_user_id) values ('acct_bench', 'usr_bench')`;
-    const assistantId = '00000000-0000-4000-8000-000000000001';
-    await sql`insert into assistants (id, public_id, account_id, name, language) values (${assistantId}, 'asst_bench', 'acct_bench', 'Bench', 'english')`;
-    // A second assistant with its own passages: retrieval must only look at one assistant's knowledge.
-    const otherId = '00000000-0000-4000-8000-000000000002';
-    await sql`insert into assistants (id, public_id, account_id, name, language) values (${otherId}, 'asst_other', 'acct_bench', 'Other', 'english')`;
+  await migrate(sql);
+  await sql`insert into users (id, email, password_hash) values ('usr_bench', 'bench@example.test', 'x')`;
+  await sql`insert into accounts (id, owner_user_id) values ('acct_bench', 'usr_bench')`;
+  const assistantId = '00000000-0000-4000-8000-000000000001';
+  await sql`insert into assistants (id, public_id, account_id, name, language) values (${assistantId}, 'asst_bench', 'acct_bench', 'Bench', 'english')`;
+  // A second assistant with its own passages: retrieval must only look at one assistant's knowledge.
+  const otherId = '00000000-0000-4000-8000-000000000002';
+  await sql`insert into assistants (id, public_id, account_id, name, language) values (${otherId}, 'asst_other', 'acct_bench', 'Other', 'english')`;
 
-    const started = performance.now();
-    const perDoc = 200;
-    const docs = Math.ceil(CHUNKS / perDoc);
-    for (let d = 0; d < docs + Math.ceil(docs / 10); d++) {
-      const docId = `doc_bench${d}`;
-      // Every 11th document belongs to the other assistant; the measured one holds CHUNKS passages.
-      const owner = d >= docs ? otherId : assistantId;
-      await sql`insert into documents (id, assistant_id, account_id, type, name, status) values (${docId}, ${owner}, 'acct_bench', 'text', ${'Doc ' + d}, 'ready')`;
-      const ordinals: number[] = [];
-      const headings: string[] = [];
-      const contents: string[] = [];
-      for (let i = 0; i < perDoc && (d >= docs || d * perDoc + i < CHUNKS); i++) {
-        ordinals.push(i);
-        headings.push(`${words(3)} > ${words(4)}`);
-        // ~1,000 characters, the chunker's target size.
-        contents.push(words(130 + Math.floor(rand() * 40)));
-      }
-      await sql.begin(async (tx) => {
-        await tx`
+  const started = performance.now();
+  const perDoc = 200;
+  const docs = Math.ceil(CHUNKS / perDoc);
+  for (let d = 0; d < docs + Math.ceil(docs / 10); d++) {
+    const docId = `doc_bench${d}`;
+    // Every 11th document belongs to the other assistant; the measured one holds CHUNKS passages.
+    const owner = d >= docs ? otherId : assistantId;
+    await sql`insert into documents (id, assistant_id, account_id, type, name, status) values (${docId}, ${owner}, 'acct_bench', 'text', ${'Doc ' + d}, 'ready')`;
+    const ordinals: number[] = [];
+    const headings: string[] = [];
+    const contents: string[] = [];
+    for (let i = 0; i < perDoc && (d >= docs || d * perDoc + i < CHUNKS); i++) {
+      ordinals.push(i);
+      headings.push(`${words(3)} > ${words(4)}`);
+      // ~1,000 characters, the chunker's target size.
+      contents.push(words(130 + Math.floor(rand() * 40)));
+    }
+    await sql.begin(async (tx) => {
+      await tx`
         insert into document_chunks (document_id, assistant_id, ordinal, heading, content, tsv)
         select ${docId}, ${owner}, c.o, c.h, c.t,
                setweight(to_tsvector('english', c.h), 'A') || setweight(to_tsvector('english', c.t), 'B')
         from unnest(${ordinals}::int[], ${headings}::text[], ${contents}::text[]) as c(o, h, t)`;
-        await lockAssistantTerms(tx, owner);
-        await addDocumentTerms(tx, owner, docId);
-      });
-    }
-    await sql`vacuum analyze document_chunks`.catch(() => undefined);
-    await sql`vacuum analyze assistant_lexemes`.catch(() => undefined);
-    console.log(`loaded ${CHUNKS} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      await lockAssistantTerms(tx, owner);
+      await addDocumentTerms(tx, owner, docId);
+    });
+  }
+  await sql`vacuum analyze document_chunks`.catch(() => undefined);
+  await sql`vacuum analyze assistant_lexemes`.catch(() => undefined);
+  console.log(`loaded ${CHUNKS} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 async function main(): Promise<void> {
@@ -130,7 +154,9 @@ async function main(): Promise<void> {
   try {
     if (!REUSE) await load(sql);
     const assistantId = '00000000-0000-4000-8000-000000000001';
-    const counted = await sql<Array<{ n: number }>>`select count(*) as n from document_chunks where assistant_id = ${assistantId}`;
+    const counted = await sql<
+      Array<{ n: number }>
+    >`select count(*) as n from document_chunks where assistant_id = ${assistantId}`;
     const n = counted[0]!.n;
     console.log(`measuring over ${n} chunks of one assistant`);
     const assistant = { id: assistantId, language: 'english' };

@@ -67,20 +67,28 @@ const { values } = parseArgs({
 });
 
 const t0 = Date.now();
-const log = (line: string): void => void process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
+const log = (line: string): void =>
+  void process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
 const quick = values.quick;
 const only = values.only;
-if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage') throw new Error('--only must be voice, http or usage');
+if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage')
+  throw new Error('--only must be voice, http or usage');
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
-if (sessions.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
+if (sessions.some((n) => !Number.isInteger(n) || n < 1))
+  throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
 const relays = (values.relays ?? 'ws-relay,uws-relay,parley').split(',') as RelayName[];
-for (const r of relays) if (!isRelayName(r)) throw new Error(`unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>, parley-semi<MB>, parley-young<MB>)`);
+for (const r of relays)
+  if (!isRelayName(r))
+    throw new Error(
+      `unknown relay ${r} (direct, ws-relay, uws-relay, parley, parley-a<append ms>, parley-semi<MB>, parley-young<MB>)`,
+    );
 if (values.parley !== 'built' && values.parley !== 'tsx') throw new Error('--parley must be built or tsx');
 const rounds = Number(values.rounds ?? (quick ? 2 : 3));
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a positive integer');
 const shapes = (values.shapes ?? (quick ? 'echo' : 'echo,realistic')).split(',') as TrafficShape[];
 for (const s of shapes) if (s !== 'echo' && s !== 'realistic') throw new Error(`unknown shape ${s} (echo, realistic)`);
-if (values.window !== undefined && !(Number(values.window) >= 1 && Number(values.window) <= 600)) throw new Error('--window takes seconds from 1 to 600');
+if (values.window !== undefined && !(Number(values.window) >= 1 && Number(values.window) <= 600))
+  throw new Error('--window takes seconds from 1 to 600');
 
 /** --report: the last run's figures through the current report and target code (nothing is measured). */
 /** `--heap-snapshot=DIR`: where the snapshots go (made if missing; kept for DevTools after the run). */
@@ -96,13 +104,20 @@ function reportOnly(): void {
   results.targets = [...evaluateTargets(results.voice, results.http), ...usageTargets(results.usage)];
   writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(consoleReport(results));
-  if (results.argv.some((a) => a.startsWith('--only'))) return log('latest.json is an --only run: RESULTS.md and the chart are left as they are');
+  if (results.argv.some((a) => a.startsWith('--only')))
+    return log('latest.json is an --only run: RESULTS.md and the chart are left as they are');
   writeResultsMarkdown(results);
   if (results.voice) {
     const shape = results.voice.settings.shapes.includes('realistic') ? 'realistic' : 'echo';
     const rows = results.voice.summaries.filter((r) => r.shape === shape);
     const m = results.machine;
-    writeFileSync(join(dir, 'chart.svg'), renderChart(rows, `${shape} shape, medians of ${results.voice.settings.rounds} rounds; ${m.cpuCount} x ${m.cpuModel}, node ${m.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+    writeFileSync(
+      join(dir, 'chart.svg'),
+      renderChart(
+        rows,
+        `${shape} shape, medians of ${results.voice.settings.rounds} rounds; ${m.cpuCount} x ${m.cpuModel}, node ${m.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`,
+      ),
+    );
   }
   log('re-rendered native-bench/RESULTS.md and native-bench/results/chart.svg from results/latest.json');
 }
@@ -119,7 +134,10 @@ async function main(): Promise<void> {
   // The runner hosts the load-generator threads: pin it (and the threads it starts) to the generator cores.
   if (cpuPlan.generator.length > 0) pinProcess(process.pid, cpuPlan.generator);
   log(`${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}; ${cpuPlan.note}`);
-  if (loadavg()[0]! > machine.cpuCount / 2) log(`warning: load average ${loadavg()[0]!.toFixed(2)} on ${machine.cpuCount} cores: other work is running, figures will be noisy`);
+  if (loadavg()[0]! > machine.cpuCount / 2)
+    log(
+      `warning: load average ${loadavg()[0]!.toFixed(2)} on ${machine.cpuCount} cores: other work is running, figures will be noisy`,
+    );
 
   let parley: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
   let parleyUnavailable: string | undefined;
@@ -127,7 +145,10 @@ async function main(): Promise<void> {
   if (wantsParley) {
     try {
       const build = await buildParley(values.parley as 'built' | 'tsx', log);
-      const databaseUrl = values.database === 'embedded' ? undefined : (process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+      const databaseUrl =
+        values.database === 'embedded'
+          ? undefined
+          : (process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
       if (databaseUrl !== undefined) assertLoopback(databaseUrl);
       parley = { build, fixture: await prepareFixture(build, log, databaseUrl) };
     } catch (err) {
@@ -137,7 +158,16 @@ async function main(): Promise<void> {
   }
 
   const workers = Number(values.workers ?? Math.max(2, Math.min(4, cpuPlan.generator.length || machine.cpuCount)));
-  const voiceSettings = { sessions, shapes, rounds, warmupMs: quick ? 1000 : 1500, measureMs: values.window === undefined ? (quick ? 3000 : 4000) : Math.round(Number(values.window) * 1000), drainMs: 1000, workers, frameMs: 20 };
+  const voiceSettings = {
+    sessions,
+    shapes,
+    rounds,
+    warmupMs: quick ? 1000 : 1500,
+    measureMs: values.window === undefined ? (quick ? 3000 : 4000) : Math.round(Number(values.window) * 1000),
+    drainMs: 1000,
+    workers,
+    frameMs: 20,
+  };
   const results: BenchResults = {
     schema: 1,
     startedAt: new Date(started).toISOString(),
@@ -147,7 +177,10 @@ async function main(): Promise<void> {
     machine,
     cpuPlan,
     loadAverage: { before: Math.round(loadavg()[0]! * 100) / 100, after: 0 },
-    parley: parley === undefined ? { unavailable: parleyUnavailable ?? 'not needed for this run' } : { kind: parley.build.kind, note: parley.build.note },
+    parley:
+      parley === undefined
+        ? { unavailable: parleyUnavailable ?? 'not needed for this run' }
+        : { kind: parley.build.kind, note: parley.build.note },
     targets: [],
   };
   try {
@@ -165,10 +198,17 @@ async function main(): Promise<void> {
           drainMs: voiceSettings.drainMs,
           workers,
           simulatorCpus: pin(cpuPlan.simulator),
-          context: { serverCpus: pin(cpuPlan.server), parley, probe: { dir: probeDir, eld: values.eld, snapshotDir: snapshotDir(values['heap-snapshot']) } },
+          context: {
+            serverCpus: pin(cpuPlan.server),
+            parley,
+            probe: { dir: probeDir, eld: values.eld, snapshotDir: snapshotDir(values['heap-snapshot']) },
+          },
           // Echo compares Parley with the baselines at equal latency: one provider append per caller frame. The
           // realistic shape runs Parley's default configuration.
-          parleyEnv: { echo: { VOICE_PROVIDER_APPEND_MS: '0' }, realistic: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] } },
+          parleyEnv: {
+            echo: { VOICE_PROVIDER_APPEND_MS: '0' },
+            realistic: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] },
+          },
           log,
         });
         results.voice = { ...voice, settings: voiceSettings };
@@ -221,7 +261,13 @@ async function main(): Promise<void> {
     if (results.voice) {
       const shape = shapes.includes('realistic') ? 'realistic' : 'echo';
       const rows = results.voice.summaries.filter((r) => r.shape === shape);
-      writeFileSync(join(dir, 'chart.svg'), renderChart(rows, `${shape} shape, medians of ${rounds} rounds; ${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`));
+      writeFileSync(
+        join(dir, 'chart.svg'),
+        renderChart(
+          rows,
+          `${shape} shape, medians of ${rounds} rounds; ${machine.cpuCount} x ${machine.cpuModel}, node ${machine.node}, ${results.mode} run ${results.startedAt.slice(0, 10)}`,
+        ),
+      );
     }
     log('wrote native-bench/results/latest.json, native-bench/RESULTS.md and native-bench/results/chart.svg');
   } else {
@@ -239,7 +285,10 @@ function writeResultsMarkdown(results: BenchResults): void {
   const current = existsSync(path) ? readFileSync(path, 'utf8') : `# native-bench results\n\n${BEGIN}\n${END}\n`;
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
-  const next = start === -1 || end === -1 ? `${current.trimEnd()}\n\n${generated}\n` : `${current.slice(0, start)}${generated}${current.slice(end + END.length)}`;
+  const next =
+    start === -1 || end === -1
+      ? `${current.trimEnd()}\n\n${generated}\n`
+      : `${current.slice(0, start)}${generated}${current.slice(end + END.length)}`;
   writeFileSync(path, next);
 }
 

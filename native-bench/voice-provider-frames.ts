@@ -46,7 +46,10 @@ function cpuNsPer(iterations: number, fn: () => void): number {
 let sink = 0;
 const codec = {
   inAdapter: cpuNsPer(ITERATIONS, () => (sink += encodeAudioAppend(frame).length)),
-  inBaseline: cpuNsPer(ITERATIONS, () => (sink += JSON.stringify({ type: 'session.input_audio.append', audio: frame.toString('base64') }).length)),
+  inBaseline: cpuNsPer(
+    ITERATIONS,
+    () => (sink += JSON.stringify({ type: 'session.input_audio.append', audio: frame.toString('base64') }).length),
+  ),
   outAdapter: cpuNsPer(ITERATIONS, () => (sink += decodeOutputAudioFast(outputFrame)!.length)),
   outBaseline: cpuNsPer(ITERATIONS, () => {
     const event = JSON.parse(outputFrame.toString('utf8')) as { type: string; delta: string };
@@ -103,7 +106,9 @@ function onEcho(measure: Measure, pcm: Buffer): void {
 async function adapterLinks(url: string, measure: Measure): Promise<Link[]> {
   const provider = createVoiceProvider({ kind: 'simulator', url, keepaliveMs: 0 });
   const handlers = { onOutputAudio: (pcm: Buffer) => onEcho(measure, pcm) };
-  const sessions: VoiceSession[] = await Promise.all(Array.from({ length: SESSIONS }, () => provider.startSession({}, { handlers })));
+  const sessions: VoiceSession[] = await Promise.all(
+    Array.from({ length: SESSIONS }, () => provider.startSession({}, { handlers })),
+  );
   return sessions.map((s) => ({ send: (pcm) => void s.sendAudio(pcm), close: async () => void (await s.close()) }));
 }
 
@@ -112,14 +117,20 @@ async function naiveLinks(url: string, measure: Measure): Promise<Link[]> {
     Array.from({ length: SESSIONS }, async () => {
       const ws = new WebSocket(url, { perMessageDeflate: false });
       await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-      ws.send(JSON.stringify({ type: 'session.start', session: { model: 'gpt-live-1', client: { data_channel: { allowed_client_events: [] } } } }));
+      ws.send(
+        JSON.stringify({
+          type: 'session.start',
+          session: { model: 'gpt-live-1', client: { data_channel: { allowed_client_events: [] } } },
+        }),
+      );
       await new Promise<void>((resolve) => ws.once('message', () => resolve()));
       ws.on('message', (data: Buffer) => {
         const event = JSON.parse(data.toString('utf8')) as { type: string; delta?: string };
         if (event.type === 'session.output_audio.delta') onEcho(measure, Buffer.from(event.delta!, 'base64'));
       });
       return {
-        send: (pcm: Buffer) => ws.send(JSON.stringify({ type: 'session.input_audio.append', audio: pcm.toString('base64') })),
+        send: (pcm: Buffer) =>
+          ws.send(JSON.stringify({ type: 'session.input_audio.append', audio: pcm.toString('base64') })),
         close: async () => {
           ws.close();
           await new Promise((resolve) => ws.once('close', resolve));
@@ -180,9 +191,15 @@ try {
   console.log(row('caller -> provider, CPU/frame', ns(adapterIn), ns(naiveIn), 'ns'));
   console.log(row('provider -> caller, CPU/frame', ns(adapter) - ns(adapterIn), ns(naive) - ns(naiveIn), 'ns'));
   console.log(row('round trip (echo), CPU/frame', ns(adapter), ns(naive), 'ns'));
-  console.log(`${'frames measured (in / round trip)'.padEnd(34)} ${`${adapterIn.frames}/${adapter.frames}`.padStart(11)}  ${`${naiveIn.frames}/${naive.frames}`.padStart(11)}`);
-  console.log(`${'process CPU share (echo run)'.padEnd(34)} ${(adapter.cpuShare * 100).toFixed(1).padStart(10)}%  ${(naive.cpuShare * 100).toFixed(1).padStart(10)}%`);
-  console.log(`${'echo RTT p50 / p99 (ms)'.padEnd(34)} ${`${adapter.p50.toFixed(2)}/${adapter.p99.toFixed(2)}`.padStart(11)}  ${`${naive.p50.toFixed(2)}/${naive.p99.toFixed(2)}`.padStart(11)}`);
+  console.log(
+    `${'frames measured (in / round trip)'.padEnd(34)} ${`${adapterIn.frames}/${adapter.frames}`.padStart(11)}  ${`${naiveIn.frames}/${naive.frames}`.padStart(11)}`,
+  );
+  console.log(
+    `${'process CPU share (echo run)'.padEnd(34)} ${(adapter.cpuShare * 100).toFixed(1).padStart(10)}%  ${(naive.cpuShare * 100).toFixed(1).padStart(10)}%`,
+  );
+  console.log(
+    `${'echo RTT p50 / p99 (ms)'.padEnd(34)} ${`${adapter.p50.toFixed(2)}/${adapter.p99.toFixed(2)}`.padStart(11)}  ${`${naive.p50.toFixed(2)}/${naive.p99.toFixed(2)}`.padStart(11)}`,
+  );
   console.log(`\n(sink ${sink % 10})`);
 } finally {
   echoSim.child.kill('SIGTERM');

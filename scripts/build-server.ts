@@ -27,7 +27,8 @@ export async function buildServer(outDir = SERVER_OUT_DIR): Promise<number> {
     .map((f) => join(SERVER_SRC_DIR, f));
   mkdirSync(outDir, { recursive: true });
   // Remove what a previous server build left (a module deleted from src must not linger), but not dist/widget.
-  for (const name of readdirSync(outDir)) if (name !== 'widget') rmSync(join(outDir, name), { recursive: true, force: true });
+  for (const name of readdirSync(outDir))
+    if (name !== 'widget') rmSync(join(outDir, name), { recursive: true, force: true });
   await build({
     entryPoints,
     outdir: outDir,

@@ -18,12 +18,28 @@ import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
 import { healthRoutes } from './health/routes.js';
-import { buildOpenApiDocument, createHttpServer, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type OpenApiOptions, type RequestRecord } from './http/index.js';
+import {
+  buildOpenApiDocument,
+  createHttpServer,
+  type AnyRoute,
+  type AnySocketRoute,
+  type Authenticator,
+  type HttpServer,
+  type OpenApiOptions,
+  type RequestRecord,
+} from './http/index.js';
 import { createLogger, fixedFieldLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
-import { meteredVoiceQuota, recordingLinksOf, voiceCallsOf, voiceCapability, type VoiceCapabilityOptions, type VoiceService } from './voice/index.js';
+import {
+  meteredVoiceQuota,
+  recordingLinksOf,
+  voiceCallsOf,
+  voiceCapability,
+  type VoiceCapabilityOptions,
+  type VoiceService,
+} from './voice/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -92,7 +108,14 @@ export function collectCapabilities(
   deps: Deps,
   hooks: AppHooks,
   options: Pick<BuildOptions, 'voice' | 'knowledge'> = {},
-): { routes: AnyRoute[]; authenticators: Record<string, Authenticator>; sockets: AnySocketRoute[]; lifecycle: LifecycleItem[]; voice: VoiceService; metrics: Metrics | undefined } {
+): {
+  routes: AnyRoute[];
+  authenticators: Record<string, Authenticator>;
+  sockets: AnySocketRoute[];
+  lifecycle: LifecycleItem[];
+  voice: VoiceService;
+  metrics: Metrics | undefined;
+} {
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
   const lifecycle: LifecycleItem[] = [];
@@ -106,7 +129,10 @@ export function collectCapabilities(
   const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
-  const meteredQuota = meteredVoiceQuota(meter, { maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS, log: deps.log.child({ capability: 'voice-quota' }) });
+  const meteredQuota = meteredVoiceQuota(meter, {
+    maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
+    log: deps.log.child({ capability: 'voice-quota' }),
+  });
   const voiceQuota = metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota;
   const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
@@ -167,13 +193,22 @@ export function collectCapabilities(
     }),
     ...usageRoutes(meter),
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
-    ...billingRoutes({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'billing' }), clock: systemClock }),
+    ...billingRoutes({
+      sql: deps.sql,
+      config: deps.config,
+      log: deps.log.child({ capability: 'billing' }),
+      clock: systemClock,
+    }),
     // The owner web app (web/dashboard) and what it may offer; outside /api/v1, so never in the document.
     ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED, siblings: () => routes }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
   lifecycle.push({ name: 'voice sessions', start: voice.start, stop: voice.stop });
-  lifecycle.push({ name: 'ingestion worker', start: () => documents.worker.start(), stop: () => documents.worker.stop() });
+  lifecycle.push({
+    name: 'ingestion worker',
+    start: () => documents.worker.start(),
+    stop: () => documents.worker.stop(),
+  });
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',
@@ -192,7 +227,12 @@ export function collectCapabilities(
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {
-      const listener = metricsListener(metrics, { host: deps.config.HOST, port, token, log: deps.log.child({ component: 'metrics' }) });
+      const listener = metricsListener(metrics, {
+        host: deps.config.HOST,
+        port,
+        token,
+        log: deps.log.child({ component: 'metrics' }),
+      });
       lifecycle.push({ name: 'metrics listener', start: listener.start, stop: listener.stop });
     } else if (token !== undefined) {
       routes.push(...metricsRoutes(metrics, token));
@@ -266,7 +306,16 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
     onRequest: (r) => {
       metrics?.request(r);
       if (rate > 0 && (rate >= 1 || r.status >= 500 || Math.random() < rate)) {
-        access.info({ method: r.method, route: r.route, status: r.status, durationMs: Math.round(r.durationMs * 10) / 10, requestId: r.requestId }, 'request');
+        access.info(
+          {
+            method: r.method,
+            route: r.route,
+            status: r.status,
+            durationMs: Math.round(r.durationMs * 10) / 10,
+            requestId: r.requestId,
+          },
+          'request',
+        );
       }
     },
   };
@@ -276,7 +325,8 @@ export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown>
   return buildOpenApiDocument(routes, {
     title: 'Parley API',
     version: API_VERSION,
-    description: 'Hosted AI assistants by text chat and realtime voice. Errors share one body: {error, code, reason?, details?, requestId}.',
+    description:
+      'Hosted AI assistants by text chat and realtime voice. Errors share one body: {error, code, reason?, details?, requestId}.',
     include: (route) => route.path.startsWith('/api/v1/') && route.openapi.hidden !== true,
     ...openApiSecurity,
   });
@@ -292,7 +342,11 @@ export function routeTableDocument(): Record<string, unknown> {
 
 /** Every capability's routes, built without I/O (see routeTableDocument). */
 export function routeTable(): AnyRoute[] {
-  const config = loadConfig({ DATA_DIR: join(tmpdir(), 'parley-openapi'), SECRET_KEY: 'x'.repeat(32), LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    DATA_DIR: join(tmpdir(), 'parley-openapi'),
+    SECRET_KEY: 'x'.repeat(32),
+    LOG_LEVEL: 'silent',
+  });
   const log = createLogger({ level: 'silent' });
   const sql = createSql('postgres://openapi.invalid/none', { max: 1, log });
   const store = new MemoryStore();

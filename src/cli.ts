@@ -79,7 +79,9 @@ function allowOnly(values: Values, allowed: string[], command: string): void {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 interface Command {
@@ -99,7 +101,8 @@ const commands: Record<string, Command> = {
     async prepare(values) {
       allowOnly(values, ['email', 'password', 'password-stdin', 'name'], 'user:create');
       const email = field(emailSchema, values['email'], 'email');
-      if (values['password'] !== undefined && values['password-stdin']) throw new UsageError('give --password or --password-stdin, not both');
+      if (values['password'] !== undefined && values['password-stdin'])
+        throw new UsageError('give --password or --password-stdin, not both');
       const rawPassword = values['password-stdin'] ? await readStdin() : values['password'];
       const password = field(newPasswordSchema, rawPassword, 'password');
       const name = values['name'] === undefined ? undefined : field(displayNameSchema, values['name'], 'name');
@@ -114,16 +117,28 @@ const commands: Record<string, Command> = {
       allowOnly(values, ['email', 'scopes', 'name'], 'key:create');
       const email = field(emailSchema, values['email'], 'email');
       const rawScopes = values['scopes'];
-      if (typeof rawScopes !== 'string' || rawScopes.trim() === '') throw new UsageError('--scopes is required (comma-separated)');
-      const scopes = rawScopes.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      if (typeof rawScopes !== 'string' || rawScopes.trim() === '')
+        throw new UsageError('--scopes is required (comma-separated)');
+      const scopes = rawScopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
       const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      if (unknown.length > 0) throw new UsageError(`unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`, 'CLI_UNKNOWN_SCOPE');
+      if (unknown.length > 0)
+        throw new UsageError(
+          `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`,
+          'CLI_UNKNOWN_SCOPE',
+        );
       if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope');
       const name = values['name'] === undefined ? 'Operator key' : field(displayNameSchema, values['name'], 'name');
       return async (db) => {
         const user = await findUserByEmail(db.sql, email);
         if (!user) throw Object.assign(new Error(`no user with email ${email}`), { code: 'AUTH_USER_NOT_FOUND' });
-        const created = await createApiKey(db.sql, { accountId: user.accountId, userId: user.id, name, scopes }, { audit: { actorUserId: null } });
+        const created = await createApiKey(
+          db.sql,
+          { accountId: user.accountId, userId: user.id, name, scopes },
+          { audit: { actorUserId: null } },
+        );
         return { keyId: created.keyId, secret: created.secret, scopes: created.scopes };
       };
     },
@@ -171,10 +186,15 @@ async function run(argv: string[]): Promise<number> {
     printResult(await work(db, log));
     return EXIT_OK;
   } catch (err) {
-    const code = isAppError(err) ? err.code : ((err as { code?: unknown }).code as string | undefined) ?? 'CLI_FAILED';
+    const code = isAppError(err)
+      ? err.code
+      : (((err as { code?: unknown }).code as string | undefined) ?? 'CLI_FAILED');
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`error: ${message}\n`);
-    printResult({ error: message, code: typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) ? code : 'CLI_FAILED' });
+    printResult({
+      error: message,
+      code: typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) ? code : 'CLI_FAILED',
+    });
     return isAppError(err) && err.status === 400 ? EXIT_USAGE : EXIT_FAILURE;
   } finally {
     await db?.close().catch((err: unknown) => log.warn({ err }, 'closing the database failed'));

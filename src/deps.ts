@@ -39,11 +39,31 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
       log,
     });
     closers.push({ name: 'database', close: () => database.close() });
-    const store = await createStore({ redisUrl: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, log });
+    const store = await createStore({
+      redisUrl: config.REDIS_URL,
+      prefix: config.REDIS_KEY_PREFIX,
+      commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      log,
+    });
     closers.push({ name: 'store', close: () => store.close() });
     const voiceProvider = await openVoiceProvider(config, log, closers);
-    log.info({ database: database.embedded ? 'embedded' : 'external', store: store.kind, voiceProvider: voiceProvider?.kind ?? 'none' }, 'dependencies ready');
-    return { config, log, sql: database.sql, store, embeddedDatabase: database.embedded, voiceProvider, close: closeAll };
+    log.info(
+      {
+        database: database.embedded ? 'embedded' : 'external',
+        store: store.kind,
+        voiceProvider: voiceProvider?.kind ?? 'none',
+      },
+      'dependencies ready',
+    );
+    return {
+      config,
+      log,
+      sql: database.sql,
+      store,
+      embeddedDatabase: database.embedded,
+      voiceProvider,
+      close: closeAll,
+    };
   } catch (err) {
     await closeAll();
     throw err;
@@ -67,7 +87,12 @@ async function openVoiceProvider(
       return undefined;
     }
     return createVoiceProvider({
-      kind: 'gpt-live', url: config.VOICE_PROVIDER_URL, apiKey: config.VOICE_PROVIDER_API_KEY, model: config.VOICE_MODEL, appendMs: config.VOICE_PROVIDER_APPEND_MS, logger,
+      kind: 'gpt-live',
+      url: config.VOICE_PROVIDER_URL,
+      apiKey: config.VOICE_PROVIDER_API_KEY,
+      model: config.VOICE_MODEL,
+      appendMs: config.VOICE_PROVIDER_APPEND_MS,
+      logger,
     });
   }
   let url = config.VOICE_PROVIDER_URL;

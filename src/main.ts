@@ -20,13 +20,19 @@ async function main(): Promise<void> {
   }
   const log = createLogger({ level: config.LOG_LEVEL });
   if (config.secretKeySource === 'generated') {
-    log.warn({ dataDir: config.DATA_DIR }, 'SECRET_KEY is unset: generated one under DATA_DIR; set SECRET_KEY for a fleet');
+    log.warn(
+      { dataDir: config.DATA_DIR },
+      'SECRET_KEY is unset: generated one under DATA_DIR; set SECRET_KEY for a fleet',
+    );
   }
   const started = Date.now();
   const deps = await createDeps(config, log);
   const app = buildApp(deps);
   const port = await app.listen(config.HOST, config.PORT);
-  log.info({ host: config.HOST, port, instanceId: config.instanceId, startupMs: Date.now() - started }, 'parley listening');
+  log.info(
+    { host: config.HOST, port, instanceId: config.instanceId, startupMs: Date.now() - started },
+    'parley listening',
+  );
 
   let stopping = false;
   let hurry: () => void = () => undefined;
@@ -40,12 +46,19 @@ async function main(): Promise<void> {
     }
     stopping = true;
     const drainMs = config.VOICE_DRAIN_TIMEOUT_SECONDS * 1000;
-    log.info({ signal, voiceDrainMs: drainMs, graceMs: config.SHUTDOWN_GRACE_MS, voiceSessions: app.voice.sessions.size }, 'draining');
+    log.info(
+      { signal, voiceDrainMs: drainMs, graceMs: config.SHUTDOWN_GRACE_MS, voiceSessions: app.voice.sessions.size },
+      'draining',
+    );
     try {
       // Readiness 503 and no new mints at once; live calls go on (their heartbeats, gates and media still land here)
       // until they end or the drain timeout passes; then the rest end with `shutdown`, settled once, in close().
       await Promise.race([app.drain(drainMs), hurried]);
-      if (app.voice.sessions.size > 0) log.warn({ voiceSessions: app.voice.sessions.size }, 'drain over: ending the remaining voice calls with shutdown');
+      if (app.voice.sessions.size > 0)
+        log.warn(
+          { voiceSessions: app.voice.sessions.size },
+          'drain over: ending the remaining voice calls with shutdown',
+        );
       await app.close(config.SHUTDOWN_GRACE_MS);
       await deps.close();
       log.info('stopped');

@@ -10,7 +10,8 @@ import { App, us_socket_local_port } from 'uWebSockets.js';
 const url = process.env.BENCH_FLOOR_DATABASE_URL;
 if (!url) throw new Error('BENCH_FLOOR_DATABASE_URL is required');
 const sql = postgres(url, { max: 10, transform: postgres.camel, onnotice: () => undefined });
-const COLUMNS = 'id, public_id, account_id, name, description, welcome_message, instructions, language, settings, created_at, updated_at';
+const COLUMNS =
+  'id, public_id, account_id, name, description, welcome_message, instructions, language, settings, created_at, updated_at';
 
 App()
   .get('/assistants/:id', (res, req) => {
@@ -23,7 +24,10 @@ App()
         res.cork(() => {
           // uWS rule 3: corked after the await
           if (rows.length === 0) res.writeStatus('404 Not Found').end();
-          else res.writeHeader('content-type', 'application/json; charset=utf-8').end(JSON.stringify({ assistant: rows[0] }));
+          else
+            res
+              .writeHeader('content-type', 'application/json; charset=utf-8')
+              .end(JSON.stringify({ assistant: rows[0] }));
         });
       },
       () => {

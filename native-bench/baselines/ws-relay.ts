@@ -44,7 +44,11 @@ wss.on('connection', (caller) => {
     );
   });
   upstream.on('message', (data: RawData) => {
-    const event = JSON.parse(data.toString()) as { type: string; delta?: string; session?: { client?: { data_channel?: { allowed_client_events?: unknown } } } };
+    const event = JSON.parse(data.toString()) as {
+      type: string;
+      delta?: string;
+      session?: { client?: { data_channel?: { allowed_client_events?: unknown } } };
+    };
     if (event.type === 'session.output_audio.delta' && typeof event.delta === 'string') {
       if (caller.readyState === WebSocket.OPEN && caller.bufferedAmount < CALLER_HIGH_WATER) {
         caller.send(Buffer.from(event.delta, 'base64'), { binary: true });

@@ -55,10 +55,15 @@ export async function readProbe(
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const fresh = readdirSync(probe.dir).filter((f) => f.startsWith(`${pid}-`) && f.endsWith('.json') && !before.has(f));
+    const fresh = readdirSync(probe.dir).filter(
+      (f) => f.startsWith(`${pid}-`) && f.endsWith('.json') && !before.has(f),
+    );
     for (const file of fresh) {
       try {
-        const record = JSON.parse(readFileSync(join(probe.dir, file), 'utf8')) as Record<string, number> & { kind?: string; snapshot?: string };
+        const record = JSON.parse(readFileSync(join(probe.dir, file), 'utf8')) as Record<string, number> & {
+          kind?: string;
+          snapshot?: string;
+        };
         if (record.kind === kind) return record;
       } catch {
         // still being written: read it on the next pass
@@ -146,7 +151,8 @@ export async function startChild(options: StartOptions): Promise<Child> {
     const timer = setTimeout(() => {
       fail(new Error(`${options.name} did not become ready within ${options.timeoutMs ?? 30_000} ms`));
     }, options.timeoutMs ?? 30_000);
-    const onExit = (code: number | null): void => fail(new Error(`${options.name} exited (${code}) before it was ready:\n${tail.join('\n')}`));
+    const onExit = (code: number | null): void =>
+      fail(new Error(`${options.name} exited (${code}) before it was ready:\n${tail.join('\n')}`));
     let scanned = 0;
     const poll = setInterval(() => {
       const text = readFileSync(stdoutPath, 'utf8');
@@ -204,7 +210,8 @@ export async function startChild(options: StartOptions): Promise<Child> {
 }
 
 /** First stdout line that is a ws:// or http:// URL (the simulator and the baselines print one). */
-export const urlLine = (line: string): string | undefined => (/^(ws|http)s?:\/\//.test(line.trim()) ? line.trim() : undefined);
+export const urlLine = (line: string): string | undefined =>
+  /^(ws|http)s?:\/\//.test(line.trim()) ? line.trim() : undefined;
 
 /** Parley's GPT-Live simulator as a child process on a free loopback port (`faults`: its --faults flag); `info` is its URL. */
 export function startSimulator(cpus: number[] | undefined, faults?: string): Promise<Child> {

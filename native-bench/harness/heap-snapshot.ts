@@ -90,7 +90,11 @@ export function compareSnapshots(emptyPath: string, loadedPath: string, sessions
     const bytes = group.bytes - (before?.bytes ?? 0);
     const count = group.count - (before?.count ?? 0);
     total += bytes;
-    deltas.push({ name, bytesPerSession: Math.round(bytes / sessions), objectsPerSession: Math.round((count / sessions) * 10) / 10 });
+    deltas.push({
+      name,
+      bytesPerSession: Math.round(bytes / sessions),
+      objectsPerSession: Math.round((count / sessions) * 10) / 10,
+    });
   }
   for (const [name, group] of empty) if (!loaded.has(name)) total -= group.bytes;
   deltas.sort((a, b) => b.bytesPerSession - a.bytesPerSession);
@@ -98,16 +102,26 @@ export function compareSnapshots(emptyPath: string, loadedPath: string, sessions
 }
 
 export function formatComparison(c: HeapComparison): string {
-  const lines = [`heap per session from snapshots (N=${c.sessions}): ${(c.totalBytesPerSession / 1024).toFixed(1)} KB self size in all; largest growth:`];
-  for (const t of c.top) lines.push(`  ${(t.bytesPerSession / 1024).toFixed(2).padStart(7)} KB  ${String(t.objectsPerSession).padStart(6)} objects  ${t.name}`);
+  const lines = [
+    `heap per session from snapshots (N=${c.sessions}): ${(c.totalBytesPerSession / 1024).toFixed(1)} KB self size in all; largest growth:`,
+  ];
+  for (const t of c.top)
+    lines.push(
+      `  ${(t.bytesPerSession / 1024).toFixed(2).padStart(7)} KB  ${String(t.objectsPerSession).padStart(6)} objects  ${t.name}`,
+    );
   return lines.join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ options: { sessions: { type: 'string' }, top: { type: 'string', default: '25' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { sessions: { type: 'string' }, top: { type: 'string', default: '25' } },
+    allowPositionals: true,
+  });
   if (positionals.length !== 2 || values.sessions === undefined) {
     console.error('usage: heap-snapshot.ts EMPTY.heapsnapshot LOADED.heapsnapshot --sessions N [--top K]');
     process.exit(2);
   }
-  console.log(formatComparison(compareSnapshots(positionals[0]!, positionals[1]!, Number(values.sessions), Number(values.top))));
+  console.log(
+    formatComparison(compareSnapshots(positionals[0]!, positionals[1]!, Number(values.sessions), Number(values.top))),
+  );
 }

@@ -49,13 +49,33 @@ export interface CpuPlan {
 export function planCpus(count: number, tasksetAvailable: boolean): CpuPlan {
   const all = Array.from({ length: count }, (_, i) => i);
   if (!tasksetAvailable || count < 2) {
-    return { server: [], simulator: [], generator: [], note: `no pinning (${count < 2 ? 'one core' : 'taskset not found or --no-pin'}): every process shares all cores` };
+    return {
+      server: [],
+      simulator: [],
+      generator: [],
+      note: `no pinning (${count < 2 ? 'one core' : 'taskset not found or --no-pin'}): every process shares all cores`,
+    };
   }
   if (count === 2) {
-    return { server: [0], simulator: [1], generator: [1], note: 'taskset: server under test on core 0; simulator, load generator and wrk share core 1' };
+    return {
+      server: [0],
+      simulator: [1],
+      generator: [1],
+      note: 'taskset: server under test on core 0; simulator, load generator and wrk share core 1',
+    };
   }
   if (count === 3) {
-    return { server: [0], simulator: [1], generator: [2], note: 'taskset: server core 0, simulator core 1, load generator and wrk core 2' };
+    return {
+      server: [0],
+      simulator: [1],
+      generator: [2],
+      note: 'taskset: server core 0, simulator core 1, load generator and wrk core 2',
+    };
   }
-  return { server: [0], simulator: [1], generator: all.slice(2), note: `taskset: server core 0, simulator core 1, load generator and wrk cores 2-${count - 1}` };
+  return {
+    server: [0],
+    simulator: [1],
+    generator: all.slice(2),
+    note: `taskset: server core 0, simulator core 1, load generator and wrk cores 2-${count - 1}`,
+  };
 }

@@ -5,7 +5,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -41,11 +51,17 @@ function newestMtime(dir: string): number {
  * failed build falls back to tsx, and says so in the run's record.
  */
 export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) => void): Promise<ParleyBuild> {
-  const tsx: ParleyBuild = { main: join(ROOT, 'src/main.ts'), cli: join(ROOT, 'src/cli.ts'), kind: 'tsx', note: 'src/main.ts through tsx' };
+  const tsx: ParleyBuild = {
+    main: join(ROOT, 'src/main.ts'),
+    cli: join(ROOT, 'src/cli.ts'),
+    kind: 'tsx',
+    note: 'src/main.ts through tsx',
+  };
   if (prefer === 'tsx') return tsx;
   const stamp = join(CACHE, 'build-stamp');
   const main = join(BUILD, 'main.js');
-  const fresh = existsSync(main) && existsSync(stamp) && Number(readFileSync(stamp, 'utf8')) >= newestMtime(join(ROOT, 'src'));
+  const fresh =
+    existsSync(main) && existsSync(stamp) && Number(readFileSync(stamp, 'utf8')) >= newestMtime(join(ROOT, 'src'));
   if (!fresh) {
     log('building Parley (esbuild, scripts/build-server.ts -> node_modules/.cache/parley-bench/dist)...');
     mkdirSync(CACHE, { recursive: true });
@@ -60,7 +76,12 @@ export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) =
     writeFileSync(join(BUILD, 'package.json'), '{"type":"module"}\n');
     writeFileSync(stamp, String(started));
   }
-  return { main, cli: join(BUILD, 'cli.js'), kind: 'built', note: 'built JS (esbuild of the working tree, node_modules/.cache/parley-bench/dist)' };
+  return {
+    main,
+    cli: join(BUILD, 'cli.js'),
+    kind: 'built',
+    note: 'built JS (esbuild of the working tree, node_modules/.cache/parley-bench/dist)',
+  };
 }
 
 export interface ParleyFixture {
@@ -75,9 +96,14 @@ export interface ParleyFixture {
 
 function runCli(build: ParleyBuild, env: Record<string, string>, args: string[]): Record<string, unknown> {
   const nodeArgs = build.cli.endsWith('.ts') ? ['--import', 'tsx', build.cli] : [build.cli];
-  const out = spawnSync(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const out = spawnSync(process.execPath, [...nodeArgs, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   const line = out.stdout.trim().split('\n').pop() ?? '';
-  if (out.status !== 0) throw new Error(`npm run cli -- ${args[0]} failed (${out.status}): ${line || out.stderr.slice(-500)}`);
+  if (out.status !== 0)
+    throw new Error(`npm run cli -- ${args[0]} failed (${out.status}): ${line || out.stderr.slice(-500)}`);
   return JSON.parse(line) as Record<string, unknown>;
 }
 
@@ -87,7 +113,11 @@ function runCli(build: ParleyBuild, env: Record<string, string>, args: string[])
  * the data directory is made once (about 20 s on PGlite), cached by the hash of the migrations and the CLI, then
  * copied per run so every run starts from the same database.
  */
-export async function prepareFixture(build: ParleyBuild, log: (line: string) => void, databaseUrl?: string): Promise<ParleyFixture> {
+export async function prepareFixture(
+  build: ParleyBuild,
+  log: (line: string) => void,
+  databaseUrl?: string,
+): Promise<ParleyFixture> {
   const baseEnv = { LOG_LEVEL: 'info', NODE_ENV: 'production' };
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   let apiKey: string;
@@ -107,8 +137,24 @@ export async function prepareFixture(build: ParleyBuild, log: (line: string) => 
     dbEnv['DATABASE_URL'] = url.toString();
     log(`bench database: ${name} on ${url.host}`);
     const env = { ...baseEnv, ...dbEnv, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-    runCli(build, env, ['user:create', '--email', EMAIL, '--password', `bench-${randomBytes(12).toString('hex')}`, '--name', 'native-bench']);
-    const made = runCli(build, env, ['key:create', '--email', EMAIL, '--scopes', 'chat,assistants:read,assistants:write,voice', '--name', 'native-bench']);
+    runCli(build, env, [
+      'user:create',
+      '--email',
+      EMAIL,
+      '--password',
+      `bench-${randomBytes(12).toString('hex')}`,
+      '--name',
+      'native-bench',
+    ]);
+    const made = runCli(build, env, [
+      'key:create',
+      '--email',
+      EMAIL,
+      '--scopes',
+      'chat,assistants:read,assistants:write,voice',
+      '--name',
+      'native-bench',
+    ]);
     apiKey = String(made.secret);
   } else {
     const migrations = join(ROOT, 'src/db/migrations');
@@ -122,8 +168,24 @@ export async function prepareFixture(build: ParleyBuild, log: (line: string) => 
       rmSync(cached, { recursive: true, force: true });
       mkdirSync(cached, { recursive: true });
       const env = { ...baseEnv, DATA_DIR: cached, LOG_LEVEL: 'warn' };
-      runCli(build, env, ['user:create', '--email', EMAIL, '--password', `bench-${randomBytes(12).toString('hex')}`, '--name', 'native-bench']);
-      const made = runCli(build, env, ['key:create', '--email', EMAIL, '--scopes', 'chat,assistants:read,assistants:write,voice', '--name', 'native-bench']);
+      runCli(build, env, [
+        'user:create',
+        '--email',
+        EMAIL,
+        '--password',
+        `bench-${randomBytes(12).toString('hex')}`,
+        '--name',
+        'native-bench',
+      ]);
+      const made = runCli(build, env, [
+        'key:create',
+        '--email',
+        EMAIL,
+        '--scopes',
+        'chat,assistants:read,assistants:write,voice',
+        '--name',
+        'native-bench',
+      ]);
       writeFileSync(join(cached, 'bench.json'), JSON.stringify({ apiKey: made.secret }));
     }
     cpSync(cached, dataDir, { recursive: true });
@@ -171,13 +233,20 @@ export async function removeFixture(fixture: ParleyFixture): Promise<void> {
  * Parley's). `extra` adds environment (e.g. VOICE_PROVIDER_APPEND_MS) and node flags (the probe preload).
  */
 export async function startParley(
-  build: ParleyBuild, fixture: ParleyFixture, simulatorUrl: string, cpus: number[] | undefined,
+  build: ParleyBuild,
+  fixture: ParleyFixture,
+  simulatorUrl: string,
+  cpus: number[] | undefined,
   extra: { env?: Record<string, string>; nodeArgs?: string[] } = {},
 ): Promise<Child> {
   // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): extra node flags for the Parley child
   // only, to profile it under the exact bench load. Unset in normal runs.
   // Parley's deployed Node flags first (scripts/node-flags.ts), so a measurement's own flags can override them.
-  const nodeArgs = [...PARLEY_NODE_FLAGS, ...(extra.nodeArgs ?? []), ...(process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const nodeArgs = [
+    ...PARLEY_NODE_FLAGS,
+    ...(extra.nodeArgs ?? []),
+    ...(process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
   return startChild({
     name: 'parley',
     script: build.main,
@@ -210,8 +279,10 @@ export async function createAssistant(baseUrl: string, apiKey: string): Promise<
     }),
   });
   const text = await res.text();
-  if (res.status === 404) return 'POST /api/v1/assistants answered 404 (the assistants routes are not registered in app.ts yet)';
-  if (res.status !== 201 && res.status !== 200) return `POST /api/v1/assistants answered ${res.status}: ${text.slice(0, 200)}`;
+  if (res.status === 404)
+    return 'POST /api/v1/assistants answered 404 (the assistants routes are not registered in app.ts yet)';
+  if (res.status !== 201 && res.status !== 200)
+    return `POST /api/v1/assistants answered ${res.status}: ${text.slice(0, 200)}`;
   const { assistant } = JSON.parse(text) as { assistant: { id: string; publicId: string } };
   return { id: assistant.id, publicId: assistant.publicId };
 }

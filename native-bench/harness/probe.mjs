@@ -26,7 +26,8 @@ if (dir) {
   const gc = runInNewContext('gc');
   const snapshotDir = process.env.BENCH_PROBE_SNAPSHOT_DIR;
   let n = 0;
-  const write = (record) => writeFileSync(join(dir, `${process.pid}-${++n}.json`), JSON.stringify({ at: Date.now(), ...record }));
+  const write = (record) =>
+    writeFileSync(join(dir, `${process.pid}-${++n}.json`), JSON.stringify({ at: Date.now(), ...record }));
   process.on('SIGWINCH', () => {
     // What the RSS is made of as the signal finds it (before the GCs): V8's young generation, the rest of V8's heap,
     // and everything outside it (native allocations: sockets, buffers, uWS), all physical bytes.
@@ -35,15 +36,29 @@ if (dir) {
     let v8Bytes = 0;
     for (const space of getHeapSpaceStatistics()) {
       v8Bytes += space.physical_space_size;
-      if (space.space_name === 'new_space' || space.space_name === 'new_large_object_space') youngBytes += space.physical_space_size;
+      if (space.space_name === 'new_space' || space.space_name === 'new_large_object_space')
+        youngBytes += space.physical_space_size;
     }
     gc();
     gc();
     const heap = getHeapStatistics();
     const mem = process.memoryUsage();
     // Written before the record, so the record's appearance means the snapshot is complete.
-    const snapshot = snapshotDir ? writeHeapSnapshot(join(snapshotDir, `${process.pid}-${n + 1}.heapsnapshot`)) : undefined;
-    write({ kind: 'heap', usedHeapSize: heap.used_heap_size, totalHeapSize: heap.total_heap_size, external: mem.external, arrayBuffers: mem.arrayBuffers, rss: mem.rss, rssBeforeGc: rssNow, youngBytes, v8Bytes, snapshot });
+    const snapshot = snapshotDir
+      ? writeHeapSnapshot(join(snapshotDir, `${process.pid}-${n + 1}.heapsnapshot`))
+      : undefined;
+    write({
+      kind: 'heap',
+      usedHeapSize: heap.used_heap_size,
+      totalHeapSize: heap.total_heap_size,
+      external: mem.external,
+      arrayBuffers: mem.arrayBuffers,
+      rss: mem.rss,
+      rssBeforeGc: rssNow,
+      youngBytes,
+      v8Bytes,
+      snapshot,
+    });
   });
   if (process.env.BENCH_PROBE_ELD === '1') {
     const eld = monitorEventLoopDelay({ resolution: 10 });
@@ -65,7 +80,14 @@ if (dir) {
         g.totalMs = Math.round(g.totalMs * 100) / 100;
         g.maxMs = Math.round(g.maxMs * 100) / 100;
       }
-      write({ kind: 'eld', p50Ms: ms(eld.percentile(50)), p99Ms: ms(eld.percentile(99)), maxMs: ms(eld.max), meanMs: ms(eld.mean), gc: gcs });
+      write({
+        kind: 'eld',
+        p50Ms: ms(eld.percentile(50)),
+        p99Ms: ms(eld.percentile(99)),
+        maxMs: ms(eld.max),
+        meanMs: ms(eld.mean),
+        gc: gcs,
+      });
       eld.reset();
       gcs = {};
     });

@@ -19,7 +19,16 @@ export interface BenchResults {
   loadAverage: { before: number; after: number };
   parley: { kind: string; note: string } | { unavailable: string };
   voice?: VoiceResult & {
-    settings: { sessions: number[]; shapes: string[]; rounds: number; warmupMs: number; measureMs: number; drainMs: number; workers: number; frameMs: number };
+    settings: {
+      sessions: number[];
+      shapes: string[];
+      rounds: number;
+      warmupMs: number;
+      measureMs: number;
+      drainMs: number;
+      workers: number;
+      frameMs: number;
+    };
   };
   http?: HttpResult & { seconds: number };
   usage?: UsageResult;
@@ -35,7 +44,9 @@ function table(header: string[], rows: string[][]): string[] {
 /** `median [min–max]`. */
 function withRange(sp: Spread | undefined, digits: number): string {
   if (sp === undefined) return '–';
-  return sp.min === sp.max ? fmt(sp.median, digits) : `${fmt(sp.median, digits)} [${fmt(sp.min, digits)}–${fmt(sp.max, digits)}]`;
+  return sp.min === sp.max
+    ? fmt(sp.median, digits)
+    : `${fmt(sp.median, digits)} [${fmt(sp.min, digits)}–${fmt(sp.max, digits)}]`;
 }
 
 /**
@@ -60,10 +71,15 @@ function voiceRows(summaries: VoiceSummary[]): string[][] {
     r.status !== 'ok'
       ? [r.shape, r.relay, String(r.sessions), r.status, '', '', '', '', '', '', '', '', (r.reason ?? '').slice(0, 110)]
       : [
-          r.shape, r.relay, String(r.sessions), `${r.rounds}`,
+          r.shape,
+          r.relay,
+          String(r.sessions),
+          `${r.rounds}`,
           r.relay === 'direct' ? '(no server)' : withRange(r.cpu, 3),
-          ratioCell(r.cpuVsUws), ratioCell(r.cpuVsWs),
-          withRange(r.rttP99, 2), addedCell(r.addedP99),
+          ratioCell(r.cpuVsUws),
+          ratioCell(r.cpuVsWs),
+          withRange(r.rttP99, 2),
+          addedCell(r.addedP99),
           r.relay === 'direct' ? '' : fmt(r.rssLoadedMb, 1),
           r.relay === 'direct' ? '' : fmt(r.heapPerSessionKb, 1),
           `${r.framesDropped}/${r.framesSent}`,
@@ -75,22 +91,40 @@ function voiceRows(summaries: VoiceSummary[]): string[][] {
 }
 
 const VOICE_HEADER = [
-  'shape', 'impl', 'N', 'rounds', 'CPU ms/session-s median [range]', 'CPU vs uws-relay', 'CPU vs ws-relay', 'RTT p99 ms', 'added p99 ms',
-  'RSS MB', 'heap KB/session', 'dropped/sent', 'notes',
+  'shape',
+  'impl',
+  'N',
+  'rounds',
+  'CPU ms/session-s median [range]',
+  'CPU vs uws-relay',
+  'CPU vs ws-relay',
+  'RTT p99 ms',
+  'added p99 ms',
+  'RSS MB',
+  'heap KB/session',
+  'dropped/sent',
+  'notes',
 ];
 
 function voiceBlock(voice: NonNullable<BenchResults['voice']>, bold: boolean): string[] {
   const b = (text: string): string => (bold ? `**${text}**` : text);
   const held = Object.entries(voice.maxHeld).map(
-    ([shape, relays]) => `${shape}: ${Object.entries(relays ?? {}).map(([k, v]) => `${b(k)} ${v ?? 'none'}`).join(', ')}`,
+    ([shape, relays]) =>
+      `${shape}: ${Object.entries(relays ?? {})
+        .map(([k, v]) => `${b(k)} ${v ?? 'none'}`)
+        .join(', ')}`,
   );
-  const slopes = voice.rssSlopes.length === 0
-    ? ['RSS slope: needs at least two N values in the run']
-    : [
-        `RSS slope (least squares of RSS against N, KB per session; in parts: V8 young generation + rest of V8's heap + outside V8's heap): ${voice.rssSlopes
-          .map((s) => `${s.shape} ${b(s.relay)} ${fmt(s.kbPerSession, 1)}${s.parts ? ` (${fmt(s.parts.young, 1)} + ${fmt(s.parts.restOfV8, 1)} + ${fmt(s.parts.outsideV8, 1)})` : ''}`)
-          .join(', ')}`,
-      ];
+  const slopes =
+    voice.rssSlopes.length === 0
+      ? ['RSS slope: needs at least two N values in the run']
+      : [
+          `RSS slope (least squares of RSS against N, KB per session; in parts: V8 young generation + rest of V8's heap + outside V8's heap): ${voice.rssSlopes
+            .map(
+              (s) =>
+                `${s.shape} ${b(s.relay)} ${fmt(s.kbPerSession, 1)}${s.parts ? ` (${fmt(s.parts.young, 1)} + ${fmt(s.parts.restOfV8, 1)} + ${fmt(s.parts.outsideV8, 1)})` : ''}`,
+            )
+            .join(', ')}`,
+        ];
   return [
     ...table(VOICE_HEADER, voiceRows(voice.summaries)),
     '',
@@ -101,7 +135,16 @@ function voiceBlock(voice: NonNullable<BenchResults['voice']>, bold: boolean): s
   ];
 }
 
-const HTTP_HEADER = ['target', 'status', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'x bare uWS [min–max]', 'errors / notes'];
+const HTTP_HEADER = [
+  'target',
+  'status',
+  'req/s (median)',
+  'p50 ms',
+  'p99 ms',
+  'server CPU µs/req',
+  'x bare uWS [min–max]',
+  'errors / notes',
+];
 
 function httpRows(http: HttpResult): string[][] {
   return http.runs.map((r) =>
@@ -117,15 +160,28 @@ function httpRows(http: HttpResult): string[][] {
           `${fmt(r.ratioToUws, 3)}${r.ratioToUwsRange ? ` [${fmt(r.ratioToUwsRange[0], 2)}–${fmt(r.ratioToUwsRange[1], 2)}]` : ''}`,
           [
             `${r.errors ?? 0} errors, ${r.connections} conns`,
-            ...(r.ratioToFloor !== undefined ? [`${fmt(r.ratioToFloor, 2)}x floor [${fmt(r.ratioToFloorRange?.[0], 2)}–${fmt(r.ratioToFloorRange?.[1], 2)}]`] : []),
-            ...(r.ratioToPeer !== undefined ? [`${fmt(r.ratioToPeer, 2)}x peer [${fmt(r.ratioToPeerRange?.[0], 2)}–${fmt(r.ratioToPeerRange?.[1], 2)}]`] : []),
+            ...(r.ratioToFloor !== undefined
+              ? [
+                  `${fmt(r.ratioToFloor, 2)}x floor [${fmt(r.ratioToFloorRange?.[0], 2)}–${fmt(r.ratioToFloorRange?.[1], 2)}]`,
+                ]
+              : []),
+            ...(r.ratioToPeer !== undefined
+              ? [
+                  `${fmt(r.ratioToPeer, 2)}x peer [${fmt(r.ratioToPeerRange?.[0], 2)}–${fmt(r.ratioToPeerRange?.[1], 2)}]`,
+                ]
+              : []),
           ].join('; '),
         ],
   );
 }
 
 function targetRows(targets: TargetCheck[]): string[][] {
-  return targets.map((t) => [t.target, t.goal, t.measured.slice(0, 120), t.met === null ? 'not measured' : t.met ? 'met' : 'NOT met']);
+  return targets.map((t) => [
+    t.target,
+    t.goal,
+    t.measured.slice(0, 120),
+    t.met === null ? 'not measured' : t.met ? 'met' : 'NOT met',
+  ]);
 }
 
 export function consoleReport(results: BenchResults): string {
@@ -137,7 +193,14 @@ export function consoleReport(results: BenchResults): string {
     `load average (1 min): ${results.loadAverage.before} before, ${results.loadAverage.after} after${results.loadAverage.before > results.machine.cpuCount / 2 ? '  <- the machine was busy: treat the figures as noisy' : ''}`,
   ];
   if (results.voice) out.push('', 'Voice relay', ...voiceBlock(results.voice, false));
-  if (results.http) out.push('', 'HTTP', ...(results.http.status === 'skipped' ? [results.http.reason ?? 'skipped'] : table(HTTP_HEADER, httpRows(results.http))));
+  if (results.http)
+    out.push(
+      '',
+      'HTTP',
+      ...(results.http.status === 'skipped'
+        ? [results.http.reason ?? 'skipped']
+        : table(HTTP_HEADER, httpRows(results.http))),
+    );
   if (results.usage) out.push('', 'Usage (dashboard)', ...usageLines(results.usage, table));
   out.push('', 'Targets', ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)), '');
   return out.join('\n');
@@ -154,7 +217,9 @@ export function resultsMarkdown(results: BenchResults, intro: string): string {
     `- Node ${m.node}; commit \`${m.commit}\`${m.dirty ? ' plus uncommitted changes in the working tree' : ''}`,
     `- Pinning: ${results.cpuPlan.note}`,
     `- Load average (1 min) before / after the run: ${results.loadAverage.before} / ${results.loadAverage.after}` +
-      (results.loadAverage.before > m.cpuCount / 2 ? ' — other work was running on this machine, so the absolute figures are noisy; the ratios within the run are the reliable part' : ''),
+      (results.loadAverage.before > m.cpuCount / 2
+        ? ' — other work was running on this machine, so the absolute figures are noisy; the ratios within the run are the reliable part'
+        : ''),
     `- Parley: ${'unavailable' in results.parley ? `unavailable (${results.parley.unavailable})` : results.parley.note}`,
   ];
   if (results.voice) {
@@ -173,8 +238,19 @@ export function resultsMarkdown(results: BenchResults, intro: string): string {
   if (results.http) {
     lines.push('', '### HTTP', '');
     if (results.http.status === 'skipped') lines.push(results.http.reason ?? 'skipped');
-    else lines.push(`wrk, ${results.http.wrk?.threads ?? 1} thread(s), ${results.http.seconds} s per target per round, ${results.http.rounds ?? 1} interleaved round(s), 64 connections (mint: 8). Ratios are per round (same round), median [min–max].`, '', ...table(HTTP_HEADER, httpRows(results.http)));
+    else
+      lines.push(
+        `wrk, ${results.http.wrk?.threads ?? 1} thread(s), ${results.http.seconds} s per target per round, ${results.http.rounds ?? 1} interleaved round(s), 64 connections (mint: 8). Ratios are per round (same round), median [min–max].`,
+        '',
+        ...table(HTTP_HEADER, httpRows(results.http)),
+      );
   }
-  lines.push('', '### Targets', '', ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)), '');
+  lines.push(
+    '',
+    '### Targets',
+    '',
+    ...table(['target', 'goal', 'measured', 'status'], targetRows(results.targets)),
+    '',
+  );
   return lines.join('\n');
 }

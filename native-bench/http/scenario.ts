@@ -7,7 +7,14 @@
  */
 import { join } from 'node:path';
 import { BENCH_DIR, sampleProcess, startChild, startSimulator, urlLine, type Child } from '../harness/children.js';
-import { BENCH_ORIGIN, createAssistant, startParley, type BenchAssistant, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
+import {
+  BENCH_ORIGIN,
+  createAssistant,
+  startParley,
+  type BenchAssistant,
+  type ParleyBuild,
+  type ParleyFixture,
+} from '../harness/parley.js';
 import { round } from '../harness/stats.js';
 import { findWrk, runWrk, WRK_MISSING, type WrkOptions, type WrkRequest } from './wrk.js';
 
@@ -89,9 +96,14 @@ const LABELS: Record<HttpTargetName, string> = {
 
 /** A 404 from the router itself (not a capability's "not found"): the route is not registered in this tree. */
 async function probe(request: WrkRequest): Promise<string | undefined> {
-  const res = await fetch(request.url, { method: request.method ?? 'GET', headers: request.headers ?? {}, ...(request.body === undefined ? {} : { body: request.body }) });
+  const res = await fetch(request.url, {
+    method: request.method ?? 'GET',
+    headers: request.headers ?? {},
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
   const text = await res.text();
-  if (res.status === 404 && text.includes('HTTP_NOT_FOUND')) return `${request.method ?? 'GET'} ${new URL(request.url).pathname} is not registered yet (router 404)`;
+  if (res.status === 404 && text.includes('HTTP_NOT_FOUND'))
+    return `${request.method ?? 'GET'} ${new URL(request.url).pathname} is not registered yet (router 404)`;
   if (res.status >= 400) return `probe answered ${res.status}: ${text.slice(0, 200)}`;
   return undefined;
 }
@@ -143,7 +155,13 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
   const targets: Target[] = [];
   const children: Child[] = [];
   const start = async (name: string, script: string, env?: Record<string, string>): Promise<Child> => {
-    const child = await startChild({ name, script: join(BENCH_DIR, 'baselines', script), cpus: options.serverCpus, ready: urlLine, ...(env ? { env } : {}) });
+    const child = await startChild({
+      name,
+      script: join(BENCH_DIR, 'baselines', script),
+      cpus: options.serverCpus,
+      ready: urlLine,
+      ...(env ? { env } : {}),
+    });
     children.push(child);
     return child;
   };
@@ -168,19 +186,37 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
     const node = await start('node-hello', 'node-hello.ts');
     await add('node-hello', node.pid, { url: node.info });
 
-    const parleyTargets = ['parley-healthz', 'parley-healthz-logged', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint'] as const;
+    const parleyTargets = [
+      'parley-healthz',
+      'parley-healthz-logged',
+      'parley-assistant-get',
+      'parley-chat',
+      'parley-voice-mint',
+    ] as const;
     if (options.parley === undefined) {
       const reason = options.parleyUnavailable ?? 'Parley could not be prepared';
-      for (const target of [...parleyTargets, 'uws-pg-floor', 'fastify-peer'] as const) skipped.set(target, { status: 'skipped', reason });
+      for (const target of [...parleyTargets, 'uws-pg-floor', 'fastify-peer'] as const)
+        skipped.set(target, { status: 'skipped', reason });
     } else {
       try {
         const simulator = await startSimulator(options.simulatorCpus);
         children.push(simulator);
         // The access log (one JSON line per request on stdout, ACCESS_LOG_SAMPLE_RATE=1 by default) is off for the
         // routes measured here, so they show the shell and the route's work; its cost is one row of its own below.
-        const parley = await startParley(options.parley.build, options.parley.fixture, simulator.info, options.serverCpus, { env: { ACCESS_LOG_SAMPLE_RATE: '0' } });
+        const parley = await startParley(
+          options.parley.build,
+          options.parley.fixture,
+          simulator.info,
+          options.serverCpus,
+          { env: { ACCESS_LOG_SAMPLE_RATE: '0' } },
+        );
         children.push(parley);
-        const logged = await startParley(options.parley.build, options.parley.fixture, simulator.info, options.serverCpus);
+        const logged = await startParley(
+          options.parley.build,
+          options.parley.fixture,
+          simulator.info,
+          options.serverCpus,
+        );
         children.push(logged);
         const url = parley.info;
         const fixture = options.parley.fixture;
@@ -189,11 +225,20 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
         await add('parley-healthz-logged', logged.pid, { url: `${logged.info}/healthz` });
         const assistant: BenchAssistant | string = await createAssistant(url, fixture.apiKey);
         if (typeof assistant === 'string') {
-          for (const target of ['parley-assistant-get', 'parley-voice-mint', 'parley-chat', 'uws-pg-floor', 'fastify-peer'] as const) {
+          for (const target of [
+            'parley-assistant-get',
+            'parley-voice-mint',
+            'parley-chat',
+            'uws-pg-floor',
+            'fastify-peer',
+          ] as const) {
             skipped.set(target, { status: 'skipped', reason: `no bench assistant: ${assistant}` });
           }
         } else {
-          await add('parley-assistant-get', parley.pid, { url: `${url}/api/v1/assistants/${assistant.id}`, headers: bearer });
+          await add('parley-assistant-get', parley.pid, {
+            url: `${url}/api/v1/assistants/${assistant.id}`,
+            headers: bearer,
+          });
           const databaseUrl = fixture.env['DATABASE_URL'];
           if (databaseUrl === undefined) {
             const reason = 'needs PostgreSQL (the embedded database is in-process: no floor or peer can share it)';
@@ -214,7 +259,11 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
             url: `${url}/api/v1/chat`,
             method: 'POST',
             headers: { origin: BENCH_ORIGIN, 'content-type': 'application/json' },
-            body: JSON.stringify({ assistantId: assistant.publicId, message: 'What are your opening hours?', visitorId: 'native-bench-visitor' }),
+            body: JSON.stringify({
+              assistantId: assistant.publicId,
+              message: 'What are your opening hours?',
+              visitorId: 'native-bench-visitor',
+            }),
           });
           // Every mint starts a real provider session on the simulator: few connections.
           await add(
@@ -232,7 +281,8 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
       } catch (err) {
         options.log(`http: Parley failed: ${err instanceof Error ? err.message : String(err)}`);
         for (const target of [...parleyTargets, 'uws-pg-floor', 'fastify-peer'] as const) {
-          if (!targets.some((t) => t.name === target) && !skipped.has(target)) skipped.set(target, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+          if (!targets.some((t) => t.name === target) && !skipped.has(target))
+            skipped.set(target, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
         }
       }
     }
@@ -241,7 +291,11 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
     // compilation, for Parley far more than for a one-line hello).
     for (const target of targets) {
       options.log(`http: warm-up ${target.name}...`);
-      await runWrk(wrk, target.request, { ...base, connections: target.connections, seconds: Math.min(2, options.seconds) }).catch(() => undefined);
+      await runWrk(wrk, target.request, {
+        ...base,
+        connections: target.connections,
+        seconds: Math.min(2, options.seconds),
+      }).catch(() => undefined);
     }
     for (let round = 1; round <= rounds; round++) {
       for (const target of targets) {
@@ -269,7 +323,15 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
   }
 
   const order: HttpTargetName[] = [
-    'uws-hello', 'node-hello', 'uws-pg-floor', 'fastify-peer', 'parley-healthz', 'parley-healthz-logged', 'parley-assistant-get', 'parley-chat', 'parley-voice-mint',
+    'uws-hello',
+    'node-hello',
+    'uws-pg-floor',
+    'fastify-peer',
+    'parley-healthz',
+    'parley-healthz-logged',
+    'parley-assistant-get',
+    'parley-chat',
+    'parley-voice-mint',
   ];
   const rpsOf = (name: HttpTargetName): number[] => (samples.get(name) ?? []).map((s) => s.rps);
   const runs: HttpRun[] = [];
@@ -277,7 +339,12 @@ export async function runHttpScenario(options: HttpOptions): Promise<HttpResult>
     const failed = skipped.get(name);
     const list = samples.get(name);
     if (failed !== undefined || list === undefined || list.length < rounds) {
-      runs.push({ target: name, label: LABELS[name], status: failed?.status ?? 'failed', reason: failed?.reason ?? 'not measured' });
+      runs.push({
+        target: name,
+        label: LABELS[name],
+        status: failed?.status ?? 'failed',
+        reason: failed?.reason ?? 'not measured',
+      });
       continue;
     }
     const run: HttpRun = {

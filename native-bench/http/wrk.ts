@@ -55,14 +55,30 @@ export function parseWrk(output: string): WrkReport {
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
   const socketErrors = socket === null ? 0 : socket.slice(1).reduce((n, v) => n + Number(v), 0);
-  return { requestsPerSecond: Number(rps[1]), p50Ms: latency('50'), p99Ms: latency('99'), requests, errors: non2xx + socketErrors };
+  return {
+    requestsPerSecond: Number(rps[1]),
+    p50Ms: latency('50'),
+    p99Ms: latency('99'),
+    requests,
+    errors: non2xx + socketErrors,
+  };
 }
 
 export async function runWrk(wrk: string, request: WrkRequest, options: WrkOptions): Promise<WrkReport> {
   assertLoopback(request.url);
   const dir = mkdtempSync(join(tmpdir(), 'parley-bench-wrk-'));
   try {
-    const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', '5s'];
+    const args = [
+      '-t',
+      String(options.threads),
+      '-c',
+      String(options.connections),
+      '-d',
+      `${options.seconds}s`,
+      '--latency',
+      '--timeout',
+      '5s',
+    ];
     for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}: ${value}`);
     if (request.method === 'POST') {
       const script = join(dir, 'post.lua');
@@ -78,7 +94,9 @@ export async function runWrk(wrk: string, request: WrkRequest, options: WrkOptio
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out.slice(0, 500)}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out.slice(0, 500)}`)),
+      );
     });
     return parseWrk(output);
   } finally {

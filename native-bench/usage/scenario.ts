@@ -54,23 +54,39 @@ const ROUTES: Array<{ path: string; kind: UsageRouteRun['kind'] }> = [
 
 function cli(build: ParleyBuild, env: Record<string, string>, args: string[]): Record<string, unknown> {
   const nodeArgs = build.cli.endsWith('.ts') ? ['--import', 'tsx', build.cli] : [build.cli];
-  const out = spawnSync(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const out = spawnSync(process.execPath, [...nodeArgs, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   if (out.status !== 0) throw new Error(`cli ${args[0]} failed: ${out.stderr.slice(0, 400)}`);
   return JSON.parse(out.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
 export async function runUsageScenario(options: UsageOptions): Promise<UsageResult> {
-  if (options.parley === undefined) return { status: 'skipped', reason: options.parleyUnavailable ?? 'Parley could not be prepared', runs: [] };
+  if (options.parley === undefined)
+    return { status: 'skipped', reason: options.parleyUnavailable ?? 'Parley could not be prepared', runs: [] };
   const { build, fixture } = options.parley;
   const databaseUrl = fixture.env['DATABASE_URL'];
-  if (databaseUrl === undefined) return { status: 'skipped', reason: 'needs PostgreSQL (--database=embedded cannot hold the seed)', runs: [] };
+  if (databaseUrl === undefined)
+    return { status: 'skipped', reason: 'needs PostgreSQL (--database=embedded cannot hold the seed)', runs: [] };
 
   const email = `usage-${randomBytes(4).toString('hex')}@bench.local`;
   const password = `usage-${randomBytes(12).toString('hex')}`;
   const cliEnv = { ...fixture.env, LOG_LEVEL: 'warn' };
   const user = cli(build, cliEnv, ['user:create', '--email', email, '--password', password, '--name', 'usage-bench']);
   const accountId = String(user['accountId']);
-  const key = String(cli(build, cliEnv, ['key:create', '--email', email, '--scopes', 'assistants:write,assistants:read', '--name', 'usage-bench'])['secret']);
+  const key = String(
+    cli(build, cliEnv, [
+      'key:create',
+      '--email',
+      email,
+      '--scopes',
+      'assistants:write,assistants:read',
+      '--name',
+      'usage-bench',
+    ])['secret'],
+  );
 
   const children: Child[] = [];
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
@@ -89,7 +105,8 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
         body: JSON.stringify({ name: `usage-bench-${i}`, instructions: 'Answer briefly.' }),
       });
       const body = (await res.json()) as { assistant?: { id: string } };
-      if (!body.assistant) throw new Error(`could not create an assistant: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      if (!body.assistant)
+        throw new Error(`could not create an assistant: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
       assistants.push(body.assistant.id);
     }
 
@@ -98,12 +115,17 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
       headers: { 'content-type': 'application/json', origin: url },
       body: JSON.stringify({ email, password }),
     });
-    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    if (login.status !== 200 || cookie === '') throw new Error(`dashboard login failed: ${login.status} ${(await login.text()).slice(0, 200)}`);
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    if (login.status !== 200 || cookie === '')
+      throw new Error(`dashboard login failed: ${login.status} ${(await login.text()).slice(0, 200)}`);
     const get = (path: string) => fetch(`${url}${path}`, { headers: { cookie } });
     // The current period as Parley computes it; its balance row is made here when no metered request made it yet.
     const first = await get(ROUTES[1]!.path);
-    if (first.status !== 200) throw new Error(`usage summary answered ${first.status}: ${(await first.text()).slice(0, 200)}`);
+    if (first.status !== 200)
+      throw new Error(`usage summary answered ${first.status}: ${(await first.text()).slice(0, 200)}`);
     const { summary } = (await first.json()) as { summary: { periodStart: string; periodEnd: string } };
     await sql`insert into usage_balances (account_id, period_start, period_end)
               values (${accountId}, ${new Date(summary.periodStart)}, ${new Date(summary.periodEnd)}) on conflict do nothing`;
@@ -202,12 +224,20 @@ export function usageLines(usage: UsageResult, table: (header: string[], rows: s
       `${usage.runs[0]?.requests ?? 0} sequential requests per route over one connection, routes interleaved.`,
     ...table(
       ['route', 'p50 ms', 'p95 ms', 'p99 ms', 'target'],
-      usage.runs.map((r) => [r.path, r.p50Ms.toFixed(2), r.p95Ms.toFixed(2), r.p99Ms.toFixed(2), r.kind === 'summary' ? 'p95 <= 10 ms' : r.kind === 'report' ? 'p95 <= 50 ms' : '(floor: no work)']),
+      usage.runs.map((r) => [
+        r.path,
+        r.p50Ms.toFixed(2),
+        r.p95Ms.toFixed(2),
+        r.p99Ms.toFixed(2),
+        r.kind === 'summary' ? 'p95 <= 10 ms' : r.kind === 'report' ? 'p95 <= 50 ms' : '(floor: no work)',
+      ]),
     ),
   ];
 }
 
-export function usageTargets(usage: UsageResult | undefined): Array<{ target: string; goal: string; measured: string; met: boolean | null }> {
+export function usageTargets(
+  usage: UsageResult | undefined,
+): Array<{ target: string; goal: string; measured: string; met: boolean | null }> {
   if (usage === undefined) return [];
   const summary = usage.runs.filter((r) => r.kind === 'summary');
   const reports = usage.runs.filter((r) => r.kind === 'report');

@@ -100,7 +100,8 @@ export function relayOf(name: RelayName): RelayUnderTest {
     ...RELAYS.parley,
     name,
     label: `Parley with VOICE_PROVIDER_APPEND_MS=${appendMs}`,
-    start: (ctx) => RELAYS.parley.start({ ...ctx, parleyEnv: { ...ctx.parleyEnv, VOICE_PROVIDER_APPEND_MS: appendMs } }),
+    start: (ctx) =>
+      RELAYS.parley.start({ ...ctx, parleyEnv: { ...ctx.parleyEnv, VOICE_PROVIDER_APPEND_MS: appendMs } }),
   };
 }
 

@@ -8,7 +8,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
 import type { VoiceCall } from '../../sdk/src/voice/call.js';
-import { FRAME_BYTES, FRAME_MARKER, RING, type GoMessage, type ReadyMessage, type WorkerConfig, type WorkerResult } from './protocol.js';
+import {
+  FRAME_BYTES,
+  FRAME_MARKER,
+  RING,
+  type GoMessage,
+  type ReadyMessage,
+  type WorkerConfig,
+  type WorkerResult,
+} from './protocol.js';
 import { NotBuiltYet, parleyCall, startCall } from './parley-client.js';
 import { assertLoopback } from '../harness/children.js';
 
@@ -20,13 +28,18 @@ const OUTPUT_PREFIX = Buffer.from('{"type":"session.output_audio.delta","delta":
 const APPEND_PREFIX = '{"type":"session.input_audio.append","audio":"';
 const SESSION_START = JSON.stringify({
   type: 'session.start',
-  session: { model: 'gpt-live-1', client: { data_channel: { allowed_client_events: [] } }, audio: { format: { type: 'audio/pcm', rate: 24000 } } },
+  session: {
+    model: 'gpt-live-1',
+    client: { data_channel: { allowed_client_events: [] } },
+    audio: { format: { type: 'audio/pcm', rate: 24000 } },
+  },
 });
 
 // A 440 Hz tone, so a non-echo simulator would still hear "speech"; bytes 0-3 are overwritten by the sequence
 // number, bytes 4-7 carry the frame marker.
 const TONE = Buffer.alloc(FRAME_BYTES);
-for (let i = 0; i < FRAME_BYTES / 2; i++) TONE.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
+for (let i = 0; i < FRAME_BYTES / 2; i++)
+  TONE.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
 FRAME_MARKER.copy(TONE, 4);
 const MARKER_LENGTH = FRAME_MARKER.length;
 
@@ -81,8 +94,16 @@ function onAudio(caller: Caller, bytes: Uint8Array): void {
 
 function newCaller(index: number, ws: WebSocket | undefined, call: VoiceCall | undefined): Caller {
   return {
-    ws, call, phase: (index / config.totalCallers) * config.frameMs, nextDue: 0, seq: 0, frame: Buffer.from(TONE),
-    sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1), measured: new Uint8Array(RING), closed: false,
+    ws,
+    call,
+    phase: (index / config.totalCallers) * config.frameMs,
+    nextDue: 0,
+    seq: 0,
+    frame: Buffer.from(TONE),
+    sentAt: new Float64Array(RING),
+    sentSeq: new Int32Array(RING).fill(-1),
+    measured: new Uint8Array(RING),
+    closed: false,
   };
 }
 
@@ -102,7 +123,11 @@ function makeCaller(ws: WebSocket, index: number): Caller {
       if (isBinary || data.length < OUTPUT_PREFIX.length + 8) return;
       if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX.length, 0, OUTPUT_PREFIX.length) !== 0) return;
       // Echo: one frame per delta, and 8 base64 characters carry its first 6 bytes (the sequence number).
-      if (echo) onEcho(caller, Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, OUTPUT_PREFIX.length + 8), 'base64').readInt32LE(0));
+      if (echo)
+        onEcho(
+          caller,
+          Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, OUTPUT_PREFIX.length + 8), 'base64').readInt32LE(0),
+        );
       else onAudio(caller, Buffer.from(data.toString('latin1', OUTPUT_PREFIX.length, data.length - 2), 'base64'));
     });
   } else {
@@ -132,7 +157,11 @@ async function connectParley(index: number): Promise<Caller> {
  * before the upgrade completes: a fast server's first frame can arrive in the same read as the 101 and would be
  * emitted before an `await` continuation could subscribe.
  */
-function openSocket(url: string, readyWhen?: (data: Buffer, isBinary: boolean) => boolean, onOpen?: (ws: WebSocket) => void): Promise<WebSocket> {
+function openSocket(
+  url: string,
+  readyWhen?: (data: Buffer, isBinary: boolean) => boolean,
+  onOpen?: (ws: WebSocket) => void,
+): Promise<WebSocket> {
   assertLoopback(url);
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
@@ -165,7 +194,11 @@ async function connect(index: number): Promise<Caller> {
   if (config.protocol === 'parley') return connectParley(index);
   const ws =
     config.protocol === 'gpt-live'
-      ? await openSocket(config.url!, (d, bin) => !bin && d.includes('"session.started"'), (socket) => socket.send(SESSION_START))
+      ? await openSocket(
+          config.url!,
+          (d, bin) => !bin && d.includes('"session.started"'),
+          (socket) => socket.send(SESSION_START),
+        )
       : await openSocket(config.url!, (d, bin) => !bin && d.includes('"ready"'));
   return makeCaller(ws, index);
 }
@@ -188,7 +221,13 @@ async function connectAll(): Promise<ReadyMessage> {
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, config.connectConcurrency) }, lane));
-  return { type: 'ready', connected: callers.length, failed, ...(firstError === undefined ? {} : { firstError }), ...(notBuilt ? { notBuilt } : {}) };
+  return {
+    type: 'ready',
+    connected: callers.length,
+    failed,
+    ...(firstError === undefined ? {} : { firstError }),
+    ...(notBuilt ? { notBuilt } : {}),
+  };
 }
 
 function sendFrame(caller: Caller, at: number): void {
@@ -249,15 +288,26 @@ port.on('message', (message: GoMessage | { type: 'close' }) => {
         heartbeatFailures += c.call?.stats.heartbeatFailures ?? 0;
         gateLines += c.call?.stats.gateDecisions ?? 0;
       }
-      const result: WorkerResult = { type: 'done', ...counts, rtts: rtts.slice(0, rttCount), maxLagMs, lateFrames, heartbeats, heartbeatFailures, gateLines };
+      const result: WorkerResult = {
+        type: 'done',
+        ...counts,
+        rtts: rtts.slice(0, rttCount),
+        maxLagMs,
+        lateFrames,
+        heartbeats,
+        heartbeatFailures,
+        gateLines,
+      };
       port.postMessage(result);
     })();
   } else {
     stopped = true;
-    void Promise.all(callers.map(async (c) => {
-      c.ws?.close();
-      await c.call?.end().catch(() => undefined);
-    })).then(() => port.postMessage({ type: 'closed' }));
+    void Promise.all(
+      callers.map(async (c) => {
+        c.ws?.close();
+        await c.call?.end().catch(() => undefined);
+      }),
+    ).then(() => port.postMessage({ type: 'closed' }));
   }
 });
 

@@ -37,7 +37,12 @@ class BenchWebSocket extends WebSocket {
 /** A VoiceCall for one bench caller; start() it. */
 export function parleyCall(target: ParleyTarget): VoiceCall {
   assertLoopback(target.baseUrl);
-  return new VoiceCall({ baseUrl: target.baseUrl, apiKey: target.apiKey, assistantId: target.assistantId, WebSocket: BenchWebSocket });
+  return new VoiceCall({
+    baseUrl: target.baseUrl,
+    apiKey: target.apiKey,
+    assistantId: target.assistantId,
+    WebSocket: BenchWebSocket,
+  });
 }
 
 /** VoiceCall.start(), with "the voice routes are not registered" told apart from a failure. */

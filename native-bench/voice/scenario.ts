@@ -153,7 +153,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 function once<T>(worker: Worker, type: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not answer ${type} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`worker did not answer ${type} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onMessage = (message: { type: string }): void => {
       if (message.type !== type) return;
       clearTimeout(timer);
@@ -168,7 +171,15 @@ function once<T>(worker: Worker, type: string, timeoutMs: number): Promise<T> {
   });
 }
 
-async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, sessions: number, options: VoiceOptions, ctx: RelayContext, simulatorPid: number): Promise<VoiceRun> {
+async function measure(
+  shape: TrafficShape,
+  roundNo: number,
+  relay: RelayName,
+  sessions: number,
+  options: VoiceOptions,
+  ctx: RelayContext,
+  simulatorPid: number,
+): Promise<VoiceRun> {
   const impl = relayOf(relay);
   const t0 = Date.now();
   const started = await impl.start(ctx);
@@ -177,13 +188,23 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
   try {
     await sleep(300);
     const empty = started.server === undefined ? undefined : sampleProcess(started.server.pid);
-    const heapEmpty = started.server === undefined || probe === undefined ? undefined : await readProbe(started.server.pid, probe, 'heap');
+    const heapEmpty =
+      started.server === undefined || probe === undefined
+        ? undefined
+        : await readProbe(started.server.pid, probe, 'heap');
     const count = Math.max(1, Math.min(options.workers, sessions));
     let first = 0;
     for (let i = 0; i < count; i++) {
       const callers = Math.floor(sessions / count) + (i < sessions % count ? 1 : 0);
       const config: WorkerConfig = {
-        workerId: i, protocol: impl.protocol, shape, firstCaller: first, callers, totalCallers: sessions, frameMs: 20, connectConcurrency: 16,
+        workerId: i,
+        protocol: impl.protocol,
+        shape,
+        firstCaller: first,
+        callers,
+        totalCallers: sessions,
+        frameMs: 20,
+        connectConcurrency: 16,
         ...(started.url === undefined ? {} : { url: started.url }),
         ...(started.parley === undefined ? {} : { parley: started.parley }),
       };
@@ -191,14 +212,32 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
       workers.push(new Worker(WORKER_BOOT, { eval: true, workerData: config }));
     }
     const ready = await Promise.all(workers.map((w) => once<ReadyMessage>(w, 'ready', 120_000)));
-    options.log(`  ${relay}: server started and ${sessions} callers connected in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    options.log(
+      `  ${relay}: server started and ${sessions} callers connected in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     const connected = ready.reduce((n, r) => n + r.connected, 0);
     const firstError = ready.find((r) => r.firstError !== undefined)?.firstError;
     if (ready.some((r) => r.notBuilt)) throw new SkipRelay(firstError ?? 'not built yet');
-    if (connected === 0) return { shape, round: roundNo, relay, sessions, status: 'failed', reason: `no caller connected: ${firstError ?? 'unknown'}` };
+    if (connected === 0)
+      return {
+        shape,
+        round: roundNo,
+        relay,
+        sessions,
+        status: 'failed',
+        reason: `no caller connected: ${firstError ?? 'unknown'}`,
+      };
 
-    const go: GoMessage = { type: 'go', startEpoch: epochNow() + 200, warmupMs: options.warmupMs, measureMs: options.measureMs, drainMs: options.drainMs };
-    const done = Promise.all(workers.map((w) => once<WorkerResult>(w, 'done', go.warmupMs + go.measureMs + go.drainMs + 30_000)));
+    const go: GoMessage = {
+      type: 'go',
+      startEpoch: epochNow() + 200,
+      warmupMs: options.warmupMs,
+      measureMs: options.measureMs,
+      drainMs: options.drainMs,
+    };
+    const done = Promise.all(
+      workers.map((w) => once<WorkerResult>(w, 'done', go.warmupMs + go.measureMs + go.drainMs + 30_000)),
+    );
     for (const w of workers) w.postMessage(go);
     const pid = started.server?.pid;
     await sleep(go.startEpoch + go.warmupMs - epochNow());
@@ -219,7 +258,12 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
     const sum = (pick: (r: WorkerResult) => number): number => results.reduce((n, r) => n + pick(r), 0);
     const framesSent = sum((r) => r.measuredSent);
     const run: VoiceRun = {
-      shape, round: roundNo, relay, sessions, status: 'ok', connected,
+      shape,
+      round: roundNo,
+      relay,
+      sessions,
+      status: 'ok',
+      connected,
       rttP50Ms: round(percentile(rtts, 50), 3),
       rttP99Ms: round(percentile(rtts, 99), 3),
       framesSent,
@@ -247,13 +291,23 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
       run.heapLoadedMb = round(heapLoaded.usedHeapSize / 2 ** 20, 2);
       run.heapPerSessionKb = round((heapLoaded.usedHeapSize - heapEmpty.usedHeapSize) / 1024 / connected, 2);
     }
-    if (heapLoaded?.rssBeforeGc !== undefined && heapLoaded.youngBytes !== undefined && heapLoaded.v8Bytes !== undefined) {
+    if (
+      heapLoaded?.rssBeforeGc !== undefined &&
+      heapLoaded.youngBytes !== undefined &&
+      heapLoaded.v8Bytes !== undefined
+    ) {
       const mb = (bytes: number): number => round(bytes / 2 ** 20, 1);
-      run.rssParts = { young: mb(heapLoaded.youngBytes), restOfV8: mb(heapLoaded.v8Bytes - heapLoaded.youngBytes), outsideV8: mb(heapLoaded.rssBeforeGc - heapLoaded.v8Bytes) };
+      run.rssParts = {
+        young: mb(heapLoaded.youngBytes),
+        restOfV8: mb(heapLoaded.v8Bytes - heapLoaded.youngBytes),
+        outsideV8: mb(heapLoaded.rssBeforeGc - heapLoaded.v8Bytes),
+      };
     }
     if (heapEmpty?.snapshot !== undefined && heapLoaded?.snapshot !== undefined) {
       run.heapSnapshot = compareSnapshots(heapEmpty.snapshot, heapLoaded.snapshot, connected);
-      options.log(`  ${relay}, ${shape}, N=${sessions}: ${formatComparison(run.heapSnapshot)}\n  (snapshots: ${heapEmpty.snapshot}, ${heapLoaded.snapshot})`);
+      options.log(
+        `  ${relay}, ${shape}, N=${sessions}: ${formatComparison(run.heapSnapshot)}\n  (snapshots: ${heapEmpty.snapshot}, ${heapLoaded.snapshot})`,
+      );
     }
     if (eld !== undefined) {
       run.eldP99Ms = eld.p99Ms;
@@ -262,11 +316,13 @@ async function measure(shape: TrafficShape, roundNo: number, relay: RelayName, s
     }
     return run;
   } finally {
-    await Promise.all(workers.map(async (w) => {
-      w.postMessage({ type: 'close' });
-      await once(w, 'closed', 5000).catch(() => undefined);
-      await w.terminate();
-    }));
+    await Promise.all(
+      workers.map(async (w) => {
+        w.postMessage({ type: 'close' });
+        await once(w, 'closed', 5000).catch(() => undefined);
+        await w.terminate();
+      }),
+    );
     await started.stop();
   }
 }
@@ -291,15 +347,28 @@ function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs
   const ok = mine.filter((r) => r.status === 'ok');
   if (ok.length === 0) {
     const first = mine[0];
-    return { shape, relay, sessions, status: first?.status === 'skipped' ? 'skipped' : 'failed', rounds: mine.length, ...(first?.reason ? { reason: first.reason } : {}) };
+    return {
+      shape,
+      relay,
+      sessions,
+      status: first?.status === 'skipped' ? 'skipped' : 'failed',
+      rounds: mine.length,
+      ...(first?.reason ? { reason: first.reason } : {}),
+    };
   }
   const sameRound = (other: RelayName, r: VoiceRun): VoiceRun | undefined =>
-    runs.find((o) => o.shape === shape && o.relay === other && o.sessions === sessions && o.round === r.round && o.status === 'ok');
-  const pick = (f: (r: VoiceRun) => number | undefined): number[] => ok.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
+    runs.find(
+      (o) =>
+        o.shape === shape && o.relay === other && o.sessions === sessions && o.round === r.round && o.status === 'ok',
+    );
+  const pick = (f: (r: VoiceRun) => number | undefined): number[] =>
+    ok.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const ratio = (other: RelayName): number[] =>
     ok.flatMap((r) => {
       const o = sameRound(other, r);
-      return o?.cpuMsPerSessionSecond && r.cpuMsPerSessionSecond !== undefined ? [r.cpuMsPerSessionSecond / o.cpuMsPerSessionSecond] : [];
+      return o?.cpuMsPerSessionSecond && r.cpuMsPerSessionSecond !== undefined
+        ? [r.cpuMsPerSessionSecond / o.cpuMsPerSessionSecond]
+        : [];
     });
   const added = (p: 'rttP50Ms' | 'rttP99Ms'): number[] =>
     ok.flatMap((r) => {
@@ -314,7 +383,11 @@ function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs
   const med = (values: number[]): number | undefined => spread(values)?.median;
   const sum = (f: (r: VoiceRun) => number | undefined): number => ok.reduce((n, r) => n + (f(r) ?? 0), 0);
   const summary: VoiceSummary = {
-    shape, relay, sessions, status: 'ok', rounds: ok.length,
+    shape,
+    relay,
+    sessions,
+    status: 'ok',
+    rounds: ok.length,
     connected: Math.min(...ok.map((r) => r.connected ?? 0)),
     framesSent: sum((r) => r.framesSent),
     framesDropped: sum((r) => r.framesDropped),
@@ -337,7 +410,11 @@ function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs
   set('rssLoadedMb', med(pick((r) => r.rssLoadedMb)));
   const parts = ok.map((r) => r.rssParts).filter((p): p is RssParts => p !== undefined);
   if (parts.length === ok.length && parts.length > 0) {
-    summary.rssParts = { young: med(parts.map((p) => p.young))!, restOfV8: med(parts.map((p) => p.restOfV8))!, outsideV8: med(parts.map((p) => p.outsideV8))! };
+    summary.rssParts = {
+      young: med(parts.map((p) => p.young))!,
+      restOfV8: med(parts.map((p) => p.restOfV8))!,
+      outsideV8: med(parts.map((p) => p.outsideV8))!,
+    };
   }
   set('heapPerSessionKb', med(pick((r) => r.heapPerSessionKb)));
   set('eldP99Ms', med(pick((r) => r.eldP99Ms)));
@@ -387,7 +464,15 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
             options.log(`voice ${shape}: ${relay} x ${sessions} sessions, round ${roundNo}/${options.rounds}...`);
             let run: VoiceRun;
             try {
-              run = await measure(shape, roundNo, relay, sessions, options, { ...ctx, parleyEnv: options.parleyEnv[shape] }, simulator.pid);
+              run = await measure(
+                shape,
+                roundNo,
+                relay,
+                sessions,
+                options,
+                { ...ctx, parleyEnv: options.parleyEnv[shape] },
+                simulator.pid,
+              );
             } catch (err) {
               const message = err instanceof Error ? err.message : String(err);
               if (err instanceof SkipRelay) {
@@ -404,7 +489,8 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
         for (const relay of order) {
           const summary = summarize(shape, relay, sessions, runs);
           summaries.push(summary);
-          if (!options.noSkip && !skipped.has(relay) && saturated(summary)) skipped.set(relay, `saturated at ${sessions} sessions (drops, p99 > 500 ms or failed connects)`);
+          if (!options.noSkip && !skipped.has(relay) && saturated(summary))
+            skipped.set(relay, `saturated at ${sessions} sessions (drops, p99 > 500 ms or failed connects)`);
         }
       }
     } finally {
@@ -412,7 +498,14 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
     }
   }
   for (const run of runs) {
-    const direct = runs.find((r) => r.relay === 'direct' && r.shape === run.shape && r.round === run.round && r.sessions === run.sessions && r.status === 'ok');
+    const direct = runs.find(
+      (r) =>
+        r.relay === 'direct' &&
+        r.shape === run.shape &&
+        r.round === run.round &&
+        r.sessions === run.sessions &&
+        r.status === 'ok',
+    );
     if (run.relay === 'direct' || run.status !== 'ok' || direct === undefined) continue;
     run.addedP50Ms = round(run.rttP50Ms! - direct.rttP50Ms!, 3);
     run.addedP99Ms = round(run.rttP99Ms! - direct.rttP99Ms!, 3);
@@ -424,15 +517,31 @@ export async function runVoiceScenario(options: VoiceOptions): Promise<VoiceResu
     for (const relay of order) {
       const mine = summaries.filter((r) => r.shape === shape && r.relay === relay && r.status === 'ok');
       if (mine.length === 0) continue;
-      const good = mine.filter((r) => r.framesDropped === 0 && (r.rttP99Ms ?? Infinity) < HELD_P99_MS && r.connected === r.sessions);
+      const good = mine.filter(
+        (r) => r.framesDropped === 0 && (r.rttP99Ms ?? Infinity) < HELD_P99_MS && r.connected === r.sessions,
+      );
       held[relay] = good.length === 0 ? null : Math.max(...good.map((r) => r.sessions));
-      const points = mine.filter((r) => r.rssLoadedMb !== undefined).map((r) => ({ x: r.sessions, y: r.rssLoadedMb! * 1024 }));
+      const points = mine
+        .filter((r) => r.rssLoadedMb !== undefined)
+        .map((r) => ({ x: r.sessions, y: r.rssLoadedMb! * 1024 }));
       if (relay !== 'direct' && points.length >= 2) {
         const withParts = mine.filter((r) => r.rssParts !== undefined);
-        const partSlope = (key: keyof RssParts): number => round(slope(withParts.map((r) => ({ x: r.sessions, y: r.rssParts![key] * 1024 }))), 1);
+        const partSlope = (key: keyof RssParts): number =>
+          round(slope(withParts.map((r) => ({ x: r.sessions, y: r.rssParts![key] * 1024 }))), 1);
         rssSlopes.push({
-          shape, relay, kbPerSession: round(slope(points), 1), sessions: points.map((p) => p.x),
-          ...(withParts.length === points.length ? { parts: { young: partSlope('young'), restOfV8: partSlope('restOfV8'), outsideV8: partSlope('outsideV8') } } : {}),
+          shape,
+          relay,
+          kbPerSession: round(slope(points), 1),
+          sessions: points.map((p) => p.x),
+          ...(withParts.length === points.length
+            ? {
+                parts: {
+                  young: partSlope('young'),
+                  restOfV8: partSlope('restOfV8'),
+                  outsideV8: partSlope('outsideV8'),
+                },
+              }
+            : {}),
         });
       }
     }

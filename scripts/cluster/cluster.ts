@@ -60,7 +60,9 @@ export interface Cluster {
    * drains (the proxy keeps routing its live sessions to it by their key), then free its slot. `instances` is updated
    * as it goes; each step waits for `onStep` to resolve. Rejects when one is already running or a replacement does not come up (the old instance keeps serving).
    */
-  rollingRestart(options?: { onStep?: (step: RollingStep) => void | Promise<void> }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
+  rollingRestart(options?: {
+    onStep?: (step: RollingStep) => void | Promise<void>;
+  }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
   /** SIGTERM every instance still alive (they drain), then the proxy. Resolves when all exited. */
   stop(options?: { signal?: NodeJS.Signals }): Promise<void>;
 }
@@ -74,7 +76,9 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -115,7 +119,9 @@ async function startInstance(routeKey: string, options: ClusterOptions): Promise
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let alive = true;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => ((alive = false), resolve(code))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => ((alive = false), resolve(code))),
+  );
   let output = '';
   lines(child, (line) => {
     options.onOutput?.(name, line);
@@ -123,11 +129,15 @@ async function startInstance(routeKey: string, options: ClusterOptions): Promise
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitUntil(async () => {
-      if (!alive) throw new Error(`${name} exited before it was ready:\n${output}`);
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
-      return res?.status === 200;
-    }, 60_000, `${name} to answer /healthz`);
+    await waitUntil(
+      async () => {
+        if (!alive) throw new Error(`${name} exited before it was ready:\n${output}`);
+        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+        return res?.status === 200;
+      },
+      60_000,
+      `${name} to answer /healthz`,
+    );
   } catch (err) {
     child.kill('SIGKILL');
     await exited;
@@ -153,7 +163,8 @@ async function startInstance(routeKey: string, options: ClusterOptions): Promise
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.workDir, { recursive: true });
   const slots = options.slots ?? options.instances * 2;
-  if (!Number.isInteger(slots) || slots < options.instances) throw new Error('slots must be at least the number of instances');
+  if (!Number.isInteger(slots) || slots < options.instances)
+    throw new Error('slots must be at least the number of instances');
   const keys = Array.from({ length: slots }, (_, i) => `n${i + 1}`);
   /** The instances in service (what callers reach), in order. */
   const instances: ClusterInstance[] = [];
@@ -187,14 +198,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const config = renderHaproxyConfig({
       bind: `127.0.0.1:${proxyPort}`,
       // Free slots point nowhere and stay in maintenance until a replacement takes one.
-      instances: keys.map((key) => (byKey.has(key) ? { routeKey: key, address: `127.0.0.1:${byKey.get(key)!.port}` } : { routeKey: key, address: '127.0.0.1:9', spare: true })),
+      instances: keys.map((key) =>
+        byKey.has(key)
+          ? { routeKey: key, address: `127.0.0.1:${byKey.get(key)!.port}` }
+          : { routeKey: key, address: '127.0.0.1:9', spare: true },
+      ),
       checkIntervalMs: options.checkIntervalMs ?? 1000,
       stats: { bind: `127.0.0.1:${statsPort}`, uri: '/stats' },
       adminSocket,
     });
     const configPath = join(options.workDir, 'haproxy.cfg');
     writeFileSync(configPath, config);
-    const started = spawn(options.haproxyPath ?? '/usr/sbin/haproxy', ['-db', '-f', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const started = spawn(options.haproxyPath ?? '/usr/sbin/haproxy', ['-db', '-f', configPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proxy = started;
     proxyExited = new Promise((resolve) => started.once('exit', resolve));
     started.once('error', () => undefined);
@@ -225,12 +242,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
             `set server parley/${key} state ready`,
             `set server parley_alive/${key} state ready`,
           ]);
-          await waitUntil(() => inService(key), 30_000, `the proxy to see ${replacement.name} up`).catch(async (err) => {
-            replacement.kill('SIGKILL');
-            void replacement.exited.then(() => free.push(key));
-            await admin(adminSocket, [`set server parley/${key} state maint`, `set server parley_alive/${key} state maint`]).catch(() => undefined);
-            throw err;
-          });
+          await waitUntil(() => inService(key), 30_000, `the proxy to see ${replacement.name} up`).catch(
+            async (err) => {
+              replacement.kill('SIGKILL');
+              void replacement.exited.then(() => free.push(key));
+              await admin(adminSocket, [
+                `set server parley/${key} state maint`,
+                `set server parley_alive/${key} state maint`,
+              ]).catch(() => undefined);
+              throw err;
+            },
+          );
           instances.splice(instances.indexOf(old), 1, replacement);
           await onStep?.({ phase: 'replacement-up', old, replacement });
           // 2. No new mints for the old one (before its readiness even fails), then SIGTERM: it drains while the
@@ -259,11 +281,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       rollingRestart,
       stop,
     };
-    await waitUntil(async () => {
-      if (started.exitCode !== null) throw new Error(`haproxy exited (${started.exitCode})`);
-      const states = await cluster.serverStates().catch(() => undefined);
-      return states !== undefined && instances.every((i) => states.parley?.[i.routeKey] === 'UP' && states.parley_alive?.[i.routeKey] === 'UP');
-    }, 30_000, 'the proxy to see every instance up');
+    await waitUntil(
+      async () => {
+        if (started.exitCode !== null) throw new Error(`haproxy exited (${started.exitCode})`);
+        const states = await cluster.serverStates().catch(() => undefined);
+        return (
+          states !== undefined &&
+          instances.every((i) => states.parley?.[i.routeKey] === 'UP' && states.parley_alive?.[i.routeKey] === 'UP')
+        );
+      },
+      30_000,
+      'the proxy to see every instance up',
+    );
     return cluster;
   } catch (err) {
     for (const i of processes) i.kill('SIGKILL');
@@ -284,7 +313,9 @@ export async function admin(socketPath: string, commands: string[]): Promise<voi
     socket.once('close', () => resolve(text));
     socket.end(`${commands.join('; ')}\n`);
   });
-  const problems = answer.split('\n').filter((l) => l.trim() !== '' && !/^IP changed from|port changed from|no need to change/i.test(l));
+  const problems = answer
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !/^IP changed from|port changed from|no need to change/i.test(l));
   if (problems.length > 0) throw new Error(`haproxy refused "${commands.join('; ')}": ${problems.join(' | ')}`);
 }
 
@@ -305,7 +336,11 @@ async function readServerStates(csvUrl: string): Promise<Record<string, Record<s
   return states;
 }
 
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -40,11 +40,15 @@ const ROUTE_KEY = /^[a-z0-9]{1,12}$/;
 export function renderHaproxyConfig(options: ProxyConfigOptions): string {
   const inter = options.checkIntervalMs ?? 2000;
   for (const i of options.instances) {
-    if (!ROUTE_KEY.test(i.routeKey)) throw new Error(`route key "${i.routeKey}" must be 1-12 lowercase letters or digits`);
+    if (!ROUTE_KEY.test(i.routeKey))
+      throw new Error(`route key "${i.routeKey}" must be 1-12 lowercase letters or digits`);
   }
-  if (new Set(options.instances.map((i) => i.routeKey)).size !== options.instances.length) throw new Error('route keys must be unique');
+  if (new Set(options.instances.map((i) => i.routeKey)).size !== options.instances.length)
+    throw new Error('route keys must be unique');
   const serverOptions = options.dockerDns ? ' resolvers docker init-addr last,libc,none' : '';
-  const servers = options.instances.map((i) => `  server ${i.routeKey} ${i.address} check${serverOptions}${i.spare ? ' disabled' : ''}`);
+  const servers = options.instances.map(
+    (i) => `  server ${i.routeKey} ${i.address} check${serverOptions}${i.spare ? ' disabled' : ''}`,
+  );
   const lines = [
     '# Parley behind HAProxy (rendered by scripts/cluster/haproxy-config.ts; see deploy/README.md).',
     'global',
@@ -68,7 +72,7 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
     '',
     'frontend parley',
     `  bind ${options.bind}`,
-    '  # Requests about one voice session carry its owner\'s route key: vs_<key>_<random>.',
+    "  # Requests about one voice session carry its owner's route key: vs_<key>_<random>.",
     '  acl voice_session path_reg ^/api/v1/voice/sessions/vs_[a-z0-9]{1,12}_[0-9A-Za-z]+(/|$)',
     '  use_backend parley_alive if voice_session',
     '  # No instance ready (e.g. Redis down everywhere): the live ones still answer, with a clear 503 where they must.',
@@ -92,12 +96,21 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
     '  option httpchk',
     '  http-check send meth GET uri /healthz ver HTTP/1.1 hdr host parley',
     '  http-check expect status 200',
-    ...options.instances.map((i) => `  use-server ${i.routeKey} if { path_beg /api/v1/voice/sessions/vs_${i.routeKey}_ }`),
+    ...options.instances.map(
+      (i) => `  use-server ${i.routeKey} if { path_beg /api/v1/voice/sessions/vs_${i.routeKey}_ }`,
+    ),
     `  default-server inter ${inter} fall 2 rise 2`,
     ...servers,
   ];
   if (options.stats) {
-    lines.push('', 'listen stats', `  bind ${options.stats.bind}`, '  stats enable', `  stats uri ${options.stats.uri}`, '  stats refresh 5s');
+    lines.push(
+      '',
+      'listen stats',
+      `  bind ${options.stats.bind}`,
+      '  stats enable',
+      `  stats uri ${options.stats.uri}`,
+      '  stats refresh 5s',
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -20,8 +20,10 @@ const { values } = parseArgs({
 });
 const count = Number(values.instances);
 const port = Number(values.port);
-if (!Number.isInteger(count) || count < 1 || count > 32) throw new Error('--instances must be a whole number from 1 to 32');
-if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be a port number (0: any free one)');
+if (!Number.isInteger(count) || count < 1 || count > 32)
+  throw new Error('--instances must be a whole number from 1 to 32');
+if (!Number.isInteger(port) || port < 0 || port > 65535)
+  throw new Error('--port must be a port number (0: any free one)');
 const workDir = resolve(values['data-dir']!);
 mkdirSync(workDir, { recursive: true });
 
@@ -48,7 +50,13 @@ function secretKey(): string {
 }
 
 const passThrough = Object.fromEntries(
-  Object.entries(process.env).filter(([name, value]) => value !== undefined && /^(VOICE_|CHAT_|OPENAI_|HOSTED_|BILLING_|METRICS_|LOG_LEVEL|SIGNUP_ENABLED|ADMIN_USER_IDS|PUBLIC_URL|API_RATE|WIDGET_|ACCESS_LOG)/.test(name)),
+  Object.entries(process.env).filter(
+    ([name, value]) =>
+      value !== undefined &&
+      /^(VOICE_|CHAT_|OPENAI_|HOSTED_|BILLING_|METRICS_|LOG_LEVEL|SIGNUP_ENABLED|ADMIN_USER_IDS|PUBLIC_URL|API_RATE|WIDGET_|ACCESS_LOG)/.test(
+        name,
+      ),
+  ),
 ) as Record<string, string>;
 
 const cluster = await startCluster({
@@ -92,7 +100,10 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 // An instance that dies on its own is reported; the proxy routes around it.
 const retiring = new Set<ClusterInstance>();
-const watch = (i: ClusterInstance) => void i.exited.then((code) => !stopping && !retiring.has(i) && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`));
+const watch = (i: ClusterInstance) =>
+  void i.exited.then(
+    (code) => !stopping && !retiring.has(i) && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`),
+  );
 cluster.instances.forEach(watch);
 
 // SIGHUP: rolling restart. Each instance gets a replacement on a new route key, then drains (up to
@@ -105,7 +116,9 @@ process.on('SIGHUP', () => {
       onStep: (step) => {
         if (step.phase === 'replacement-up') {
           watch(step.replacement);
-          process.stdout.write(`${step.replacement.name} up (${step.replacement.url}, pid ${step.replacement.pid}) to replace ${step.old.name}\n`);
+          process.stdout.write(
+            `${step.replacement.name} up (${step.replacement.url}, pid ${step.replacement.pid}) to replace ${step.old.name}\n`,
+          );
         } else if (step.phase === 'draining') {
           retiring.add(step.old);
           process.stdout.write(`${step.old.name} draining: no new mints; its live calls go on until they end\n`);

@@ -14,10 +14,18 @@ export type ChatAnswer = SuccessBody<ChatOperation>;
 /** One event of the SSE answer as the contract documents it (`event:` name and `data:` JSON). */
 export type ChatServerSentEvent = components['schemas']['ChatStreamEvent'];
 /** The same, flattened: `{ type: event, ...data }`, e.g. `{ type: 'token', text }`. */
-export type ChatStreamEvent = ChatServerSentEvent extends infer E ? (E extends { event: infer T; data: infer D } ? { type: T } & D : never) : never;
+export type ChatStreamEvent = ChatServerSentEvent extends infer E
+  ? E extends { event: infer T; data: infer D }
+    ? { type: T } & D
+    : never
+  : never;
 
 /** Streams one chat answer. Refusals before the stream began (4xx/5xx) throw ParleyError like any call. */
-export async function* streamChat(client: ParleyClient, body: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent> {
+export async function* streamChat(
+  client: ParleyClient,
+  body: ChatRequest,
+  options: CallOptions = {},
+): AsyncGenerator<ChatStreamEvent> {
   const res = await client.stream('post', '/api/v1/chat', {
     body,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -4,7 +4,15 @@
  */
 import { errorFromAnswer, networkError, ParleyError } from './errors.js';
 import { abortableSleep } from './sleep.js';
-import type { CallOptions, HttpMethod, Operation, OptionalArgs, PathsWith, RequestOptions, SuccessBody } from './types.js';
+import type {
+  CallOptions,
+  HttpMethod,
+  Operation,
+  OptionalArgs,
+  PathsWith,
+  RequestOptions,
+  SuccessBody,
+} from './types.js';
 import type { paths } from './generated/openapi.js';
 
 /** What a `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) answer said about the operation just called. */
@@ -119,7 +127,8 @@ function warnOncePerOperation(): (notice: DeprecationNotice) => void {
 
 /** Creates a client. Every non-2xx answer throws a {@link ParleyError}. */
 export function createParleyClient(options: ParleyClientOptions): ParleyClient {
-  const doFetch = options.fetch ?? ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalThis.fetch(input, init));
+  const doFetch =
+    options.fetch ?? ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalThis.fetch(input, init));
   const retry: Required<RetryOptions> | undefined =
     options.retry === undefined || options.retry === false
       ? undefined

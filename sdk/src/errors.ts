@@ -57,7 +57,8 @@ export function errorFromAnswer(status: number, headers: Headers, text: string):
   let body: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = text === '' ? undefined : JSON.parse(text);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      body = parsed as Record<string, unknown>;
   } catch {
     // Not JSON (a proxy's HTML page): the status says what we know.
   }

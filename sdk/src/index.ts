@@ -6,7 +6,15 @@
  *   const parley = createParleyClient({ baseUrl: 'https://parley.example.com', apiKey: process.env.PARLEY_API_KEY });
  *   const assistants = await parley.GET('/api/v1/assistants');
  */
-export { createParleyClient, buildUrl, deprecationOf, type ParleyClient, type ParleyClientOptions, type RetryOptions, type DeprecationNotice } from './client.js';
+export {
+  createParleyClient,
+  buildUrl,
+  deprecationOf,
+  type ParleyClient,
+  type ParleyClientOptions,
+  type RetryOptions,
+  type DeprecationNotice,
+} from './client.js';
 export { ParleyError, parseRetryAfter } from './errors.js';
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
 export * from './voice/index.js';

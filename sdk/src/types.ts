@@ -47,7 +47,11 @@ export type SuccessBody<O> = {
 }[SuccessStatus];
 
 type NoInput = Record<never, never>;
-type PathPart<O> = [PathParamsOf<O>] extends [never] ? NoInput : PathParamsOf<O> extends undefined ? NoInput : { path: PathParamsOf<O> };
+type PathPart<O> = [PathParamsOf<O>] extends [never]
+  ? NoInput
+  : PathParamsOf<O> extends undefined
+    ? NoInput
+    : { path: PathParamsOf<O> };
 type QueryPart<O> = [QueryOf<O>] extends [never]
   ? NoInput
   : QueryOf<O> extends undefined
@@ -77,4 +81,5 @@ export interface CallOptions {
 export type RequestOptions<O> = ParamsPart<O> & BodyPart<O> & CallOptions;
 
 /** True when every field of the options is optional (then the options argument may be left out). */
-export type OptionalArgs<O> = object extends RequestOptions<O> ? [options?: RequestOptions<O>] : [options: RequestOptions<O>];
+export type OptionalArgs<O> =
+  object extends RequestOptions<O> ? [options?: RequestOptions<O>] : [options: RequestOptions<O>];

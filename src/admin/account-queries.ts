@@ -35,7 +35,9 @@ const SELECT = `
 
 /** Highest spend first (the stored period's consumed micros), then newest. */
 export async function listAccounts(sql: Queryable, limit: number, offset: number): Promise<AdminAccountRow[]> {
-  return sql<AdminAccountRow[]>`${sql.unsafe(SELECT)} order by consumed_micros desc, a.created_at desc, a.id limit ${limit} offset ${offset}`;
+  return sql<
+    AdminAccountRow[]
+  >`${sql.unsafe(SELECT)} order by consumed_micros desc, a.created_at desc, a.id limit ${limit} offset ${offset}`;
 }
 
 export async function findAccount(sql: Queryable, accountId: string): Promise<AdminAccountRow | undefined> {

@@ -1,6 +1,15 @@
 import { markAccountKeysStale, type AccountStatus } from '../auth/index.js';
 import type { Sql } from '../db/index.js';
-import { addPeriodCredit, limitMicrosOf, listPlanEntitlements, updatePlanEntitlements, type Meter, type PlanCode, type PlanEntitlements, type PlanPatch } from '../metering/index.js';
+import {
+  addPeriodCredit,
+  limitMicrosOf,
+  listPlanEntitlements,
+  updatePlanEntitlements,
+  type Meter,
+  type PlanCode,
+  type PlanEntitlements,
+  type PlanPatch,
+} from '../metering/index.js';
 import type { SharedStore } from '../store/types.js';
 import * as aq from './account-queries.js';
 import { writeAuditLog } from '../audit/index.js';
@@ -32,7 +41,10 @@ export interface AccountPatch {
   planCode?: PlanCode | undefined;
 }
 
-export async function listAccounts(deps: AdminDeps, page: { limit: number; offset: number }): Promise<AdminAccountView[]> {
+export async function listAccounts(
+  deps: AdminDeps,
+  page: { limit: number; offset: number },
+): Promise<AdminAccountView[]> {
   const [rows, plans] = await Promise.all([aq.listAccounts(deps.sql, page.limit, page.offset), plansByCode(deps)]);
   return rows.map((r) => present(r, plans, deps.meter));
 }
@@ -48,14 +60,20 @@ export async function getAccount(deps: AdminDeps, accountId: string): Promise<Ad
  * new values of what changed, in one transaction. A status change makes every instance re-check the account's
  * API keys on their next use.
  */
-export async function updateAccount(deps: AdminDeps, operator: Operator, accountId: string, patch: AccountPatch): Promise<AdminAccountView> {
+export async function updateAccount(
+  deps: AdminDeps,
+  operator: Operator,
+  accountId: string,
+  patch: AccountPatch,
+): Promise<AdminAccountView> {
   const changed = await deps.sql.begin(async (tx) => {
     const current = await aq.lockHostingSettings(tx, accountId);
     if (!current) throw adminErrors.accountNotFound();
     const next: aq.HostingSettings = {
       status: patch.status ?? current.status,
       planCode: patch.planCode ?? current.planCode,
-      limitOverrideMicros: patch.limitOverrideMicros !== undefined ? patch.limitOverrideMicros : current.limitOverrideMicros,
+      limitOverrideMicros:
+        patch.limitOverrideMicros !== undefined ? patch.limitOverrideMicros : current.limitOverrideMicros,
     };
     const keys = (['status', 'planCode', 'limitOverrideMicros'] as const).filter((k) => next[k] !== current[k]);
     if (keys.length === 0) return { statusChanged: false };
@@ -76,7 +94,12 @@ export async function updateAccount(deps: AdminDeps, operator: Operator, account
 }
 
 /** Grants credit for the current period (spec: Admin credit), audit-logged with the period's credit before and after. */
-export async function grantCredit(deps: AdminDeps, operator: Operator, accountId: string, creditMicros: number): Promise<AdminAccountView> {
+export async function grantCredit(
+  deps: AdminDeps,
+  operator: Operator,
+  accountId: string,
+  creditMicros: number,
+): Promise<AdminAccountView> {
   await deps.sql.begin(async (tx) => {
     if (!(await aq.lockHostingSettings(tx, accountId))) throw adminErrors.accountNotFound();
     const credit = await addPeriodCredit(deps.meter, tx, accountId, creditMicros);
@@ -98,7 +121,12 @@ export async function listPlans(deps: AdminDeps): Promise<PlanEntitlements[]> {
 }
 
 /** Edits one plan's entitlements; audit-logged with the changed fields before and after. */
-export async function updatePlan(deps: AdminDeps, operator: Operator, planCode: PlanCode, patch: PlanPatch): Promise<PlanEntitlements> {
+export async function updatePlan(
+  deps: AdminDeps,
+  operator: Operator,
+  planCode: PlanCode,
+  patch: PlanPatch,
+): Promise<PlanEntitlements> {
   return deps.sql.begin(async (tx) => {
     const result = await updatePlanEntitlements(tx, planCode, patch);
     if (!result) throw adminErrors.planNotFound();

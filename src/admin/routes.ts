@@ -60,7 +60,11 @@ const planPatchSchema = z
     maxAssistants: int32().min(0).nullable().optional(),
     monthlyRequestCap: int32().min(0).nullable().optional(),
     evalsEnabled: z.boolean().optional(),
-    voiceMinutes: int32().min(0).max(Math.floor(PG_INT_MAX / 60)).optional().describe('at most 35791394, so the seconds fit an integer column'),
+    voiceMinutes: int32()
+      .min(0)
+      .max(Math.floor(PG_INT_MAX / 60))
+      .optional()
+      .describe('at most 35791394, so the seconds fit an integer column'),
     voiceConcurrentCalls: int32().min(0).optional(),
   })
   .strict()
@@ -85,19 +89,39 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
       path: '/api/admin/accounts',
       auth: 'admin',
       schemas: {
-        query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), offset: z.coerce.number().int().min(0).default(0) }),
-        response: { 200: z.object({ accounts: z.array(adminAccountSchema), limit: z.number().int(), offset: z.number().int() }) },
+        query: z.object({
+          limit: z.coerce.number().int().min(1).max(200).default(50),
+          offset: z.coerce.number().int().min(0).default(0),
+        }),
+        response: {
+          200: z.object({ accounts: z.array(adminAccountSchema), limit: z.number().int(), offset: z.number().int() }),
+        },
       },
       openapi: { summary: 'List hosting accounts, highest spend first', tags, hidden: true, errors },
-      handler: async (ctx) => reply.json({ accounts: await accounts.listAccounts(deps, ctx.query), limit: ctx.query.limit, offset: ctx.query.offset }),
+      handler: async (ctx) =>
+        reply.json({
+          accounts: await accounts.listAccounts(deps, ctx.query),
+          limit: ctx.query.limit,
+          offset: ctx.query.offset,
+        }),
     }),
     defineRoute({
       method: 'PATCH',
       path: '/api/admin/accounts/:id',
       auth: 'admin',
-      schemas: { params: accountIdParam, body: accountPatchSchema, response: { 200: z.object({ account: adminAccountSchema }) } },
-      openapi: { summary: 'Change status, limit override or plan of a hosting account', tags, hidden: true, errors: { 400: 'Invalid body', ...errors, 404: 'No such account' } },
-      handler: async (ctx) => reply.json({ account: await accounts.updateAccount(deps, operatorOf(ctx), ctx.params.id, defined(ctx.body)) }),
+      schemas: {
+        params: accountIdParam,
+        body: accountPatchSchema,
+        response: { 200: z.object({ account: adminAccountSchema }) },
+      },
+      openapi: {
+        summary: 'Change status, limit override or plan of a hosting account',
+        tags,
+        hidden: true,
+        errors: { 400: 'Invalid body', ...errors, 404: 'No such account' },
+      },
+      handler: async (ctx) =>
+        reply.json({ account: await accounts.updateAccount(deps, operatorOf(ctx), ctx.params.id, defined(ctx.body)) }),
     }),
     defineRoute({
       method: 'POST',
@@ -108,8 +132,16 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
         body: z.object({ creditMicros: micros.min(1) }).strict(),
         response: { 200: z.object({ account: adminAccountSchema }) },
       },
-      openapi: { summary: 'Grant credit for the current billing period', tags, hidden: true, errors: { 400: 'Invalid body', ...errors, 404: 'No such account' } },
-      handler: async (ctx) => reply.json({ account: await accounts.grantCredit(deps, operatorOf(ctx), ctx.params.id, ctx.body.creditMicros) }),
+      openapi: {
+        summary: 'Grant credit for the current billing period',
+        tags,
+        hidden: true,
+        errors: { 400: 'Invalid body', ...errors, 404: 'No such account' },
+      },
+      handler: async (ctx) =>
+        reply.json({
+          account: await accounts.grantCredit(deps, operatorOf(ctx), ctx.params.id, ctx.body.creditMicros),
+        }),
     }),
     defineRoute({
       method: 'GET',
@@ -123,9 +155,19 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
       method: 'PATCH',
       path: '/api/admin/plans/:planCode',
       auth: 'admin',
-      schemas: { params: z.object({ planCode: z.enum(PLAN_CODES) }), body: planPatchSchema, response: { 200: z.object({ plan: planSchema }) } },
-      openapi: { summary: "Edit a plan's entitlements", tags, hidden: true, errors: { 400: 'Invalid body', ...errors, 404: 'No such plan' } },
-      handler: async (ctx) => reply.json({ plan: await accounts.updatePlan(deps, operatorOf(ctx), ctx.params.planCode, defined(ctx.body)) }),
+      schemas: {
+        params: z.object({ planCode: z.enum(PLAN_CODES) }),
+        body: planPatchSchema,
+        response: { 200: z.object({ plan: planSchema }) },
+      },
+      openapi: {
+        summary: "Edit a plan's entitlements",
+        tags,
+        hidden: true,
+        errors: { 400: 'Invalid body', ...errors, 404: 'No such plan' },
+      },
+      handler: async (ctx) =>
+        reply.json({ plan: await accounts.updatePlan(deps, operatorOf(ctx), ctx.params.planCode, defined(ctx.body)) }),
     }),
     defineRoute({
       method: 'GET',
@@ -138,12 +180,18 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
           limit: z.coerce.number().int().min(1).max(200).default(50),
           offset: z.coerce.number().int().min(0).max(PG_INT_MAX).default(0),
         }),
-        response: { 200: z.object({ entries: z.array(auditEntrySchema), limit: z.number().int(), offset: z.number().int() }) },
+        response: {
+          200: z.object({ entries: z.array(auditEntrySchema), limit: z.number().int(), offset: z.number().int() }),
+        },
       },
       openapi: { summary: 'The audit log, newest first (optionally of one target)', tags, hidden: true, errors },
       handler: async (ctx) => {
         const rows = await readAuditLog(deps.sql, defined(ctx.query));
-        return reply.json({ entries: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })), limit: ctx.query.limit, offset: ctx.query.offset });
+        return reply.json({
+          entries: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })),
+          limit: ctx.query.limit,
+          offset: ctx.query.offset,
+        });
       },
     }),
   ];

@@ -5,5 +5,7 @@ export const AnalyticsErrorCodes = { BAD_RANGE: HttpErrorCodes.VALIDATION_FAILED
 
 export const analyticsErrors = {
   badRange: (message: string) =>
-    new AppError(HttpErrorCodes.VALIDATION_FAILED, 400, message, { details: { issues: [{ path: 'query.from', message }] } }),
+    new AppError(HttpErrorCodes.VALIDATION_FAILED, 400, message, {
+      details: { issues: [{ path: 'query.from', message }] },
+    }),
 };

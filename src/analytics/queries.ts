@@ -59,7 +59,13 @@ export interface UnansweredRow {
 }
 
 /** The questions most often answered `no_answer`, grouped case- and space-insensitively. */
-export async function topUnanswered(sql: Sql, assistantId: string, from: Date, to: Date, limit: number): Promise<UnansweredRow[]> {
+export async function topUnanswered(
+  sql: Sql,
+  assistantId: string,
+  from: Date,
+  to: Date,
+  limit: number,
+): Promise<UnansweredRow[]> {
   return sql<UnansweredRow[]>`
     select min(q.content) as question, count(*) as count, max(q.created_at) as last_asked_at
     from messages a join messages q on q.id = a.in_reply_to

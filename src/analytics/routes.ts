@@ -19,7 +19,11 @@ export function analyticsRoutes(deps: { sql: Sql }): AnyRoute[] {
       schemas: {
         query: z.object({
           assistantId: assistantIdParam,
-          from: z.string().max(40).optional().describe('ISO date or date-time (inclusive); default 30 days before `to`.'),
+          from: z
+            .string()
+            .max(40)
+            .optional()
+            .describe('ISO date or date-time (inclusive); default 30 days before `to`.'),
           to: z.string().max(40).optional().describe('ISO date or date-time (exclusive); default now.'),
         }),
         response: {
@@ -36,16 +40,24 @@ export function analyticsRoutes(deps: { sql: Sql }): AnyRoute[] {
               noAnswerRate: rate,
               feedback: z.object({ positive: count, negative: count, positiveRatio: rate }),
             }),
-            daily: z.array(z.object({ date: z.string(), conversations: count, messages: count, answered: count, noAnswer: count })),
+            daily: z.array(
+              z.object({ date: z.string(), conversations: count, messages: count, answered: count, noAnswer: count }),
+            ),
             topUnanswered: z.array(z.object({ question: z.string(), count, lastAskedAt: z.string() })),
           }),
         },
       },
       openapi: {
-        summary: 'Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions',
+        summary:
+          'Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions',
         description: 'Over [from, to) (default: the last 30 days). Rates are null when there is nothing to divide.',
         tags: ['Analytics'],
-        errors: { 400: 'Invalid range', 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' },
+        errors: {
+          400: 'Invalid range',
+          401: 'Missing or invalid API key',
+          403: 'The key lacks the scope',
+          404: 'No such assistant',
+        },
       },
       handler: async (ctx) => reply.json(await assistantAnalytics(deps.sql, ownerOf(ctx), ctx.query)),
     }),

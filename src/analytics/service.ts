@@ -10,19 +10,29 @@ export const DEFAULT_RANGE_DAYS = 30;
 export const MAX_RANGE_DAYS = 366;
 
 /** [from, to): `to` defaults to now, `from` to 30 days before `to`; a date without time is its UTC midnight. */
-export function resolveRange(fromText: string | undefined, toText: string | undefined, now = new Date()): { from: Date; to: Date } {
+export function resolveRange(
+  fromText: string | undefined,
+  toText: string | undefined,
+  now = new Date(),
+): { from: Date; to: Date } {
   const parse = (text: string) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
   const to = toText !== undefined ? parse(toText) : now;
   const from = fromText !== undefined ? parse(fromText) : new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
-  if (!isStorableDate(from) || !isStorableDate(to)) throw analyticsErrors.badRange('from and to must be ISO dates between years 0001 and 9999.');
+  if (!isStorableDate(from) || !isStorableDate(to))
+    throw analyticsErrors.badRange('from and to must be ISO dates between years 0001 and 9999.');
   if (from >= to) throw analyticsErrors.badRange('from must be before to.');
-  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) throw analyticsErrors.badRange(`The range may span at most ${MAX_RANGE_DAYS} days.`);
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS)
+    throw analyticsErrors.badRange(`The range may span at most ${MAX_RANGE_DAYS} days.`);
   return { from, to };
 }
 
 const ratio = (part: number, whole: number) => (whole === 0 ? null : Number((part / whole).toFixed(4)));
 
-export async function assistantAnalytics(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, input: { assistantId: string; from?: string | undefined; to?: string | undefined }) {
+export async function assistantAnalytics(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  input: { assistantId: string; from?: string | undefined; to?: string | undefined },
+) {
   const assistant = await getOwnedAssistant(sql, owner, input.assistantId);
   const { from, to } = resolveRange(input.from, input.to);
   const [t, days, unanswered] = await Promise.all([
@@ -42,9 +52,23 @@ export async function assistantAnalytics(sql: Sql, owner: Pick<OwnerPrincipal, '
       modelFailures: t.modelFailures,
       answeredRate: ratio(t.answered, answers),
       noAnswerRate: ratio(t.noAnswer, answers),
-      feedback: { positive: t.positive, negative: t.negative, positiveRatio: ratio(t.positive, t.positive + t.negative) },
+      feedback: {
+        positive: t.positive,
+        negative: t.negative,
+        positiveRatio: ratio(t.positive, t.positive + t.negative),
+      },
     },
-    daily: days.map((d) => ({ date: d.day, conversations: d.conversations, messages: d.messages, answered: d.answered, noAnswer: d.noAnswer })),
-    topUnanswered: unanswered.map((u) => ({ question: u.question, count: u.count, lastAskedAt: u.lastAskedAt.toISOString() })),
+    daily: days.map((d) => ({
+      date: d.day,
+      conversations: d.conversations,
+      messages: d.messages,
+      answered: d.answered,
+      noAnswer: d.noAnswer,
+    })),
+    topUnanswered: unanswered.map((u) => ({
+      question: u.question,
+      count: u.count,
+      lastAskedAt: u.lastAskedAt.toISOString(),
+    })),
   };
 }

@@ -17,7 +17,8 @@ export interface AssistantRow {
   updatedAt: Date;
 }
 
-const COLUMNS = 'id, public_id, account_id, name, description, welcome_message, instructions, language, settings, created_at, updated_at';
+const COLUMNS =
+  'id, public_id, account_id, name, description, welcome_message, instructions, language, settings, created_at, updated_at';
 
 export async function insertAssistant(
   sql: Db,
@@ -38,10 +39,19 @@ export async function findByPublicId(sql: Db, publicId: string): Promise<Assista
 }
 
 /** By either id, within one account (owner callers). */
-export async function findOwned(sql: Db, accountId: string, key: { id?: string; publicId?: string }): Promise<AssistantRow | undefined> {
-  const [row] = key.publicId !== undefined
-    ? await sql<AssistantRow[]>`select ${sql.unsafe(COLUMNS)} from assistants where public_id = ${key.publicId} and account_id = ${accountId}`
-    : await sql<AssistantRow[]>`select ${sql.unsafe(COLUMNS)} from assistants where id = ${key.id ?? ''} and account_id = ${accountId}`;
+export async function findOwned(
+  sql: Db,
+  accountId: string,
+  key: { id?: string; publicId?: string },
+): Promise<AssistantRow | undefined> {
+  const [row] =
+    key.publicId !== undefined
+      ? await sql<
+          AssistantRow[]
+        >`select ${sql.unsafe(COLUMNS)} from assistants where public_id = ${key.publicId} and account_id = ${accountId}`
+      : await sql<
+          AssistantRow[]
+        >`select ${sql.unsafe(COLUMNS)} from assistants where id = ${key.id ?? ''} and account_id = ${accountId}`;
   return row;
 }
 
@@ -50,7 +60,12 @@ export async function findById(sql: Db, id: string): Promise<AssistantRow | unde
   return row;
 }
 
-export async function listPage(sql: Db, accountId: string, after: PageCursor | undefined, limit: number): Promise<AssistantRow[]> {
+export async function listPage(
+  sql: Db,
+  accountId: string,
+  after: PageCursor | undefined,
+  limit: number,
+): Promise<AssistantRow[]> {
   return after
     ? sql<AssistantRow[]>`
         select ${sql.unsafe(COLUMNS)} from assistants
@@ -69,7 +84,14 @@ export async function countForAccount(sql: Db, accountId: string): Promise<numbe
 export async function updateAssistant(
   sql: Db,
   id: string,
-  fields: { name: string; description: string | null; welcomeMessage: string | null; instructions: string | null; language: string; settings: Record<string, unknown> },
+  fields: {
+    name: string;
+    description: string | null;
+    welcomeMessage: string | null;
+    instructions: string | null;
+    language: string;
+    settings: Record<string, unknown>;
+  },
 ): Promise<AssistantRow | undefined> {
   const [row] = await sql<AssistantRow[]>`
     update assistants set name = ${fields.name}, description = ${fields.description}, welcome_message = ${fields.welcomeMessage},

@@ -7,17 +7,19 @@ export const assistantIdParam = z
   .max(100)
   .describe('The public asst_ id, or the internal id (bearer callers, own assistants only).');
 
-export const assistantSchema = z.object({
-  id: z.string().describe('Internal id.'),
-  publicId: z.string().describe('Public asst_ id: a capability for keyless widget callers, not a secret.'),
-  name: z.string(),
-  description: z.string().nullable(),
-  welcomeMessage: z.string().nullable(),
-  instructions: z.string().nullable(),
-  settings: assistantSettingsSchema,
-  createdAt: z.string(),
-  updatedAt: z.string(),
-}).meta({ id: 'Assistant' });
+export const assistantSchema = z
+  .object({
+    id: z.string().describe('Internal id.'),
+    publicId: z.string().describe('Public asst_ id: a capability for keyless widget callers, not a secret.'),
+    name: z.string(),
+    description: z.string().nullable(),
+    welcomeMessage: z.string().nullable(),
+    instructions: z.string().nullable(),
+    settings: assistantSettingsSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Assistant' });
 
 const text = (max: number) => z.string().trim().max(max);
 

@@ -6,7 +6,13 @@ import { assistantErrors } from './errors.js';
 import { isInternalAssistantId, isPublicAssistantId, newInternalAssistantId, newKnowledgeId } from './ids.js';
 import { decodeCursor, pageOf } from './pagination.js';
 import * as q from './queries.js';
-import { DEFAULT_SETTINGS, mergeSettings, normalizeStoredSettings, type AssistantSettings, type AssistantSettingsPatch } from './settings.js';
+import {
+  DEFAULT_SETTINGS,
+  mergeSettings,
+  normalizeStoredSettings,
+  type AssistantSettings,
+  type AssistantSettingsPatch,
+} from './settings.js';
 
 /** The assistant as every capability sees it (settings complete, defaults filled in). */
 export interface Assistant extends Omit<q.AssistantRow, 'language' | 'settings'> {
@@ -57,7 +63,11 @@ export function presentAssistant(a: Assistant) {
  * An assistant the owner may act on, by public asst_ id or internal id. Another account's assistant and
  * a malformed id are the same 404 (never 403: existence is not disclosed).
  */
-export async function getOwnedAssistant(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, assistantId: string): Promise<Assistant> {
+export async function getOwnedAssistant(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  assistantId: string,
+): Promise<Assistant> {
   let row: q.AssistantRow | undefined;
   if (isPublicAssistantId(assistantId)) row = await q.findOwned(sql, owner.accountId, { publicId: assistantId });
   else if (isInternalAssistantId(assistantId)) row = await q.findOwned(sql, owner.accountId, { id: assistantId });
@@ -78,7 +88,11 @@ export async function getAssistantById(sql: Sql, id: string): Promise<Assistant 
   return row ? toAssistant(row) : undefined;
 }
 
-export async function listAssistants(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, page: { limit: number; cursor?: string | undefined }) {
+export async function listAssistants(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  page: { limit: number; cursor?: string | undefined },
+) {
   const rows = await q.listPage(sql, owner.accountId, decodeCursor(page.cursor), page.limit);
   const { items, nextCursor } = pageOf(rows, page.limit);
   return { assistants: items.map(toAssistant), nextCursor };
@@ -115,7 +129,12 @@ export async function createAssistant(
 }
 
 /** PATCH: given fields replace, settings merge deeply. A language change re-derives the search vectors. */
-export async function updateAssistant(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, assistantId: string, patch: AssistantPatch): Promise<Assistant> {
+export async function updateAssistant(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  assistantId: string,
+  patch: AssistantPatch,
+): Promise<Assistant> {
   return sql.begin(async (tx) => {
     const current = await getOwnedAssistant(tx as unknown as Sql, owner, assistantId);
     const settings = mergeSettings(current.settings, patch.settings);
@@ -138,7 +157,11 @@ export async function updateAssistant(sql: Sql, owner: Pick<OwnerPrincipal, 'acc
 }
 
 /** Deletes the assistant with its documents, chunks, jobs and conversations (foreign keys cascade). */
-export async function deleteAssistant(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, assistantId: string): Promise<void> {
+export async function deleteAssistant(
+  sql: Sql,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  assistantId: string,
+): Promise<void> {
   const current = await getOwnedAssistant(sql, owner, assistantId);
   if (!(await q.deleteAssistant(sql, current.id))) throw assistantErrors.notFound();
 }

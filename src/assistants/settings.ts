@@ -5,9 +5,35 @@ import { z } from 'zod';
  * an assistant's language works the same on either database.
  */
 export const SEARCH_LANGUAGES = [
-  'simple', 'arabic', 'armenian', 'basque', 'catalan', 'danish', 'dutch', 'english', 'finnish', 'french', 'german',
-  'greek', 'hindi', 'hungarian', 'indonesian', 'irish', 'italian', 'lithuanian', 'nepali', 'norwegian', 'portuguese',
-  'romanian', 'russian', 'serbian', 'spanish', 'swedish', 'tamil', 'turkish', 'yiddish',
+  'simple',
+  'arabic',
+  'armenian',
+  'basque',
+  'catalan',
+  'danish',
+  'dutch',
+  'english',
+  'finnish',
+  'french',
+  'german',
+  'greek',
+  'hindi',
+  'hungarian',
+  'indonesian',
+  'irish',
+  'italian',
+  'lithuanian',
+  'nepali',
+  'norwegian',
+  'portuguese',
+  'romanian',
+  'russian',
+  'serbian',
+  'spanish',
+  'swedish',
+  'tamil',
+  'turkish',
+  'yiddish',
 ] as const;
 export type SearchLanguage = (typeof SEARCH_LANGUAGES)[number];
 
@@ -21,7 +47,9 @@ export const allowedOriginSchema = z
   .trim()
   .toLowerCase()
   .transform((v) => v.replace(/\/+$/, ''))
-  .refine((v) => ORIGIN.test(v), { message: 'must be an origin such as https://shop.example or https://*.example.com' });
+  .refine((v) => ORIGIN.test(v), {
+    message: 'must be an origin such as https://shop.example or https://*.example.com',
+  });
 
 const rateLimit = z.number().int().min(1).max(100_000);
 
@@ -29,18 +57,35 @@ export const voiceSettingsSchema = z.object({
   enabled: z.boolean(),
   recording: z.enum(['off', 'on']),
   requireConsent: z.boolean(),
-  maxDurationSeconds: z.number().int().min(30).max(4 * 3600),
+  maxDurationSeconds: z
+    .number()
+    .int()
+    .min(30)
+    .max(4 * 3600),
   idleTimeoutSeconds: z.number().int().min(10).max(3600),
 });
 
 /** The stored, complete settings (defaults filled in). */
 export const assistantSettingsSchema = z.object({
-  allowedDomains: z.array(allowedOriginSchema).max(100).describe('Origins allowed to call keyless routes; empty means no keyless access.'),
-  visitorRateLimitPerMinute: rateLimit.nullable().describe('Per-visitor widget requests per minute; null uses the deployment default.'),
-  assistantRateLimitPerMinute: rateLimit.nullable().describe('Widget requests per minute for the whole assistant; null uses the deployment default.'),
-  requireWidgetSigning: z.boolean().describe('Keyless chat and feedback need an X-Parley-Signature for the visitor id.'),
-  language: z.enum(SEARCH_LANGUAGES).describe('Text search language of this assistant\'s knowledge (stemming and stop words).'),
-  chatProvider: z.enum(['default', 'local', 'openai']).describe('Chat provider; default uses the deployment\'s CHAT_PROVIDER.'),
+  allowedDomains: z
+    .array(allowedOriginSchema)
+    .max(100)
+    .describe('Origins allowed to call keyless routes; empty means no keyless access.'),
+  visitorRateLimitPerMinute: rateLimit
+    .nullable()
+    .describe('Per-visitor widget requests per minute; null uses the deployment default.'),
+  assistantRateLimitPerMinute: rateLimit
+    .nullable()
+    .describe('Widget requests per minute for the whole assistant; null uses the deployment default.'),
+  requireWidgetSigning: z
+    .boolean()
+    .describe('Keyless chat and feedback need an X-Parley-Signature for the visitor id.'),
+  language: z
+    .enum(SEARCH_LANGUAGES)
+    .describe("Text search language of this assistant's knowledge (stemming and stop words)."),
+  chatProvider: z
+    .enum(['default', 'local', 'openai'])
+    .describe("Chat provider; default uses the deployment's CHAT_PROVIDER."),
   voice: voiceSettingsSchema,
 });
 export type AssistantSettings = z.output<typeof assistantSettingsSchema>;
@@ -59,11 +104,20 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
   requireWidgetSigning: false,
   language: 'english',
   chatProvider: 'default',
-  voice: Object.freeze({ enabled: false, recording: 'off', requireConsent: true, maxDurationSeconds: 900, idleTimeoutSeconds: 120 }),
+  voice: Object.freeze({
+    enabled: false,
+    recording: 'off',
+    requireConsent: true,
+    maxDurationSeconds: 900,
+    idleTimeoutSeconds: 120,
+  }),
 }) as AssistantSettings;
 
 /** Deep merge of a patch onto settings (PATCH semantics, API-DECISIONS Owner REST). */
-export function mergeSettings(current: AssistantSettings, patch: AssistantSettingsPatch | undefined): AssistantSettings {
+export function mergeSettings(
+  current: AssistantSettings,
+  patch: AssistantSettingsPatch | undefined,
+): AssistantSettings {
   if (!patch) return current;
   const { voice, ...rest } = patch;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));

@@ -17,7 +17,16 @@ export interface AuditRow {
 
 export async function insertAuditRow(
   sql: Queryable,
-  row: { id: string; actorUserId: string | null; action: string; targetType: string; targetId: string; before: unknown; after: unknown; requestId: string | null },
+  row: {
+    id: string;
+    actorUserId: string | null;
+    action: string;
+    targetType: string;
+    targetId: string;
+    before: unknown;
+    after: unknown;
+    requestId: string | null;
+  },
 ): Promise<void> {
   await sql`
     insert into audit_log (id, actor_user_id, action, target_type, target_id, before, after, request_id)

@@ -49,7 +49,8 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     if (!route.rateLimitExempt) {
       const limiting = limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
       const rate = limiting instanceof Promise ? await limiting : limiting;
-      ctx.responseHeaders['ratelimit'] = `limit=${limit}, remaining=${rate.remaining}, reset=${Math.ceil(rate.resetMs / 1000)}`;
+      ctx.responseHeaders['ratelimit'] =
+        `limit=${limit}, remaining=${rate.remaining}, reset=${Math.ceil(rate.resetMs / 1000)}`;
       if (!rate.allowed) throw authErrors.rateLimited(rate.retryAfterMs);
     }
 
@@ -102,7 +103,13 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
 }
 
 function sessionPrincipal(live: NonNullable<Awaited<ReturnType<typeof findSession>>>): Principal {
-  return { kind: 'session', accountId: live.account.id, userId: live.user.id, sessionId: live.sessionId, isAdmin: live.user.isAdmin };
+  return {
+    kind: 'session',
+    accountId: live.account.id,
+    userId: live.user.id,
+    sessionId: live.sessionId,
+    isAdmin: live.user.isAdmin,
+  };
 }
 
 function hasSessionCookie(ctx: RequestContext): boolean {

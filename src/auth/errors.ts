@@ -48,17 +48,26 @@ export const authErrors = {
   invalidKey: () => new AppError(AuthErrorCodes.INVALID_KEY, 401, 'The API key is not valid.'),
   keyRevoked: () => new AppError(AuthErrorCodes.KEY_REVOKED, 401, 'The API key was revoked.'),
   missingScope: (scope: string) =>
-    new AppError(AuthErrorCodes.MISSING_SCOPE, 403, `The API key lacks the "${scope}" scope.`, { details: { requiredScope: scope } }),
+    new AppError(AuthErrorCodes.MISSING_SCOPE, 403, `The API key lacks the "${scope}" scope.`, {
+      details: { requiredScope: scope },
+    }),
   accountSuspended: () => new AppError(AuthErrorCodes.ACCOUNT_SUSPENDED, 403, 'The account is suspended.'),
   accountDisabled: () => new AppError(AuthErrorCodes.ACCOUNT_DISABLED, 403, 'The account is disabled.'),
-  invalidCredentials: () => new AppError(AuthErrorCodes.INVALID_CREDENTIALS, 401, 'The email or password is not correct.'),
+  invalidCredentials: () =>
+    new AppError(AuthErrorCodes.INVALID_CREDENTIALS, 401, 'The email or password is not correct.'),
   sessionRequired: () => new AppError(AuthErrorCodes.SESSION_REQUIRED, 401, 'Sign in first.'),
-  csrf: () => new AppError(AuthErrorCodes.CSRF, 403, 'This request did not come from the dashboard (Origin check failed).'),
+  csrf: () =>
+    new AppError(AuthErrorCodes.CSRF, 403, 'This request did not come from the dashboard (Origin check failed).'),
   notAdmin: () => new AppError(AuthErrorCodes.NOT_ADMIN, 403, 'This needs an operator account.'),
   emailTaken: () => new AppError(AuthErrorCodes.EMAIL_TAKEN, 409, 'A user with this email already exists.'),
   keyNotFound: () => new AppError(AuthErrorCodes.KEY_NOT_FOUND, 404, 'No such API key in this account.'),
   keyLimit: (max: number) =>
-    new AppError(AuthErrorCodes.KEY_LIMIT, 409, `An account can hold at most ${max} active API keys; revoke one first.`, { details: { max } }),
+    new AppError(
+      AuthErrorCodes.KEY_LIMIT,
+      409,
+      `An account can hold at most ${max} active API keys; revoke one first.`,
+      { details: { max } },
+    ),
   accountNotFound: () => new AppError(AuthErrorCodes.ACCOUNT_NOT_FOUND, 404, 'No such account.'),
   userNotFound: () => new AppError(AuthErrorCodes.USER_NOT_FOUND, 404, 'No user with this email.'),
   /** A plain 429 (no reason); Retry-After in whole seconds, rounded up so it is never early. */

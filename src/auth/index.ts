@@ -19,7 +19,16 @@ export {
   type CreatedUser,
 } from './service.js';
 export { AuthErrorCodes, authErrors, type AuthErrorCode } from './errors.js';
-export { SCOPES, principalOf, ownerOf, callerSource, type CallerSource, type Principal, type OwnerPrincipal, type Scope } from './principal.js';
+export {
+  SCOPES,
+  principalOf,
+  ownerOf,
+  callerSource,
+  type CallerSource,
+  type Principal,
+  type OwnerPrincipal,
+  type Scope,
+} from './principal.js';
 export { ACCOUNT_STATUSES, type AccountStatus, type IdentityDeps } from './types.js';
 export { SESSION_COOKIE } from './session-token.js';
 export { isWellFormedSecret, SECRET_PREFIX } from './api-key-secret.js';

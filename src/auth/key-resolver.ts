@@ -100,7 +100,8 @@ export class ApiKeyResolver {
       this.#cache.clear();
       return;
     }
-    for (const [digest, entry] of this.#cache) if (entry.key !== null && keyIds.has(entry.key.keyId)) this.#cache.delete(digest);
+    for (const [digest, entry] of this.#cache)
+      if (entry.key !== null && keyIds.has(entry.key.keyId)) this.#cache.delete(digest);
   }
 
   /**
@@ -139,7 +140,10 @@ export class ApiKeyResolver {
       return (await withTimeout(this.#deps.store.get(staleKeyMarker(keyId)), STORE_TIMEOUT_MS)) !== null;
     } catch (err) {
       // The cache entry is at most KEY_CACHE_TTL_MS old: trusting it briefly beats failing every request.
-      log.log.debug({ err: { message: (err as Error).message } }, 'stale-key marker unreadable; trusting the short cache');
+      log.log.debug(
+        { err: { message: (err as Error).message } },
+        'stale-key marker unreadable; trusting the short cache',
+      );
       return false;
     }
   }

@@ -72,7 +72,13 @@ export class LeasedRateLimiter {
       };
     }
     if (now < bucket.deniedUntil) {
-      return { allowed: false, limit, remaining: 0, retryAfterMs: bucket.deniedUntil - now, resetMs: Math.max(0, bucket.resetAt - now) };
+      return {
+        allowed: false,
+        limit,
+        remaining: 0,
+        retryAfterMs: bucket.deniedUntil - now,
+        resetMs: Math.max(0, bucket.resetAt - now),
+      };
     }
     // One lease call per key at a time: requests arriving meanwhile wait for it, then draw from it (or ask again).
     const b = bucket;
@@ -105,7 +111,8 @@ export class LeasedRateLimiter {
 
   #evict(now: number): void {
     for (const [key, bucket] of this.#buckets) {
-      if (bucket.pending === undefined && (bucket.tokens === 0 || now >= bucket.expiresAt) && now >= bucket.deniedUntil) this.#buckets.delete(key);
+      if (bucket.pending === undefined && (bucket.tokens === 0 || now >= bucket.expiresAt) && now >= bucket.deniedUntil)
+        this.#buckets.delete(key);
     }
     if (this.#buckets.size >= MAX_KEYS) this.#buckets.clear();
   }

@@ -6,13 +6,19 @@ export type Queryable = postgres.ISql<Record<string, never>>;
 
 // ---- users and accounts -------------------------------------------------------------------------------
 
-export async function insertUser(sql: Queryable, user: { id: string; email: string; name: string | null; passwordHash: string }): Promise<void> {
+export async function insertUser(
+  sql: Queryable,
+  user: { id: string; email: string; name: string | null; passwordHash: string },
+): Promise<void> {
   await sql`
     insert into users (id, email, name, password_hash)
     values (${user.id}, ${user.email}, ${user.name}, ${user.passwordHash})`;
 }
 
-export async function insertAccount(sql: Queryable, account: { id: string; ownerUserId: string; name: string | null }): Promise<void> {
+export async function insertAccount(
+  sql: Queryable,
+  account: { id: string; ownerUserId: string; name: string | null },
+): Promise<void> {
   await sql`insert into accounts (id, owner_user_id, name) values (${account.id}, ${account.ownerUserId}, ${account.name})`;
 }
 
@@ -40,7 +46,10 @@ export async function findUserByEmail(sql: Queryable, email: string): Promise<Us
   return row;
 }
 
-export async function findUserById(sql: Queryable, userId: string): Promise<Omit<UserWithAccount, 'passwordHash'> | undefined> {
+export async function findUserById(
+  sql: Queryable,
+  userId: string,
+): Promise<Omit<UserWithAccount, 'passwordHash'> | undefined> {
   const [row] = await sql<Omit<UserWithAccount, 'passwordHash'>[]>`
     select u.id, u.email, u.name, a.id as account_id, ${effectiveStatus(sql)} as account_status
     from users u
@@ -83,7 +92,14 @@ function effectiveStatus(sql: Queryable) {
 
 export async function insertSession(
   sql: Queryable,
-  session: { id: string; userId: string; tokenSha256: string; expiresAt: Date; ip: string | null; userAgent: string | null },
+  session: {
+    id: string;
+    userId: string;
+    tokenSha256: string;
+    expiresAt: Date;
+    ip: string | null;
+    userAgent: string | null;
+  },
 ): Promise<void> {
   await sql`
     insert into sessions (id, user_id, token_sha256, expires_at, ip, user_agent)
@@ -137,7 +153,15 @@ export interface ApiKeyRow {
 
 export async function insertApiKey(
   sql: Queryable,
-  key: { id: string; accountId: string; userId: string | null; name: string; prefix: string; secretSha256: string; scopes: readonly string[] },
+  key: {
+    id: string;
+    accountId: string;
+    userId: string | null;
+    name: string;
+    prefix: string;
+    secretSha256: string;
+    scopes: readonly string[];
+  },
 ): Promise<ApiKeyRow> {
   const [row] = await sql<ApiKeyRow[]>`
     insert into api_keys (id, account_id, created_by_user_id, name, prefix, secret_sha256, scopes)
@@ -155,7 +179,9 @@ export async function listActiveApiKeys(sql: Queryable, accountId: string): Prom
 }
 
 export async function countActiveApiKeys(sql: Queryable, accountId: string): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`select count(*) as n from api_keys where account_id = ${accountId} and revoked_at is null`;
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*) as n from api_keys where account_id = ${accountId} and revoked_at is null`;
   return row?.n ?? 0;
 }
 
@@ -195,6 +221,8 @@ export async function touchApiKeyLastUsed(sql: Queryable, keyId: string): Promis
 }
 
 export async function listApiKeyIds(sql: Queryable, accountId: string): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`select id from api_keys where account_id = ${accountId} and revoked_at is null`;
+  const rows = await sql<
+    { id: string }[]
+  >`select id from api_keys where account_id = ${accountId} and revoked_at is null`;
   return rows.map((r) => r.id);
 }

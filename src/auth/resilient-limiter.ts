@@ -29,7 +29,10 @@ export class ResilientRateLimiter {
       const now = Date.now();
       if (now - this.#lastWarnAt >= WARN_EVERY_MS) {
         this.#lastWarnAt = now;
-        this.#log.warn({ err: { message: (err as Error).message }, store: this.#store.kind }, 'rate limit store unreachable; using per-instance limits');
+        this.#log.warn(
+          { err: { message: (err as Error).message }, store: this.#store.kind },
+          'rate limit store unreachable; using per-instance limits',
+        );
       }
       return this.#fallback.rateLimit(key, limit, periodMs, cost);
     }

@@ -6,7 +6,16 @@ import { idPattern } from './ids.js';
 import { ownerOf } from './principal.js';
 import { ResilientRateLimiter } from './resilient-limiter.js';
 import { createApiKey, createUser, listApiKeys, revokeApiKey } from './service.js';
-import { countLoginAttempt, describeUser, openSession, secureCookies, signIn, signOut, type SessionUser, type StartedSession } from './sessions.js';
+import {
+  countLoginAttempt,
+  describeUser,
+  openSession,
+  secureCookies,
+  signIn,
+  signOut,
+  type SessionUser,
+  type StartedSession,
+} from './sessions.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './session-token.js';
 import type { IdentityDeps } from './types.js';
 import { displayNameSchema, emailSchema, loginPasswordSchema, newPasswordSchema, scopesSchema } from './validation.js';
@@ -53,11 +62,20 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
         body: z.object({ email: z.string().trim().min(1).max(254), password: loginPasswordSchema }),
         response: { 200: sessionUserSchema },
       },
-      openapi: { summary: 'Sign in (sets the session cookie)', ...dashboard, errors: { 401: 'Wrong email or password', 429: 'Too many attempts' } },
+      openapi: {
+        summary: 'Sign in (sets the session cookie)',
+        ...dashboard,
+        errors: { 401: 'Wrong email or password', 429: 'Too many attempts' },
+      },
       handler: async (ctx) => {
         refuseCrossOrigin(ctx);
         await countLoginAttempt(limiter, ctx.body.email, ctx.ip);
-        const started = await signIn(deps, { email: ctx.body.email, password: ctx.body.password, ip: ctx.ip, userAgent: ctx.headers['user-agent'] });
+        const started = await signIn(deps, {
+          email: ctx.body.email,
+          password: ctx.body.password,
+          ip: ctx.ip,
+          userAgent: ctx.headers['user-agent'],
+        });
         ctx.log.info({ userId: started.user.id }, 'signed in');
         return reply.json(startSession(ctx, started));
       },
@@ -107,10 +125,19 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
         body: z.object({ name: displayNameSchema, scopes: scopesSchema }),
         response: { 201: z.object({ key: keySchema, secret: z.string().describe('Shown only in this answer.') }) },
       },
-      openapi: { summary: 'Create an API key (the secret is shown once)', ...dashboard, errors: { 409: 'Too many active keys' } },
+      openapi: {
+        summary: 'Create an API key (the secret is shown once)',
+        ...dashboard,
+        errors: { 409: 'Too many active keys' },
+      },
       handler: async (ctx) => {
         const owner = ownerOf(ctx);
-        const created = await createApiKey(deps.sql, { accountId: owner.accountId, userId: owner.userId, name: ctx.body.name, scopes: ctx.body.scopes });
+        const created = await createApiKey(deps.sql, {
+          accountId: owner.accountId,
+          userId: owner.userId,
+          name: ctx.body.name,
+          scopes: ctx.body.scopes,
+        });
         ctx.log.info({ keyId: created.keyId, scopes: created.scopes }, 'api key created');
         return reply.json({ key: created.key, secret: created.secret }, 201, { 'cache-control': 'no-store' });
       },
@@ -123,10 +150,15 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
         params: z.object({ keyId: z.string().regex(idPattern('key'), { error: 'must be a key id (key_...)' }) }),
         response: { 200: okSchema },
       },
-      openapi: { summary: 'Revoke an API key (effective on the next request)', ...dashboard, errors: { 404: 'No such key in this account' } },
+      openapi: {
+        summary: 'Revoke an API key (effective on the next request)',
+        ...dashboard,
+        errors: { 404: 'No such key in this account' },
+      },
       handler: async (ctx) => {
         const owner = ownerOf(ctx);
-        if (!(await revokeApiKey(deps.sql, deps.store, { accountId: owner.accountId, keyId: ctx.params.keyId }))) throw authErrors.keyNotFound();
+        if (!(await revokeApiKey(deps.sql, deps.store, { accountId: owner.accountId, keyId: ctx.params.keyId })))
+          throw authErrors.keyNotFound();
         ctx.log.info({ keyId: ctx.params.keyId }, 'api key revoked');
         return reply.json({ ok: true });
       },
@@ -143,7 +175,11 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
           body: z.object({ email: emailSchema, password: newPasswordSchema, name: displayNameSchema.optional() }),
           response: { 201: sessionUserSchema },
         },
-        openapi: { summary: 'Create a user and sign in (only when SIGNUP_ENABLED)', ...dashboard, errors: { 409: 'Email already registered' } },
+        openapi: {
+          summary: 'Create a user and sign in (only when SIGNUP_ENABLED)',
+          ...dashboard,
+          errors: { 409: 'Email already registered' },
+        },
         handler: async (ctx) => {
           refuseCrossOrigin(ctx);
           await countLoginAttempt(limiter, ctx.body.email, ctx.ip);

@@ -101,7 +101,15 @@ export async function createApiKey(
 ): Promise<CreatedApiKey> {
   const unknown = input.scopes.filter((s) => !isScope(s));
   if (unknown.length > 0 || input.scopes.length === 0) {
-    throw validationError([{ path: 'scopes', message: unknown.length > 0 ? `unknown scopes: ${unknown.join(', ')}` : 'give at least one scope' }], 'scopes');
+    throw validationError(
+      [
+        {
+          path: 'scopes',
+          message: unknown.length > 0 ? `unknown scopes: ${unknown.join(', ')}` : 'give at least one scope',
+        },
+      ],
+      'scopes',
+    );
   }
   const scopes = normalizeScopes(input.scopes as Scope[]);
   const name = parseOr400(displayNameSchema, input.name, 'name');
@@ -111,7 +119,8 @@ export async function createApiKey(
     // Serialises key creation per account so the limit holds under concurrent requests.
     const account = await q.lockAccount(tx, input.accountId);
     if (!account) throw authErrors.accountNotFound();
-    if ((await q.countActiveApiKeys(tx, input.accountId)) >= MAX_ACTIVE_KEYS) throw authErrors.keyLimit(MAX_ACTIVE_KEYS);
+    if ((await q.countActiveApiKeys(tx, input.accountId)) >= MAX_ACTIVE_KEYS)
+      throw authErrors.keyLimit(MAX_ACTIVE_KEYS);
     const inserted = await q.insertApiKey(tx, {
       id: keyId,
       accountId: input.accountId,
@@ -144,7 +153,11 @@ export async function listApiKeys(sql: Sql, accountId: string): Promise<ApiKeyVi
  * truth, and a marker in the shared store tells every instance to skip its short cache for this key.
  * Returns false when the account has no such active key.
  */
-export async function revokeApiKey(sql: Sql, store: SharedStore, input: { accountId: string; keyId: string }): Promise<boolean> {
+export async function revokeApiKey(
+  sql: Sql,
+  store: SharedStore,
+  input: { accountId: string; keyId: string },
+): Promise<boolean> {
   const revoked = await q.revokeApiKey(sql, input.accountId, input.keyId);
   if (!revoked) return false;
   await markKeysStale(store, [revoked]);
@@ -215,10 +228,21 @@ function toKeyView(row: q.ApiKeyRow): ApiKeyView {
   };
 }
 
-function parseOr400<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ message: string }> } } }, value: unknown, field: string): T {
+function parseOr400<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: Array<{ message: string }> } };
+  },
+  value: unknown,
+  field: string,
+): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw validationError(parsed.error.issues.map((i) => ({ path: field, message: i.message })), field);
+  throw validationError(
+    parsed.error.issues.map((i) => ({ path: field, message: i.message })),
+    field,
+  );
 }
 
 export function isUniqueViolation(err: unknown): boolean {

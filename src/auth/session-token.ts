@@ -52,7 +52,13 @@ export interface CookieOptions {
 
 /** HttpOnly, SameSite=Lax, Path=/; Secure outside local development. */
 export function sessionCookie(value: string, options: CookieOptions): string {
-  const parts = [`${SESSION_COOKIE}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`];
+  const parts = [
+    `${SESSION_COOKIE}=${value}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`,
+  ];
   if (options.secure) parts.push('Secure');
   return parts.join('; ');
 }

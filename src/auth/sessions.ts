@@ -59,12 +59,28 @@ export async function signIn(
   }
   if (!(await verifyPassword(input.password, user.passwordHash))) throw authErrors.invalidCredentials();
   if (user.accountStatus === 'disabled') throw authErrors.accountDisabled();
-  return openSession(deps, { userId: user.id, email: user.email, name: user.name, accountId: user.accountId, accountStatus: user.accountStatus, ip: input.ip, userAgent: input.userAgent });
+  return openSession(deps, {
+    userId: user.id,
+    email: user.email,
+    name: user.name,
+    accountId: user.accountId,
+    accountStatus: user.accountStatus,
+    ip: input.ip,
+    userAgent: input.userAgent,
+  });
 }
 
 export async function openSession(
   deps: IdentityDeps,
-  input: { userId: string; email: string; name: string | null; accountId: string; accountStatus: AccountStatus; ip: string; userAgent: string | undefined },
+  input: {
+    userId: string;
+    email: string;
+    name: string | null;
+    accountId: string;
+    accountStatus: AccountStatus;
+    ip: string;
+    userAgent: string | undefined;
+  },
 ): Promise<StartedSession> {
   const ttlSeconds = deps.config.SESSION_TTL_HOURS * 3600;
   const token = newSessionToken(deps.config.secretKey);

@@ -17,12 +17,25 @@ export const BillingErrorCodes = {
 } as const;
 
 export const billingErrors = {
-  notConfigured: (what = 'Billing') => new AppError(BillingErrorCodes.NOT_CONFIGURED, 503, `${what} is not configured on this server.`),
+  notConfigured: (what = 'Billing') =>
+    new AppError(BillingErrorCodes.NOT_CONFIGURED, 503, `${what} is not configured on this server.`),
   badSignature: () => new AppError(BillingErrorCodes.BAD_SIGNATURE, 400, 'The webhook signature is not valid.'),
   badEvent: () => new AppError(BillingErrorCodes.BAD_EVENT, 400, 'The webhook body is not a billing event.'),
   planUnavailable: (planCode: string) =>
-    new AppError(BillingErrorCodes.PLAN_UNAVAILABLE, 400, `The plan "${planCode}" cannot be bought here.`, { details: { planCode } }),
-  noCustomer: () => new AppError(BillingErrorCodes.NO_CUSTOMER, 409, 'There is no billing customer for this account yet; check out a plan first.'),
+    new AppError(BillingErrorCodes.PLAN_UNAVAILABLE, 400, `The plan "${planCode}" cannot be bought here.`, {
+      details: { planCode },
+    }),
+  noCustomer: () =>
+    new AppError(
+      BillingErrorCodes.NO_CUSTOMER,
+      409,
+      'There is no billing customer for this account yet; check out a plan first.',
+    ),
   providerError: (status?: number) =>
-    new AppError(BillingErrorCodes.PROVIDER_ERROR, 502, 'The billing provider did not answer as expected.', status !== undefined ? { details: { providerStatus: status } } : {}),
+    new AppError(
+      BillingErrorCodes.PROVIDER_ERROR,
+      502,
+      'The billing provider did not answer as expected.',
+      status !== undefined ? { details: { providerStatus: status } } : {},
+    ),
 };

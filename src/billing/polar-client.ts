@@ -27,34 +27,63 @@ export class PolarClient {
   }
 
   /** POST /v1/checkouts/: a hosted checkout for one product, tied to the account (external id + metadata). */
-  async createCheckout(input: { productId: string; accountId: string; customerEmail?: string | undefined; successUrl?: string | undefined }, signal?: AbortSignal): Promise<{ id: string; url: string }> {
-    const body = await this.#post('/v1/checkouts/', {
-      products: [input.productId],
-      external_customer_id: input.accountId,
-      metadata: { hosting_account_id: input.accountId },
-      ...(input.customerEmail ? { customer_email: input.customerEmail } : {}),
-      ...(input.successUrl ? { success_url: input.successUrl } : {}),
-    }, signal);
+  async createCheckout(
+    input: {
+      productId: string;
+      accountId: string;
+      customerEmail?: string | undefined;
+      successUrl?: string | undefined;
+    },
+    signal?: AbortSignal,
+  ): Promise<{ id: string; url: string }> {
+    const body = await this.#post(
+      '/v1/checkouts/',
+      {
+        products: [input.productId],
+        external_customer_id: input.accountId,
+        metadata: { hosting_account_id: input.accountId },
+        ...(input.customerEmail ? { customer_email: input.customerEmail } : {}),
+        ...(input.successUrl ? { success_url: input.successUrl } : {}),
+      },
+      signal,
+    );
     if (typeof body['url'] !== 'string' || typeof body['id'] !== 'string') throw billingErrors.providerError();
     return { id: body['id'], url: body['url'] };
   }
 
   /** POST /v1/customer-sessions/: a customer portal link for the customer whose external id is the account id. */
-  async createPortalSession(input: { accountId: string; returnUrl?: string | undefined }, signal?: AbortSignal): Promise<{ url: string }> {
-    const body = await this.#post('/v1/customer-sessions/', {
-      external_customer_id: input.accountId,
-      ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
-    }, signal, { 404: billingErrors.noCustomer, 422: billingErrors.noCustomer });
+  async createPortalSession(
+    input: { accountId: string; returnUrl?: string | undefined },
+    signal?: AbortSignal,
+  ): Promise<{ url: string }> {
+    const body = await this.#post(
+      '/v1/customer-sessions/',
+      {
+        external_customer_id: input.accountId,
+        ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
+      },
+      signal,
+      { 404: billingErrors.noCustomer, 422: billingErrors.noCustomer },
+    );
     if (typeof body['customer_portal_url'] !== 'string') throw billingErrors.providerError();
     return { url: body['customer_portal_url'] };
   }
 
-  async #post(path: string, payload: unknown, signal?: AbortSignal, mapped: Record<number, () => Error> = {}): Promise<Record<string, unknown>> {
+  async #post(
+    path: string,
+    payload: unknown,
+    signal?: AbortSignal,
+    mapped: Record<number, () => Error> = {},
+  ): Promise<Record<string, unknown>> {
     let res;
     try {
       res = await request(`${this.#base}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/json', accept: 'application/json' },
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+        },
         body: JSON.stringify(payload),
         headersTimeout: this.#timeoutMs,
         bodyTimeout: this.#timeoutMs,

@@ -11,16 +11,26 @@ export const WEBHOOK_SCOPE = 'billing:polar';
  * until that one commits (then this is a replay) or rolls back (then this one proceeds). Returns the stored
  * outcome when the id was already processed, undefined when this transaction owns it now.
  */
-export async function claimWebhook(tx: Queryable, webhookId: string, fingerprint: string): Promise<{ response: unknown } | undefined> {
+export async function claimWebhook(
+  tx: Queryable,
+  webhookId: string,
+  fingerprint: string,
+): Promise<{ response: unknown } | undefined> {
   const inserted = await tx`
     insert into idempotency_keys (scope, key, fingerprint) values (${WEBHOOK_SCOPE}, ${webhookId}, ${fingerprint})
     on conflict (scope, key) do nothing returning key`;
   if (inserted.length > 0) return undefined;
-  const [row] = await tx<{ response: unknown }[]>`select response from idempotency_keys where scope = ${WEBHOOK_SCOPE} and key = ${webhookId}`;
+  const [row] = await tx<
+    { response: unknown }[]
+  >`select response from idempotency_keys where scope = ${WEBHOOK_SCOPE} and key = ${webhookId}`;
   return { response: row?.response ?? null };
 }
 
-export async function recordWebhookOutcome(tx: Queryable, webhookId: string, outcome: Record<string, string>): Promise<void> {
+export async function recordWebhookOutcome(
+  tx: Queryable,
+  webhookId: string,
+  outcome: Record<string, string>,
+): Promise<void> {
   await tx`update idempotency_keys set response = ${tx.json(outcome)} where scope = ${WEBHOOK_SCOPE} and key = ${webhookId}`;
 }
 
@@ -34,7 +44,9 @@ const SUB_COLUMNS =
   'id, account_id, customer_id, product_id, status, revoked, current_period_start, current_period_end, source_modified_at, source_rank';
 
 export async function findSubscription(tx: Queryable, id: string): Promise<SubscriptionState | undefined> {
-  const [row] = await tx<SubscriptionState[]>`select ${tx.unsafe(SUB_COLUMNS)} from billing_subscriptions where id = ${id} for update`;
+  const [row] = await tx<
+    SubscriptionState[]
+  >`select ${tx.unsafe(SUB_COLUMNS)} from billing_subscriptions where id = ${id} for update`;
   return row;
 }
 
@@ -52,7 +64,9 @@ export async function upsertSubscription(tx: Queryable, s: SubscriptionState): P
 }
 
 export async function listSubscriptions(tx: Queryable, accountId: string): Promise<SubscriptionState[]> {
-  return tx<SubscriptionState[]>`select ${tx.unsafe(SUB_COLUMNS)} from billing_subscriptions where account_id = ${accountId}`;
+  return tx<
+    SubscriptionState[]
+  >`select ${tx.unsafe(SUB_COLUMNS)} from billing_subscriptions where account_id = ${accountId}`;
 }
 
 export interface HostingBilling {
@@ -82,7 +96,8 @@ export async function applyHostingBilling(
   next: { planCode: string; subscription: SubscriptionState | null },
 ): Promise<void> {
   const s = next.subscription;
-  const hasPeriod = s?.currentPeriodStart != null && s.currentPeriodEnd != null && s.currentPeriodEnd > s.currentPeriodStart;
+  const hasPeriod =
+    s?.currentPeriodStart != null && s.currentPeriodEnd != null && s.currentPeriodEnd > s.currentPeriodStart;
   await tx`
     update hosting_accounts set
       plan_code = ${next.planCode},

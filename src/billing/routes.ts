@@ -16,7 +16,9 @@ const billingSchema = z.object({
     planCode: z.string(),
     periodStart: z.string(),
     periodEnd: z.string(),
-    subscription: z.object({ id: z.string(), status: z.string().nullable(), planCode: z.string().nullable() }).nullable(),
+    subscription: z
+      .object({ id: z.string(), status: z.string().nullable(), planCode: z.string().nullable() })
+      .nullable(),
     plans: z.array(z.object({ planCode: z.enum(paidPlans), available: z.boolean(), current: z.boolean() })),
   }),
 });
@@ -44,9 +46,20 @@ export function billingRoutes(deps: BillingDeps): AnyRoute[] {
         summary: 'Start a hosted checkout for a paid plan (the server picks the product)',
         tags,
         hidden: true,
-        errors: { 400: 'Invalid plan, or the plan has no product configured', 502: 'The billing provider failed', ...errors },
+        errors: {
+          400: 'Invalid plan, or the plan has no product configured',
+          502: 'The billing provider failed',
+          ...errors,
+        },
       },
-      handler: async (ctx) => reply.json(await service.startCheckout(deps, { accountId: ownerOf(ctx).accountId, planCode: ctx.body.planCode }, ctx.signal)),
+      handler: async (ctx) =>
+        reply.json(
+          await service.startCheckout(
+            deps,
+            { accountId: ownerOf(ctx).accountId, planCode: ctx.body.planCode },
+            ctx.signal,
+          ),
+        ),
     }),
     defineRoute({
       method: 'POST',
@@ -77,7 +90,11 @@ export function billingRoutes(deps: BillingDeps): AnyRoute[] {
       handler: async (ctx) => {
         const result = await service.receiveWebhook(
           deps,
-          { id: ctx.headers['webhook-id'], timestamp: ctx.headers['webhook-timestamp'], signature: ctx.headers['webhook-signature'] },
+          {
+            id: ctx.headers['webhook-id'],
+            timestamp: ctx.headers['webhook-timestamp'],
+            signature: ctx.headers['webhook-signature'],
+          },
           ctx.rawBody ?? Buffer.alloc(0),
         );
         return reply.json({ ok: true, replay: result.replay });

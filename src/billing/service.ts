@@ -82,27 +82,49 @@ export async function billingOverview(deps: BillingDeps, accountId: string): Pro
     periodStart: h.periodStart.toISOString(),
     periodEnd: h.periodEnd.toISOString(),
     subscription: h.billingSubscriptionId
-      ? { id: h.billingSubscriptionId, status: h.billingSubscriptionStatus, planCode: planForProduct(deps.config, h.billingProductId) ?? null }
+      ? {
+          id: h.billingSubscriptionId,
+          status: h.billingSubscriptionStatus,
+          planCode: planForProduct(deps.config, h.billingProductId) ?? null,
+        }
       : null,
-    plans: paid.map((planCode) => ({ planCode, available: productIdFor(deps.config, planCode) !== undefined, current: h.planCode === planCode })),
+    plans: paid.map((planCode) => ({
+      planCode,
+      available: productIdFor(deps.config, planCode) !== undefined,
+      current: h.planCode === planCode,
+    })),
   };
 }
 
 /** POST /api/v1/account/billing/checkout: the server picks the product for the plan; answers the hosted URL. */
-export async function startCheckout(deps: BillingDeps, input: { accountId: string; email?: string | undefined; planCode: PlanCode }, signal?: AbortSignal): Promise<{ url: string }> {
+export async function startCheckout(
+  deps: BillingDeps,
+  input: { accountId: string; email?: string | undefined; planCode: PlanCode },
+  signal?: AbortSignal,
+): Promise<{ url: string }> {
   const client = clientOf(deps);
   const productId = productIdFor(deps.config, input.planCode);
   if (!productId) throw billingErrors.planUnavailable(input.planCode);
-  const successUrl = deps.config.PUBLIC_URL ? `${deps.config.PUBLIC_URL.replace(/\/+$/, '')}/dashboard/billing?checkout={CHECKOUT_ID}` : undefined;
-  const checkout = await client.createCheckout({ productId, accountId: input.accountId, customerEmail: input.email, successUrl }, signal);
-  deps.log.info({ accountId: input.accountId, planCode: input.planCode, checkoutId: checkout.id }, 'billing checkout created');
+  const successUrl = deps.config.PUBLIC_URL
+    ? `${deps.config.PUBLIC_URL.replace(/\/+$/, '')}/dashboard/billing?checkout={CHECKOUT_ID}`
+    : undefined;
+  const checkout = await client.createCheckout(
+    { productId, accountId: input.accountId, customerEmail: input.email, successUrl },
+    signal,
+  );
+  deps.log.info(
+    { accountId: input.accountId, planCode: input.planCode, checkoutId: checkout.id },
+    'billing checkout created',
+  );
   return { url: checkout.url };
 }
 
 /** POST /api/v1/account/billing/portal: a customer portal link for this account's billing customer. */
 export async function openPortal(deps: BillingDeps, accountId: string, signal?: AbortSignal): Promise<{ url: string }> {
   const client = clientOf(deps);
-  const returnUrl = deps.config.PUBLIC_URL ? `${deps.config.PUBLIC_URL.replace(/\/+$/, '')}/dashboard/billing` : undefined;
+  const returnUrl = deps.config.PUBLIC_URL
+    ? `${deps.config.PUBLIC_URL.replace(/\/+$/, '')}/dashboard/billing`
+    : undefined;
   return client.createPortalSession({ accountId, returnUrl }, signal);
 }
 
@@ -134,7 +156,10 @@ export async function receiveWebhook(
   }
   const webhookId = headers.id!;
   const fingerprint = createHash('sha256').update(rawBody).digest('hex');
-  const eventTime = event.timestamp && isStorableDate(new Date(event.timestamp)) ? new Date(event.timestamp) : new Date(Number(headers.timestamp) * 1000);
+  const eventTime =
+    event.timestamp && isStorableDate(new Date(event.timestamp))
+      ? new Date(event.timestamp)
+      : new Date(Number(headers.timestamp) * 1000);
   return deps.sql.begin(async (tx) => {
     const earlier = await q.claimWebhook(tx, webhookId, fingerprint);
     if (earlier) {
@@ -148,7 +173,13 @@ export async function receiveWebhook(
   });
 }
 
-async function applyEvent(deps: BillingDeps, tx: q.Queryable, type: string, data: unknown, eventTime: Date): Promise<WebhookOutcome> {
+async function applyEvent(
+  deps: BillingDeps,
+  tx: q.Queryable,
+  type: string,
+  data: unknown,
+  eventTime: Date,
+): Promise<WebhookOutcome> {
   if (!isSubscriptionEvent(type)) return 'ignored';
   const parsed = parseSubscriptionEvent(type, data, eventTime);
   if (!parsed || !parsed.accountId) return 'ignored';
@@ -161,9 +192,15 @@ async function applyEvent(deps: BillingDeps, tx: q.Queryable, type: string, data
     if (!parsed.state.revoked || stored.revoked) return 'stale';
     await q.upsertSubscription(tx, { ...stored, revoked: true });
   } else {
-    await q.upsertSubscription(tx, { ...parsed.state, accountId, revoked: parsed.state.revoked || (stored?.revoked ?? false) });
+    await q.upsertSubscription(tx, {
+      ...parsed.state,
+      accountId,
+      revoked: parsed.state.revoked || (stored?.revoked ?? false),
+    });
   }
-  const derived = derivePlan(await q.listSubscriptions(tx, accountId), (productId) => planForProduct(deps.config, productId));
+  const derived = derivePlan(await q.listSubscriptions(tx, accountId), (productId) =>
+    planForProduct(deps.config, productId),
+  );
   await q.applyHostingBilling(tx, accountId, derived);
   return 'applied';
 }

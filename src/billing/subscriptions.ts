@@ -13,15 +13,18 @@ export const SUBSCRIPTION_EVENTS = {
 } as const;
 export type SubscriptionEventType = keyof typeof SUBSCRIPTION_EVENTS;
 
-const isoDate = z.union([z.string(), z.null()]).optional().transform((v, ctx) => {
-  if (v === undefined || v === null) return null;
-  const d = new Date(v);
-  if (!isStorableDate(d)) {
-    ctx.addIssue({ code: 'custom', message: 'not a date between years 0001 and 9999' });
-    return z.NEVER;
-  }
-  return d;
-});
+const isoDate = z
+  .union([z.string(), z.null()])
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === null) return null;
+    const d = new Date(v);
+    if (!isStorableDate(d)) {
+      ctx.addIssue({ code: 'custom', message: 'not a date between years 0001 and 9999' });
+      return z.NEVER;
+    }
+    return d;
+  });
 
 const metadata = z.record(z.string(), z.unknown()).nullable().optional();
 
@@ -37,7 +40,10 @@ export const subscriptionSchema = z.object({
   product_id: z.string().nullable().optional(),
   product: z.object({ id: z.string() }).nullable().optional(),
   metadata,
-  customer: z.object({ id: z.string().optional(), external_id: z.string().nullable().optional(), metadata }).nullable().optional(),
+  customer: z
+    .object({ id: z.string().optional(), external_id: z.string().nullable().optional(), metadata })
+    .nullable()
+    .optional(),
 });
 
 export const eventSchema = z.object({ type: z.string().min(1), timestamp: z.string().optional(), data: z.unknown() });
@@ -69,12 +75,17 @@ export function isSubscriptionEvent(type: string): type is SubscriptionEventType
 }
 
 /** Reads a subscription event; undefined when the data is not a subscription Parley understands. */
-export function parseSubscriptionEvent(type: SubscriptionEventType, data: unknown, eventTime: Date): ParsedSubscriptionEvent | undefined {
+export function parseSubscriptionEvent(
+  type: SubscriptionEventType,
+  data: unknown,
+  eventTime: Date,
+): ParsedSubscriptionEvent | undefined {
   const parsed = subscriptionSchema.safeParse(data);
   if (!parsed.success) return undefined;
   const s = parsed.data;
   const fromMetadata = s.metadata?.['hosting_account_id'];
-  const accountId = typeof fromMetadata === 'string' && fromMetadata.length > 0 ? fromMetadata : (s.customer?.external_id ?? null);
+  const accountId =
+    typeof fromMetadata === 'string' && fromMetadata.length > 0 ? fromMetadata : (s.customer?.external_id ?? null);
   return {
     type,
     accountId,
@@ -93,7 +104,10 @@ export function parseSubscriptionEvent(type: SubscriptionEventType, data: unknow
 }
 
 /** Whether `incoming` is newer than `stored` (strictly): only newer states replace older ones. */
-export function isNewer(incoming: Pick<SubscriptionState, 'sourceModifiedAt' | 'sourceRank'>, stored: Pick<SubscriptionState, 'sourceModifiedAt' | 'sourceRank'>): boolean {
+export function isNewer(
+  incoming: Pick<SubscriptionState, 'sourceModifiedAt' | 'sourceRank'>,
+  stored: Pick<SubscriptionState, 'sourceModifiedAt' | 'sourceRank'>,
+): boolean {
   const a = incoming.sourceModifiedAt.getTime();
   const b = stored.sourceModifiedAt.getTime();
   return a > b || (a === b && incoming.sourceRank > stored.sourceRank);
@@ -112,9 +126,16 @@ export interface DerivedPlan {
  * the allowlisted BILLING_PRODUCT_ID_* (an unknown product never grants a plan). With several granting, the one
  * whose current period started last wins. With none, the account is on free.
  */
-export function derivePlan(states: readonly SubscriptionState[], planForProduct: (productId: string | null) => PlanCode | undefined): DerivedPlan {
-  const granting = states.filter((s) => !s.revoked && (s.status === 'active' || s.status === 'trialing') && planForProduct(s.productId) !== undefined);
-  const byKey = (a: SubscriptionState, b: SubscriptionState, key: (s: SubscriptionState) => number): number => key(b) - key(a);
+export function derivePlan(
+  states: readonly SubscriptionState[],
+  planForProduct: (productId: string | null) => PlanCode | undefined,
+): DerivedPlan {
+  const granting = states.filter(
+    (s) =>
+      !s.revoked && (s.status === 'active' || s.status === 'trialing') && planForProduct(s.productId) !== undefined,
+  );
+  const byKey = (a: SubscriptionState, b: SubscriptionState, key: (s: SubscriptionState) => number): number =>
+    key(b) - key(a);
   if (granting.length > 0) {
     const [best] = [...granting].sort(
       (a, b) =>
@@ -125,7 +146,8 @@ export function derivePlan(states: readonly SubscriptionState[], planForProduct:
     return { planCode: planForProduct(best!.productId)!, subscription: best! };
   }
   const [newest] = [...states].sort(
-    (a, b) => byKey(a, b, (s) => s.sourceModifiedAt.getTime()) || byKey(a, b, (s) => s.sourceRank) || a.id.localeCompare(b.id),
+    (a, b) =>
+      byKey(a, b, (s) => s.sourceModifiedAt.getTime()) || byKey(a, b, (s) => s.sourceRank) || a.id.localeCompare(b.id),
   );
   return { planCode: 'free', subscription: newest ?? null };
 }

@@ -9,7 +9,8 @@ export interface WebhookHeaders {
   signature: string | undefined;
 }
 
-export type VerifyResult = { ok: true } | { ok: false; why: 'missing_headers' | 'bad_timestamp' | 'stale' | 'no_match' };
+export type VerifyResult =
+  { ok: true } | { ok: false; why: 'missing_headers' | 'bad_timestamp' | 'stale' | 'no_match' };
 
 /**
  * The HMAC keys a secret may mean (API-DECISIONS): the Standard Webhooks key is the base64 after `whsec_`;

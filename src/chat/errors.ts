@@ -16,12 +16,21 @@ export const ChatErrorCodes = {
 } as const;
 
 export const chatErrors = {
-  conversationNotFound: () => new AppError(ChatErrorCodes.CONVERSATION_NOT_FOUND, 404, 'No such conversation for this assistant.'),
+  conversationNotFound: () =>
+    new AppError(ChatErrorCodes.CONVERSATION_NOT_FOUND, 404, 'No such conversation for this assistant.'),
   providerNotConfigured: (name: string) =>
-    new AppError(ChatErrorCodes.PROVIDER_NOT_CONFIGURED, 503, `The chat provider "${name}" is not configured on this deployment.`),
+    new AppError(
+      ChatErrorCodes.PROVIDER_NOT_CONFIGURED,
+      503,
+      `The chat provider "${name}" is not configured on this deployment.`,
+    ),
   /** Upstream failure before the answer began; details say what kind, never the upstream's words. */
   fromProvider: (err: ChatProviderError) =>
     err.failure === 'timeout'
-      ? new AppError(ChatErrorCodes.PROVIDER_TIMEOUT, 504, 'The AI provider did not answer in time.', { details: { failure: err.failure } })
-      : new AppError(ChatErrorCodes.PROVIDER_FAILED, 502, 'The AI provider could not answer right now.', { details: { failure: err.failure } }),
+      ? new AppError(ChatErrorCodes.PROVIDER_TIMEOUT, 504, 'The AI provider did not answer in time.', {
+          details: { failure: err.failure },
+        })
+      : new AppError(ChatErrorCodes.PROVIDER_FAILED, 502, 'The AI provider could not answer right now.', {
+          details: { failure: err.failure },
+        }),
 };

@@ -8,7 +8,7 @@ const BASE = [
 ].join(' ');
 
 const VOICE_NOTE =
-  'The visitor\'s voice call has just ended. If it comes up, say neutrally that voice is not available right now and ' +
+  "The visitor's voice call has just ended. If it comes up, say neutrally that voice is not available right now and " +
   'offer to continue in text. Do not give or guess a reason.';
 
 /** The prompt for model providers: instructions, passages (numbered, with their document and heading), history, question. */
@@ -24,8 +24,17 @@ export function buildMessages(input: {
         .map((p, i) => `[${i + 1}] ${p.documentName}${p.heading ? ` — ${p.heading}` : ''}\n${p.content}`)
         .join('\n\n')
     : '(no passage matched this question)';
-  const system = [BASE, input.instructions ? `Owner instructions:\n${input.instructions}` : '', input.voiceUnavailable ? VOICE_NOTE : '', `Knowledge passages:\n${knowledge}`]
+  const system = [
+    BASE,
+    input.instructions ? `Owner instructions:\n${input.instructions}` : '',
+    input.voiceUnavailable ? VOICE_NOTE : '',
+    `Knowledge passages:\n${knowledge}`,
+  ]
     .filter((s) => s.length > 0)
     .join('\n\n');
-  return [{ role: 'system', content: system }, ...input.history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: input.question }];
+  return [
+    { role: 'system', content: system },
+    ...input.history.map((h) => ({ role: h.role, content: h.content })),
+    { role: 'user', content: input.question },
+  ];
 }

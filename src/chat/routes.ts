@@ -8,23 +8,43 @@ import { TextQueue } from './text-queue.js';
 
 export const chatBodySchema = z
   .object({
-    assistantId: z.string().min(1).max(100).describe('Keyless callers: the public asst_ id. Bearer callers: either id of an assistant the key owns.'),
+    assistantId: z
+      .string()
+      .min(1)
+      .max(100)
+      .describe('Keyless callers: the public asst_ id. Bearer callers: either id of an assistant the key owns.'),
     message: z.string().trim().min(1).max(4000),
-    conversationId: z.string().min(1).max(100).optional().describe('Continue this conversation (same assistant, and for keyless callers the same visitor).'),
-    visitorId: z.string().min(8).max(80).regex(/^[A-Za-z0-9._:-]+$/).optional(),
+    conversationId: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Continue this conversation (same assistant, and for keyless callers the same visitor).'),
+    visitorId: z
+      .string()
+      .min(8)
+      .max(80)
+      .regex(/^[A-Za-z0-9._:-]+$/)
+      .optional(),
     history: z
       .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string().max(4000) }).strict())
       .max(40)
       .optional()
-      .describe('Earlier turns for a new conversation (ignored when conversationId is given: the stored messages are used).'),
+      .describe(
+        'Earlier turns for a new conversation (ignored when conversationId is given: the stored messages are used).',
+      ),
     source: z
       .enum(['api', 'widget', 'playground'])
       .optional()
-      .describe('playground is granted only to the assistant owner\'s signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.'),
+      .describe(
+        "playground is granted only to the assistant owner's signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.",
+      ),
     voiceUnavailable: z
       .boolean()
       .optional()
-      .describe('Sent by the widget after a voice session ended for a usage reason: the answer says neutrally that voice has ended. Carries no reason; not stored.'),
+      .describe(
+        'Sent by the widget after a voice session ended for a usage reason: the answer says neutrally that voice has ended. Carries no reason; not stored.',
+      ),
   })
   .strict();
 
@@ -43,17 +63,31 @@ export const chatAnswerSchema = z
 /** Documentation of the SSE answer (OpenAPI only): each event's `event:` line and its `data:` JSON. */
 export const chatStreamEventSchema = z
   .union([
-    z.object({ event: z.literal('token'), data: z.object({ text: z.string().describe('The next piece of the answer.') }) }),
+    z.object({
+      event: z.literal('token'),
+      data: z.object({ text: z.string().describe('The next piece of the answer.') }),
+    }),
     z.object({
       event: z.literal('meta'),
-      data: z.object({ messageId: z.string(), conversationId: z.string(), sources: z.array(sourceSchema), outcome: outcomeSchema }),
+      data: z.object({
+        messageId: z.string(),
+        conversationId: z.string(),
+        sources: z.array(sourceSchema),
+        outcome: outcomeSchema,
+      }),
     }),
-    z.object({ event: z.literal('error'), data: z.object({ code: z.string(), message: z.string() }).describe('A failure after the stream began; done follows.') }),
+    z.object({
+      event: z.literal('error'),
+      data: z
+        .object({ code: z.string(), message: z.string() })
+        .describe('A failure after the stream began; done follows.'),
+    }),
     z.object({ event: z.literal('done'), data: z.object({}) }),
   ])
   .meta({
     id: 'ChatStreamEvent',
-    description: 'One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done.',
+    description:
+      'One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done.',
   });
 
 /** POST /api/v1/chat: Bearer key with `chat` scope, or keyless (public id, widget policy). JSON or SSE. */
@@ -76,7 +110,7 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
         errors: {
           400: 'Invalid body',
           401: 'Invalid API key (keyless callers send no Authorization header)',
-          402: 'Bearer callers: reason usage_limit, the billing period\'s budget or request cap is used up (details say which).',
+          402: "Bearer callers: reason usage_limit, the billing period's budget or request cap is used up (details say which).",
           403: 'Missing chat scope; keyless: Origin not allowed, visitor signature missing or invalid, or the assistant cannot answer right now (no reason given)',
           404: 'No such assistant (keyless callers must use the public asst_ id) or conversation',
           429: 'Rate limit (plain, with Retry-After)',
@@ -86,7 +120,9 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
         },
         contentTypes: { 200: 'application/json' },
         alternateContent: { 200: { 'text/event-stream': chatStreamEventSchema } },
-        responseDescriptions: { 200: 'The answer as JSON, or with `Accept: text/event-stream` as Server-Sent Events (each event matches ChatStreamEvent).' },
+        responseDescriptions: {
+          200: 'The answer as JSON, or with `Accept: text/event-stream` as Server-Sent Events (each event matches ChatStreamEvent).',
+        },
       },
       handler: async (ctx) => {
         const principal = principalOf(ctx);
@@ -95,7 +131,13 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
         if (!wantsStream) {
           const result = await service.runChat(deps, prepared, { signal: ctx.signal });
           if (result.error) throw chatErrors.fromProvider(result.error);
-          return reply.json({ messageId: result.messageId, conversationId: result.conversationId, answer: result.answer, sources: result.sources, outcome: result.outcome });
+          return reply.json({
+            messageId: result.messageId,
+            conversationId: result.conversationId,
+            answer: result.answer,
+            sources: result.sources,
+            outcome: result.outcome,
+          });
         }
         const queue = new TextQueue();
         const running = service.runChat(deps, prepared, { signal: ctx.signal, onText: (t) => queue.push(t) });
@@ -117,14 +159,28 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
             result = await running;
           } catch (err) {
             ctx.log.error({ err }, 'chat failed after the stream began');
-            await sink.write(sseEvent('error', { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' }));
+            await sink.write(
+              sseEvent('error', { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' }),
+            );
             await sink.write(sseEvent('done', {}));
             return;
           }
           if (result.error) {
-            await sink.write(sseEvent('error', { code: ChatErrorCodes.STREAM_INTERRUPTED, message: 'The answer was interrupted; please ask again.' }));
+            await sink.write(
+              sseEvent('error', {
+                code: ChatErrorCodes.STREAM_INTERRUPTED,
+                message: 'The answer was interrupted; please ask again.',
+              }),
+            );
           } else {
-            await sink.write(sseEvent('meta', { messageId: result.messageId, conversationId: result.conversationId, sources: result.sources, outcome: result.outcome }));
+            await sink.write(
+              sseEvent('meta', {
+                messageId: result.messageId,
+                conversationId: result.conversationId,
+                sources: result.sources,
+                outcome: result.outcome,
+              }),
+            );
           }
           await sink.write(sseEvent('done', {}));
         });

@@ -1,6 +1,13 @@
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
 import { callerSource, type Principal } from '../auth/principal.js';
-import { findContinuableConversation, recentMessages, recordExchange, type ConversationSource, type Outcome, type StoredSource } from '../conversations/index.js';
+import {
+  findContinuableConversation,
+  recentMessages,
+  recordExchange,
+  type ConversationSource,
+  type Outcome,
+  type StoredSource,
+} from '../conversations/index.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { ChatProviderError, type ChatProvider, type ChatProviders } from '../providers/chat/index.js';
@@ -59,7 +66,12 @@ export interface ChatResult {
  * only, after the widget policy; owners by either id of their own assistant), the conversation, the provider
  * (503 when not configured), retrieval, and the meter's admission.
  */
-export async function prepareChat(deps: ChatDeps, principal: Principal, request: PolicyRequest, body: ChatBody): Promise<PreparedChat> {
+export async function prepareChat(
+  deps: ChatDeps,
+  principal: Principal,
+  request: PolicyRequest,
+  body: ChatBody,
+): Promise<PreparedChat> {
   const keyless = principal.kind === 'keyless';
   let assistant: Assistant;
   if (keyless) {
@@ -75,7 +87,12 @@ export async function prepareChat(deps: ChatDeps, principal: Principal, request:
   let conversationId: string;
   let history: Array<{ role: 'user' | 'assistant'; content: string }>;
   if (body.conversationId !== undefined) {
-    const existing = await findContinuableConversation(deps.sql, body.conversationId, assistant.id, keyless ? visitorId : undefined);
+    const existing = await findContinuableConversation(
+      deps.sql,
+      body.conversationId,
+      assistant.id,
+      keyless ? visitorId : undefined,
+    );
     if (!existing) throw chatErrors.conversationNotFound();
     conversationId = existing.id;
     history = await recentMessages(deps.sql, existing.id, HISTORY_MESSAGES);
@@ -84,11 +101,17 @@ export async function prepareChat(deps: ChatDeps, principal: Principal, request:
     history = body.history ?? [];
   }
 
-  const providerName = assistant.settings.chatProvider === 'default' ? deps.providers.defaultName : assistant.settings.chatProvider;
+  const providerName =
+    assistant.settings.chatProvider === 'default' ? deps.providers.defaultName : assistant.settings.chatProvider;
   const provider = deps.providers.get(providerName);
   if (!provider) throw chatErrors.providerNotConfigured(providerName);
 
-  const passages = await retrievePassages(deps.sql, { id: assistant.id, language: assistant.settings.language }, body.message, TOP_K);
+  const passages = await retrievePassages(
+    deps.sql,
+    { id: assistant.id, language: assistant.settings.language },
+    body.message,
+    TOP_K,
+  );
   const messages = buildMessages({
     instructions: assistant.instructions,
     passages,
@@ -130,7 +153,11 @@ export async function prepareChat(deps: ChatDeps, principal: Principal, request:
  * not thrown, so the caller decides how to show them (HTTP status before the stream began, an SSE `error` after).
  * `voiceUnavailable` shapes the answer only; it is stored nowhere.
  */
-export async function runChat(deps: ChatDeps, prepared: PreparedChat, options: { signal: AbortSignal; onText?: (text: string) => void }): Promise<ChatResult> {
+export async function runChat(
+  deps: ChatDeps,
+  prepared: PreparedChat,
+  options: { signal: AbortSignal; onText?: (text: string) => void },
+): Promise<ChatResult> {
   const { provider } = prepared;
   let answer = '';
   let usage: { inputTokens: number; outputTokens: number } | undefined;
@@ -143,23 +170,41 @@ export async function runChat(deps: ChatDeps, prepared: PreparedChat, options: {
       } else usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
     }
   } catch (err) {
-    error = err instanceof ChatProviderError ? err : new ChatProviderError('interrupted', 'The provider failed.', { cause: err });
-    if (error.failure !== 'aborted') deps.log.warn({ provider: provider.name, failure: error.failure, status: error.status, partial: answer.length > 0 }, 'chat provider failed');
+    error =
+      err instanceof ChatProviderError
+        ? err
+        : new ChatProviderError('interrupted', 'The provider failed.', { cause: err });
+    if (error.failure !== 'aborted')
+      deps.log.warn(
+        { provider: provider.name, failure: error.failure, status: error.status, partial: answer.length > 0 },
+        'chat provider failed',
+      );
   }
   const failed = error !== undefined && error.failure !== 'aborted';
   const outcome: Outcome = failed ? 'model_failure' : prepared.passages.length > 0 ? 'answered' : 'no_answer';
-  const inputTokens = usage?.inputTokens ?? (answer.length > 0 || failed ? Math.ceil(prepared.request.messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
+  const inputTokens =
+    usage?.inputTokens ??
+    (answer.length > 0 || failed
+      ? Math.ceil(prepared.request.messages.reduce((n, m) => n + m.content.length, 0) / 4)
+      : 0);
   const outputTokens = usage?.outputTokens ?? Math.ceil(answer.length / 4);
 
   // Nothing reached the provider (could not connect): give the reservation back; otherwise settle what was used.
-  const release = error !== undefined && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted');
+  const release =
+    error !== undefined && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted');
   if (release) await deps.meter.release(prepared.reservation);
 
   // The turn's writes in one transaction (issue 16): the settle (a row lock, then its writes pipelined) and the
   // exchange (four pipelined statements). Either both land or neither: no stored answer without its usage.
   const messageId = newKnowledgeId('msg');
   await deps.sql.begin(async (tx) => {
-    const costMicros = release ? 0 : await deps.meter.settle(prepared.reservation, { provider: provider.name, model: provider.model, inputTokens, outputTokens }, tx);
+    const costMicros = release
+      ? 0
+      : await deps.meter.settle(
+          prepared.reservation,
+          { provider: provider.name, model: provider.model, inputTokens, outputTokens },
+          tx,
+        );
     await recordExchange(tx, {
       conversation: {
         id: prepared.conversation.id,

@@ -38,7 +38,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = parsed.data;
   // deploy/env.example ships a placeholder; a production instance signing with it would accept anyone's tokens.
   if (env.NODE_ENV === 'production' && env.SECRET_KEY !== undefined && PLACEHOLDER_SECRET.test(env.SECRET_KEY)) {
-    throw new ConfigError(['SECRET_KEY: is the example\'s placeholder; set a long random value (e.g. `openssl rand -base64 48`)']);
+    throw new ConfigError([
+      "SECRET_KEY: is the example's placeholder; set a long random value (e.g. `openssl rand -base64 48`)",
+    ]);
   }
   const secret = resolveSecretKey(env.SECRET_KEY, env.DATA_DIR);
   const instanceId = env.INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;

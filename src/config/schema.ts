@@ -130,7 +130,9 @@ export const envSchema = z.object({
   VOICE_ORPHAN_SWEEP_SECONDS: int(30, 1, 3600),
 
   // Metrics (Prometheus text at GET /metrics): off unless a bearer token is set, or served on a port of its own.
-  METRICS_TOKEN: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 16, { message: 'must be at least 16 bytes' }),
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 16, {
+    message: 'must be at least 16 bytes',
+  }),
   METRICS_PORT: int(0, 0, 65535),
   // One access-log line per request (route pattern, status, duration, request id); 1 = every request, 0 = none.
   ACCESS_LOG_SAMPLE_RATE: z

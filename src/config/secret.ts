@@ -26,7 +26,8 @@ export function resolveSecretKey(
     return { key, source: 'generated' };
   } catch (err) {
     // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { key: readFileSync(path, 'utf8').trim(), source: 'file' };
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      return { key: readFileSync(path, 'utf8').trim(), source: 'file' };
     throw err;
   }
 }

@@ -47,16 +47,25 @@ export interface RatedMessageRow extends MessageRow {
 }
 
 const CONVERSATION = 'id, assistant_id, account_id, visitor_id, source, message_count, created_at, updated_at';
-const MESSAGE = 'id, conversation_id, assistant_id, role, content, in_reply_to, outcome, sources, provider, model, input_tokens, output_tokens, cost_micros, created_at';
-const MESSAGE_OF_M = MESSAGE.split(', ').map((c) => `m.${c}`).join(', ');
+const MESSAGE =
+  'id, conversation_id, assistant_id, role, content, in_reply_to, outcome, sources, provider, model, input_tokens, output_tokens, cost_micros, created_at';
+const MESSAGE_OF_M = MESSAGE.split(', ')
+  .map((c) => `m.${c}`)
+  .join(', ');
 
 export async function findConversation(sql: Db, id: string): Promise<ConversationRow | undefined> {
   const [row] = await sql<ConversationRow[]>`select ${sql.unsafe(CONVERSATION)} from conversations where id = ${id}`;
   return row;
 }
 
-export async function findOwnedConversation(sql: Db, accountId: string, id: string): Promise<ConversationRow | undefined> {
-  const [row] = await sql<ConversationRow[]>`select ${sql.unsafe(CONVERSATION)} from conversations where id = ${id} and account_id = ${accountId}`;
+export async function findOwnedConversation(
+  sql: Db,
+  accountId: string,
+  id: string,
+): Promise<ConversationRow | undefined> {
+  const [row] = await sql<
+    ConversationRow[]
+  >`select ${sql.unsafe(CONVERSATION)} from conversations where id = ${id} and account_id = ${accountId}`;
   return row;
 }
 
@@ -87,7 +96,11 @@ export async function bumpMessageCount(sql: Db, conversationId: string, by: numb
 }
 
 /** The last `limit` messages, oldest first (chat history for the provider). */
-export async function recentMessages(sql: Db, conversationId: string, limit: number): Promise<Array<Pick<MessageRow, 'role' | 'content'>>> {
+export async function recentMessages(
+  sql: Db,
+  conversationId: string,
+  limit: number,
+): Promise<Array<Pick<MessageRow, 'role' | 'content'>>> {
   const rows = await sql<Array<Pick<MessageRow, 'role' | 'content'>>>`
     select role, content from (
       select role, content, seq from messages where conversation_id = ${conversationId}
@@ -96,7 +109,12 @@ export async function recentMessages(sql: Db, conversationId: string, limit: num
   return rows;
 }
 
-export async function listPage(sql: Db, filter: { accountId: string; assistantId?: string | undefined }, after: PageCursor | undefined, limit: number): Promise<ConversationRow[]> {
+export async function listPage(
+  sql: Db,
+  filter: { accountId: string; assistantId?: string | undefined },
+  after: PageCursor | undefined,
+  limit: number,
+): Promise<ConversationRow[]> {
   return sql<ConversationRow[]>`
     select ${sql.unsafe(CONVERSATION)} from conversations
     where account_id = ${filter.accountId}

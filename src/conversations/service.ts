@@ -33,22 +33,40 @@ export function presentMessage(row: q.RatedMessageRow) {
   };
 }
 
-export async function listConversations(sql: Sql, owner: Owner, filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined }) {
-  const assistant = filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
-  const rows = await q.listPage(sql, { accountId: owner.accountId, assistantId: assistant?.id }, decodeCursor(filter.cursor), filter.limit);
+export async function listConversations(
+  sql: Sql,
+  owner: Owner,
+  filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined },
+) {
+  const assistant =
+    filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
+  const rows = await q.listPage(
+    sql,
+    { accountId: owner.accountId, assistantId: assistant?.id },
+    decodeCursor(filter.cursor),
+    filter.limit,
+  );
   const { items, nextCursor } = pageOf(rows, filter.limit);
   return { conversations: items, nextCursor };
 }
 
 export async function getConversation(sql: Sql, owner: Owner, conversationId: string) {
-  const row = hasIdShape('conv', conversationId) ? await q.findOwnedConversation(sql, owner.accountId, conversationId) : undefined;
+  const row = hasIdShape('conv', conversationId)
+    ? await q.findOwnedConversation(sql, owner.accountId, conversationId)
+    : undefined;
   if (!row) throw conversationErrors.notFound();
   return { conversation: row, messages: await q.messagesOf(sql, row.id) };
 }
 
 /** One stored exchange: the user's message and the assistant's answer (chat writes both in one transaction). */
 export interface Exchange {
-  conversation: { id: string; assistantId: string; accountId: string; visitorId: string | null; source: q.ConversationSource };
+  conversation: {
+    id: string;
+    assistantId: string;
+    accountId: string;
+    visitorId: string | null;
+    source: q.ConversationSource;
+  };
   user: { id: string; content: string };
   answer: {
     id: string;
@@ -94,12 +112,20 @@ export async function recordExchange(tx: TransactionSql, exchange: Exchange): Pr
  * from the widget or playground widget. Never an API conversation, one without a visitor, or another visitor's
  * (issue 12, item 8: a keyless chat, voice mint or feedback with an API conversation's id reached it).
  */
-export function isVisitorsOwnConversation(row: { visitorId: string | null; source: string }, visitorId: string | null): boolean {
+export function isVisitorsOwnConversation(
+  row: { visitorId: string | null; source: string },
+  visitorId: string | null,
+): boolean {
   return visitorId !== null && row.visitorId === visitorId && row.source !== 'api';
 }
 
 /** A conversation the chat may continue: same assistant, and for keyless callers (visitorId not undefined) the visitor's own. */
-export async function findContinuableConversation(sql: Sql, id: string, assistantId: string, visitorId: string | null | undefined): Promise<q.ConversationRow | undefined> {
+export async function findContinuableConversation(
+  sql: Sql,
+  id: string,
+  assistantId: string,
+  visitorId: string | null | undefined,
+): Promise<q.ConversationRow | undefined> {
   if (!hasIdShape('conv', id)) return undefined;
   const row = await q.findConversation(sql, id);
   if (!row || row.assistantId !== assistantId) return undefined;

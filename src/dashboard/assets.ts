@@ -48,7 +48,12 @@ export function loadAssets(dir: string): Map<string, Asset> | null {
         const body = readFileSync(full);
         const ext = extname(entry.name).toLowerCase();
         const { gzip, etag } = staticAsset(body, { compress: COMPRESSIBLE.has(ext) && body.length > 512 });
-        assets.set(relative(dir, full).split(sep).join('/'), { body, gzip, etag, contentType: contentTypeOf(entry.name) });
+        assets.set(relative(dir, full).split(sep).join('/'), {
+          body,
+          gzip,
+          etag,
+          contentType: contentTypeOf(entry.name),
+        });
       }
     }
   };

@@ -8,7 +8,12 @@ export const DashboardErrorCodes = {
 
 export const dashboardErrors = {
   /** A missing file under /dashboard/assets/ (or any path with an extension) is a 404, never the index page. */
-  assetNotFound: (path: string) => new AppError(DashboardErrorCodes.ASSET_NOT_FOUND, 404, `No dashboard file at ${path}.`),
+  assetNotFound: (path: string) =>
+    new AppError(DashboardErrorCodes.ASSET_NOT_FOUND, 404, `No dashboard file at ${path}.`),
   notBuilt: () =>
-    new AppError(DashboardErrorCodes.NOT_BUILT, 503, 'The dashboard is not built on this server: run `npm run build:dashboard` (npm start does it).'),
+    new AppError(
+      DashboardErrorCodes.NOT_BUILT,
+      503,
+      'The dashboard is not built on this server: run `npm run build:dashboard` (npm start does it).',
+    ),
 };

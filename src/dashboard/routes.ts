@@ -80,11 +80,18 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
       name = decoded;
     }
     const asset = files.get(name)!;
-    const cacheControl = name === 'index.html' ? REVALIDATE : rel.startsWith('assets/') ? IMMUTABLE : 'public, max-age=3600';
-    return staticAssetReply(ctx.headers, asset, asset.contentType, { ...SECURITY_HEADERS, 'cache-control': cacheControl });
+    const cacheControl =
+      name === 'index.html' ? REVALIDATE : rel.startsWith('assets/') ? IMMUTABLE : 'public, max-age=3600';
+    return staticAssetReply(ctx.headers, asset, asset.contentType, {
+      ...SECURITY_HEADERS,
+      'cache-control': cacheControl,
+    });
   };
 
-  const page = { 200: z.string().describe('index.html or a built file'), 304: z.undefined().describe('Not modified (ETag)') };
+  const page = {
+    200: z.string().describe('index.html or a built file'),
+    304: z.undefined().describe('Not modified (ETag)'),
+  };
   const openapi = {
     tags: ['dashboard'],
     hidden: true as const,
@@ -95,14 +102,37 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
     ['/dashboard/*', 'The owner dashboard: its files, and index.html for client routes'],
   ];
   return [
-    ...pages.map(([path, summary]) => defineRoute({ method: 'GET', path, auth: 'none', schemas: { response: page }, openapi: { summary, ...openapi }, handler: serve })),
+    ...pages.map(([path, summary]) =>
+      defineRoute({
+        method: 'GET',
+        path,
+        auth: 'none',
+        schemas: { response: page },
+        openapi: { summary, ...openapi },
+        handler: serve,
+      }),
+    ),
     defineRoute({
       method: 'GET',
       path: '/api/dashboard/config',
       auth: 'none',
       schemas: { response: { 200: z.object({ signupEnabled: z.boolean(), widgetScript: z.string().nullable() }) } },
-      openapi: { summary: 'What the dashboard may offer (sign-up, the voice widget)', tags: ['dashboard'], hidden: true },
-      handler: () => reply.json({ signupEnabled: options.signupEnabled, widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH) ? WIDGET_SCRIPT_PATH : null }, 200, { 'cache-control': 'no-store' }),
+      openapi: {
+        summary: 'What the dashboard may offer (sign-up, the voice widget)',
+        tags: ['dashboard'],
+        hidden: true,
+      },
+      handler: () =>
+        reply.json(
+          {
+            signupEnabled: options.signupEnabled,
+            widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH)
+              ? WIDGET_SCRIPT_PATH
+              : null,
+          },
+          200,
+          { 'cache-control': 'no-store' },
+        ),
     }),
   ];
 }

@@ -67,7 +67,10 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     ...(options.queryTimeoutMs ? { socket: deadlineSocket(options.queryTimeoutMs) } : {}),
     // Notices (e.g. "relation already exists, skipping") are routine; keep them out of stdout.
     onnotice: (notice) => {
-      log?.debug({ notice: { severity: notice.severity, code: notice.code, message: notice.message } }, 'postgres notice');
+      log?.debug(
+        { notice: { severity: notice.severity, code: notice.code, message: notice.message } },
+        'postgres notice',
+      );
     },
   });
   // The custom int8 type widens the client's type parameter; callers only ever see the plain alias.

@@ -50,7 +50,8 @@ export async function lockDataDir(path: string, what: string): Promise<() => Pro
 async function readOwner(path: string): Promise<LockOwner | null> {
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<LockOwner>;
-    if (typeof parsed.pid === 'number' && typeof parsed.host === 'string') return { pid: parsed.pid, host: parsed.host };
+    if (typeof parsed.pid === 'number' && typeof parsed.host === 'string')
+      return { pid: parsed.pid, host: parsed.host };
   } catch {
     // Missing or half-written: treated as stale.
   }

@@ -31,7 +31,9 @@ export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Pro
       // Every socket error reaches postgres.js as the 503 (it rejects the connection's queries with it).
       const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
       (socket as { emit: (event: string | symbol, ...args: unknown[]) => boolean }).emit = (event, ...args) =>
-        event === 'error' && !(args[0] instanceof AppError) ? emit('error', dependencyUnavailable('database', args[0])) : emit(event, ...args);
+        event === 'error' && !(args[0] instanceof AppError)
+          ? emit('error', dependencyUnavailable('database', args[0]))
+          : emit(event, ...args);
 
       let lastWriteAt = 0;
       let lastReadAt = 0;
@@ -50,7 +52,10 @@ export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Pro
       socket.on('timeout', () => {
         if (!socket.connecting && lastWriteAt <= lastReadAt) return;
         // Without an error listener (postgres.js detached it while closing) an emitted error would be thrown.
-        if (socket.listenerCount('error') > 0) socket.destroy(dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)));
+        if (socket.listenerCount('error') > 0)
+          socket.destroy(
+            dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)),
+          );
         else socket.destroy();
       });
       // Handed over while still connecting (postgres.js writes the startup message, which waits for the connection):

@@ -47,7 +47,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let sql: Sql;
   if (options.databaseUrl) {
     url = options.databaseUrl;
-    sql = createSql(url, { max: options.poolSize, log, ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}) });
+    sql = createSql(url, {
+      max: options.poolSize,
+      log,
+      ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
+    });
     log.info({ database: describeDatabaseUrl(url), poolSize: options.poolSize }, 'using postgres');
   } else {
     // +1 connection slot: a reconnect can arrive before the server has processed the old socket's close.
@@ -73,7 +77,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     await checkConnection(sql, url);
     applied = await migrateWithoutDeadline(sql, url, embedded === undefined, log);
   } catch (error) {
-    await closeAll().catch((closeError: unknown) => log.warn({ err: closeError }, 'database close after failed open failed'));
+    await closeAll().catch((closeError: unknown) =>
+      log.warn({ err: closeError }, 'database close after failed open failed'),
+    );
     throw error;
   }
 
@@ -92,7 +98,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
  * server they run on a short-lived client of their own without it. The embedded database has one connection, so
  * it migrates on the service's client (which has no deadline there).
  */
-async function migrateWithoutDeadline(sql: Sql, url: string, external: boolean, log: Logger): Promise<AppliedMigration[]> {
+async function migrateWithoutDeadline(
+  sql: Sql,
+  url: string,
+  external: boolean,
+  log: Logger,
+): Promise<AppliedMigration[]> {
   if (!external) return migrate(sql, { log });
   const migrator = createSql(url, { max: 1, log });
   try {

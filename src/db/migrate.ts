@@ -113,7 +113,9 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<A
     const appliedHere = await sql.begin(async (tx) => {
       await lock(tx);
       // Another instance may have applied it between our check and this lock.
-      const [row] = await tx<{ checksum: string }[]>`select checksum from schema_migrations where version = ${file.version}`;
+      const [row] = await tx<
+        { checksum: string }[]
+      >`select checksum from schema_migrations where version = ${file.version}`;
       if (row) {
         if (row.checksum !== file.checksum) throw checksumError(file);
         return false;

@@ -8,7 +8,12 @@ interface CancellableQuery {
 }
 
 function isQuery(value: unknown): value is CancellableQuery {
-  return typeof value === 'object' && value !== null && typeof (value as CancellableQuery).then === 'function' && typeof (value as CancellableQuery).cancel === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as CancellableQuery).then === 'function' &&
+    typeof (value as CancellableQuery).cancel === 'function'
+  );
 }
 
 function timeoutError(ms: number): Error {
@@ -55,7 +60,11 @@ export function withQueryDeadline(sql: Sql, ms: number): Sql {
     return query;
   };
 
-  const begin = (target: Sql, original: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
+  const begin = (
+    target: Sql,
+    original: (...args: unknown[]) => Promise<unknown>,
+    args: unknown[],
+  ): Promise<unknown> => {
     const fn = args[args.length - 1] as (tx: unknown) => unknown;
     let started = false;
     let abandoned = false;
@@ -98,7 +107,8 @@ export function withQueryDeadline(sql: Sql, ms: number): Sql {
           return isQuery(result) ? timed(result) : result;
         };
       }
-      if (prop === 'begin') return (...args: unknown[]) => begin(target, value as (...a: unknown[]) => Promise<unknown>, args);
+      if (prop === 'begin')
+        return (...args: unknown[]) => begin(target, value as (...a: unknown[]) => Promise<unknown>, args);
       return value;
     },
   });

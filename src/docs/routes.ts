@@ -7,7 +7,8 @@ import { defineRoute, reply, type AnyRoute } from '../http/index.js';
  */
 export function openApiRoutes(documentBytes: () => Buffer): AnyRoute[] {
   const response = { 200: z.record(z.string(), z.unknown()).describe('OpenAPI 3.1 document') };
-  const serve = () => reply.bytes(documentBytes(), 'application/json; charset=utf-8', 200, { 'cache-control': 'public, max-age=300' });
+  const serve = () =>
+    reply.bytes(documentBytes(), 'application/json; charset=utf-8', 200, { 'cache-control': 'public, max-age=300' });
   return [
     defineRoute({
       method: 'GET',
@@ -17,10 +18,13 @@ export function openApiRoutes(documentBytes: () => Buffer): AnyRoute[] {
       schemas: { response },
       openapi: {
         summary: 'The OpenAPI document of record',
-        description: 'This document: OpenAPI 3.1, generated from the route table that also validates requests. The SDK\'s types are generated from it.',
+        description:
+          "This document: OpenAPI 3.1, generated from the route table that also validates requests. The SDK's types are generated from it.",
         tags: ['Meta'],
         dependencyFree: true,
-        errors: { 431: 'The request line and headers are larger than the server accepts (answered by the HTTP layer).' },
+        errors: {
+          431: 'The request line and headers are larger than the server accepts (answered by the HTTP layer).',
+        },
       },
       handler: serve,
     }),

@@ -51,7 +51,9 @@ function ipv6Groups(address: string): number[] | undefined {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const parts = dotted[1]!.split('.').map(Number);
-    text = text.slice(0, -dotted[1]!.length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
+    text =
+      text.slice(0, -dotted[1]!.length) +
+      `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
   }
   const [head, tail] = text.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];

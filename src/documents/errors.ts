@@ -15,6 +15,11 @@ export const DocumentErrorCodes = {
 export const documentErrors = {
   notFound: () => new AppError(DocumentErrorCodes.NOT_FOUND, 404, 'No such document.'),
   unsupportedType: (message: string) => new AppError(DocumentErrorCodes.UNSUPPORTED_TYPE, 415, message),
-  emptyUpload: () => new AppError(DocumentErrorCodes.EMPTY_UPLOAD, 400, 'The upload is empty: send the file as the body or as a multipart "file" part.'),
+  emptyUpload: () =>
+    new AppError(
+      DocumentErrorCodes.EMPTY_UPLOAD,
+      400,
+      'The upload is empty: send the file as the body or as a multipart "file" part.',
+    ),
   urlNotAllowed: (message: string) => new AppError(DocumentErrorCodes.URL_NOT_ALLOWED, 400, message),
 };

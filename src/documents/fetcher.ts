@@ -13,21 +13,18 @@ import { publicAddressesOnly, type AddressPolicy } from './address-policy.js';
  * - the body is capped in bytes and the whole fetch in time.
  */
 export type FetchFailure =
-  | 'bad_url'
-  | 'blocked_address'
-  | 'dns'
-  | 'too_many_redirects'
-  | 'too_large'
-  | 'timeout'
-  | 'http_status'
-  | 'network';
+  'bad_url' | 'blocked_address' | 'dns' | 'too_many_redirects' | 'too_large' | 'timeout' | 'http_status' | 'network';
 
 export class GuardedFetchError extends Error {
   readonly failure: FetchFailure;
   /** Worth trying again later (network trouble, timeouts, 5xx, 429); a refusal never is. */
   readonly retryable: boolean;
   readonly status: number | undefined;
-  constructor(failure: FetchFailure, message: string, options: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
+  constructor(
+    failure: FetchFailure,
+    message: string,
+    options: { retryable?: boolean; status?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GuardedFetchError';
     this.failure = failure;
@@ -67,13 +64,19 @@ export function parseFetchableUrl(raw: string): URL {
   } catch {
     throw new GuardedFetchError('bad_url', 'The URL is not valid.');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GuardedFetchError('bad_url', 'Only http and https URLs can be fetched.');
-  if (url.username !== '' || url.password !== '') throw new GuardedFetchError('bad_url', 'URLs with credentials are not fetched.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new GuardedFetchError('bad_url', 'Only http and https URLs can be fetched.');
+  if (url.username !== '' || url.password !== '')
+    throw new GuardedFetchError('bad_url', 'URLs with credentials are not fetched.');
   return url;
 }
 
 /** Resolves the URL's host and returns one allowed address to pin, or throws blocked_address. */
-export async function resolveAllowed(url: URL, policy: AddressPolicy, lookup: LookupAll): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveAllowed(
+  url: URL,
+  policy: AddressPolicy,
+  lookup: LookupAll,
+): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let answers: Array<{ address: string; family: number }>;
   if (isIP(host)) answers = [{ address: host, family: isIP(host) }];
@@ -84,10 +87,14 @@ export async function resolveAllowed(url: URL, policy: AddressPolicy, lookup: Lo
       throw new GuardedFetchError('dns', 'The host name could not be resolved.', { retryable: true, cause });
     }
   }
-  if (answers.length === 0) throw new GuardedFetchError('dns', 'The host name could not be resolved.', { retryable: true });
+  if (answers.length === 0)
+    throw new GuardedFetchError('dns', 'The host name could not be resolved.', { retryable: true });
   // Every answer must pass: a name that resolves to one public and one private address is refused.
   if (answers.some((a) => !policy.isAllowed(a.address))) {
-    throw new GuardedFetchError('blocked_address', 'The URL points to a private, local or reserved network address, which is not allowed.');
+    throw new GuardedFetchError(
+      'blocked_address',
+      'The URL points to a private, local or reserved network address, which is not allowed.',
+    );
   }
   const chosen = answers[0]!;
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
@@ -135,8 +142,11 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
         if (res.statusCode >= 300 && res.statusCode < 400 && res.headers['location'] !== undefined) {
           res.body.resume();
           await res.body.text().catch(() => undefined);
-          if (hop >= maxRedirects) throw new GuardedFetchError('too_many_redirects', `The URL redirected more than ${maxRedirects} times.`);
-          const location = String(Array.isArray(res.headers['location']) ? res.headers['location'][0] : res.headers['location']);
+          if (hop >= maxRedirects)
+            throw new GuardedFetchError('too_many_redirects', `The URL redirected more than ${maxRedirects} times.`);
+          const location = String(
+            Array.isArray(res.headers['location']) ? res.headers['location'][0] : res.headers['location'],
+          );
           url = parseFetchableUrl(new URL(location, url).toString());
           continue;
         }
@@ -163,16 +173,28 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
           chunks.push(chunk);
         }
         const type = res.headers['content-type'];
-        return { url: url.toString(), status: res.statusCode, contentType: Array.isArray(type) ? type[0] : type, body: Buffer.concat(chunks, size) };
+        return {
+          url: url.toString(),
+          status: res.statusCode,
+          contentType: Array.isArray(type) ? type[0] : type,
+          body: Buffer.concat(chunks, size),
+        };
       } finally {
         void agent.close().catch(() => undefined);
       }
     }
   } catch (err) {
     if (err instanceof GuardedFetchError) throw err;
-    if (deadline.aborted) throw new GuardedFetchError('timeout', `The URL did not answer within ${options.timeoutMs} ms.`, { retryable: true, cause: err });
+    if (deadline.aborted)
+      throw new GuardedFetchError('timeout', `The URL did not answer within ${options.timeoutMs} ms.`, {
+        retryable: true,
+        cause: err,
+      });
     if (options.signal?.aborted) throw err;
-    throw new GuardedFetchError('network', 'The URL could not be fetched (network error).', { retryable: true, cause: err });
+    throw new GuardedFetchError('network', 'The URL could not be fetched (network error).', {
+      retryable: true,
+      cause: err,
+    });
   }
 }
 

@@ -36,7 +36,10 @@ export interface DocumentsCapability {
 }
 
 /** Builds routes and the (not yet started) ingestion worker, which meters every job through `meter`. Does no I/O. */
-export function documentsCapability(deps: Pick<Deps, 'sql' | 'log' | 'config'> & { meter: Meter }, options: DocumentsOptions = {}): DocumentsCapability {
+export function documentsCapability(
+  deps: Pick<Deps, 'sql' | 'log' | 'config'> & { meter: Meter },
+  options: DocumentsOptions = {},
+): DocumentsCapability {
   const addressPolicy = options.addressPolicy ?? publicAddressesOnly;
   const pdf = options.pdf ?? builtinPdfExtractor;
   const fetchUrl = (url: string, signal: AbortSignal) =>

@@ -1,5 +1,11 @@
 import { chunkText, type Chunk } from './chunker.js';
-import { detectContentKind, extractText, MIME_OF, UnsupportedContentError, type PdfTextExtractor } from './extract/index.js';
+import {
+  detectContentKind,
+  extractText,
+  MIME_OF,
+  UnsupportedContentError,
+  type PdfTextExtractor,
+} from './extract/index.js';
 import { GuardedFetchError, type FetchedResource } from './fetcher.js';
 import type { DocumentSource } from './queries.js';
 
@@ -40,7 +46,11 @@ export function faqToMarkdown(pairs: FaqPair[]): string {
 }
 
 /** Turns a stored document source into chunks. Pure apart from the URL fetch. */
-export async function ingestDocument(deps: IngestionDeps, doc: DocumentSource, signal: AbortSignal): Promise<IngestionResult> {
+export async function ingestDocument(
+  deps: IngestionDeps,
+  doc: DocumentSource,
+  signal: AbortSignal,
+): Promise<IngestionResult> {
   let text: string;
   let name: string | undefined;
   let mimeType: string | undefined;
@@ -70,7 +80,8 @@ export async function ingestDocument(deps: IngestionDeps, doc: DocumentSource, s
       }
     }
   } catch (err) {
-    if (err instanceof GuardedFetchError) throw new IngestionError(err.message, { retryable: err.retryable, cause: err });
+    if (err instanceof GuardedFetchError)
+      throw new IngestionError(err.message, { retryable: err.retryable, cause: err });
     if (err instanceof UnsupportedContentError) throw new IngestionError(err.message, { retryable: false, cause: err });
     if (signal.aborted) throw err;
     throw new IngestionError('The document could not be read.', { retryable: false, cause: err });
@@ -78,12 +89,17 @@ export async function ingestDocument(deps: IngestionDeps, doc: DocumentSource, s
   const chunks = chunkText(text);
   if (chunks.length === 0) {
     throw new IngestionError(
-      doc.mimeType === 'application/pdf' ? 'No text could be extracted from this PDF (scanned pages or unsupported fonts).' : 'The document contains no readable text.',
+      doc.mimeType === 'application/pdf'
+        ? 'No text could be extracted from this PDF (scanned pages or unsupported fonts).'
+        : 'The document contains no readable text.',
       { retryable: false },
     );
   }
   if (chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
-    throw new IngestionError(`The document is too large (more than ${MAX_CHUNKS_PER_DOCUMENT} passages); split it into smaller documents.`, { retryable: false });
+    throw new IngestionError(
+      `The document is too large (more than ${MAX_CHUNKS_PER_DOCUMENT} passages); split it into smaller documents.`,
+      { retryable: false },
+    );
   }
   return { chunks, name, mimeType };
 }

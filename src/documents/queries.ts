@@ -22,11 +22,21 @@ export interface DocumentRow {
 }
 
 /** Never selects `source` (the stored bytes) in listings. */
-const COLUMNS = 'id, assistant_id, account_id, type, name, mime_type, source_url, status, error, chunk_count, created_at, updated_at';
+const COLUMNS =
+  'id, assistant_id, account_id, type, name, mime_type, source_url, status, error, chunk_count, created_at, updated_at';
 
 export async function insertDocumentWithJob(
   sql: Db,
-  doc: { id: string; assistantId: string; accountId: string; type: DocumentType; name: string; mimeType: string | null; sourceUrl: string | null; source: Buffer | null },
+  doc: {
+    id: string;
+    assistantId: string;
+    accountId: string;
+    type: DocumentType;
+    name: string;
+    mimeType: string | null;
+    sourceUrl: string | null;
+    source: Buffer | null;
+  },
 ): Promise<DocumentRow> {
   const [row] = await sql<DocumentRow[]>`
     insert into documents (id, assistant_id, account_id, type, name, mime_type, source_url, source, status)
@@ -37,7 +47,9 @@ export async function insertDocumentWithJob(
 }
 
 export async function findOwnedDocument(sql: Db, accountId: string, id: string): Promise<DocumentRow | undefined> {
-  const [row] = await sql<DocumentRow[]>`select ${sql.unsafe(COLUMNS)} from documents where id = ${id} and account_id = ${accountId}`;
+  const [row] = await sql<
+    DocumentRow[]
+  >`select ${sql.unsafe(COLUMNS)} from documents where id = ${id} and account_id = ${accountId}`;
   return row;
 }
 
@@ -136,7 +148,10 @@ export async function markProcessing(sql: Db, documentId: string): Promise<void>
   await sql`update documents set status = 'processing' where id = ${documentId}`;
 }
 
-export interface DocumentSource extends Pick<DocumentRow, 'id' | 'assistantId' | 'accountId' | 'type' | 'name' | 'mimeType' | 'sourceUrl'> {
+export interface DocumentSource extends Pick<
+  DocumentRow,
+  'id' | 'assistantId' | 'accountId' | 'type' | 'name' | 'mimeType' | 'sourceUrl'
+> {
   source: Buffer | null;
   language: string;
 }
@@ -177,7 +192,12 @@ export async function finishJob(sql: Db, jobId: number): Promise<void> {
 }
 
 /** A failed attempt that will be tried again at `retryInMs`; the document shows the error meanwhile. */
-export async function scheduleRetry(sql: Db, job: { id: number; documentId: string }, error: string, retryInMs: number): Promise<void> {
+export async function scheduleRetry(
+  sql: Db,
+  job: { id: number; documentId: string },
+  error: string,
+  retryInMs: number,
+): Promise<void> {
   await sql`
     update ingestion_jobs set run_at = now() + make_interval(secs => ${retryInMs / 1000}), locked_until = null,
       lease_token = null, last_error = ${error}

@@ -6,35 +6,60 @@ import type { Sql } from '../db/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import * as service from './service.js';
 
-export const documentSchema = z.object({
-  id: z.string(),
-  assistantId: z.string().describe('Internal id of the assistant.'),
-  type: z.enum(['file', 'text', 'url', 'faq']),
-  name: z.string(),
-  mimeType: z.string().nullable(),
-  sourceUrl: z.string().nullable(),
-  status: z.enum(['pending', 'processing', 'ready', 'failed']),
-  error: z.string().nullable().describe('Why the last attempt failed (also set while a retry is pending).'),
-  chunkCount: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-}).meta({ id: 'Document' });
+export const documentSchema = z
+  .object({
+    id: z.string(),
+    assistantId: z.string().describe('Internal id of the assistant.'),
+    type: z.enum(['file', 'text', 'url', 'faq']),
+    name: z.string(),
+    mimeType: z.string().nullable(),
+    sourceUrl: z.string().nullable(),
+    status: z.enum(['pending', 'processing', 'ready', 'failed']),
+    error: z.string().nullable().describe('Why the last attempt failed (also set while a retry is pending).'),
+    chunkCount: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Document' });
 
 const single = z.object({ document: documentSchema });
 const page = z.object({ documents: z.array(documentSchema), nextCursor: z.string().nullable() });
 const documentParams = z.object({ documentId: z.string().min(1).max(100) });
 const assistantParams = z.object({ assistantId: assistantIdParam });
 const tags = ['Documents'];
-const errors = { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such document (or not yours)' };
+const errors = {
+  401: 'Missing or invalid API key',
+  403: 'The key lacks the scope',
+  404: 'No such document (or not yours)',
+};
 
 const sourceSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('url'), url: z.string().trim().min(1).max(2048), name: z.string().trim().min(1).max(300).optional() }).strict(),
-  z.object({ type: z.literal('text'), name: z.string().trim().min(1).max(300), text: z.string().min(1).max(2_000_000) }).strict(),
+  z
+    .object({
+      type: z.literal('url'),
+      url: z.string().trim().min(1).max(2048),
+      name: z.string().trim().min(1).max(300).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('text'),
+      name: z.string().trim().min(1).max(300),
+      text: z.string().min(1).max(2_000_000),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('faq'),
       name: z.string().trim().min(1).max(300),
-      pairs: z.array(z.object({ question: z.string().trim().min(1).max(1000), answer: z.string().trim().min(1).max(20_000) }).strict()).min(1).max(2000),
+      pairs: z
+        .array(
+          z
+            .object({ question: z.string().trim().min(1).max(1000), answer: z.string().trim().min(1).max(20_000) })
+            .strict(),
+        )
+        .min(1)
+        .max(2000),
     })
     .strict(),
 ]);
@@ -60,7 +85,12 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:read',
       schemas: { query: pageQuerySchema.extend({ assistantId: assistantIdParam.optional() }), response: { 200: page } },
-      openapi: { summary: 'List documents (optionally of one assistant)', description: 'Documents of the key\'s account with their processing status, newest first, a page at a time.', tags, errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' } },
+      openapi: {
+        summary: 'List documents (optionally of one assistant)',
+        description: "Documents of the key's account with their processing status, newest first, a page at a time.",
+        tags,
+        errors: { 401: errors[401], 403: errors[403], 404: 'No such assistant' },
+      },
       handler: (ctx) => listPage(ownerOf(ctx), ctx.query),
     }),
     defineRoute({
@@ -69,8 +99,16 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:read',
       schemas: { params: documentParams, response: { 200: single } },
-      openapi: { summary: 'Get a document and its processing status', description: 'Status moves pending -> processing -> ready, or failed with an error.', tags, errors },
-      handler: async (ctx) => reply.json({ document: service.presentDocument(await service.getDocument(sql, ownerOf(ctx), ctx.params.documentId)) }),
+      openapi: {
+        summary: 'Get a document and its processing status',
+        description: 'Status moves pending -> processing -> ready, or failed with an error.',
+        tags,
+        errors,
+      },
+      handler: async (ctx) =>
+        reply.json({
+          document: service.presentDocument(await service.getDocument(sql, ownerOf(ctx), ctx.params.documentId)),
+        }),
     }),
     defineRoute({
       method: 'DELETE',
@@ -78,7 +116,12 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:write',
       schemas: { params: documentParams, response: { 200: z.object({ ok: z.literal(true) }) } },
-      openapi: { summary: 'Delete a document and its passages', description: 'The assistant stops answering from it at once.', tags, errors },
+      openapi: {
+        summary: 'Delete a document and its passages',
+        description: 'The assistant stops answering from it at once.',
+        tags,
+        errors,
+      },
       handler: async (ctx) => {
         await service.deleteDocument(sql, ownerOf(ctx), ctx.params.documentId);
         return reply.json({ ok: true });
@@ -90,8 +133,21 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       auth: 'bearer',
       scope: 'documents:write',
       schemas: { params: documentParams, body: z.object({}).strict(), response: { 202: single } },
-      openapi: { summary: 'Process a document again (status back to pending)', description: 'Queues the document for extraction and indexing again (202); follow its status with GET.', tags, errors },
-      handler: async (ctx) => reply.json({ document: service.presentDocument(await service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId)) }, 202),
+      openapi: {
+        summary: 'Process a document again (status back to pending)',
+        description: 'Queues the document for extraction and indexing again (202); follow its status with GET.',
+        tags,
+        errors,
+      },
+      handler: async (ctx) =>
+        reply.json(
+          {
+            document: service.presentDocument(
+              await service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId),
+            ),
+          },
+          202,
+        ),
     }),
 
     // ---- dashboard-only (not in the v1 document) ----
@@ -137,7 +193,7 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       path: '/api/assistants/:assistantId/sources',
       auth: 'session',
       schemas: { params: assistantParams, query: pageQuerySchema, response: { 200: page } },
-      openapi: { summary: 'List an assistant\'s documents', hidden: true },
+      openapi: { summary: "List an assistant's documents", hidden: true },
       handler: (ctx) => listPage(ownerOf(ctx), { ...ctx.query, assistantId: ctx.params.assistantId }),
     }),
   ];

@@ -38,7 +38,10 @@ export function presentDocument(row: q.DocumentRow) {
   };
 }
 
-async function queue(deps: DocumentServiceDeps, doc: Parameters<typeof q.insertDocumentWithJob>[1]): Promise<q.DocumentRow> {
+async function queue(
+  deps: DocumentServiceDeps,
+  doc: Parameters<typeof q.insertDocumentWithJob>[1],
+): Promise<q.DocumentRow> {
   const row = await deps.sql.begin((tx) => q.insertDocumentWithJob(tx, doc));
   deps.onQueued?.();
   return row;
@@ -54,7 +57,12 @@ export interface UploadInput {
  * A dashboard upload: the raw body with ?filename=, or multipart with a "file" part. The type is decided
  * from the declared type, the name and the bytes; anything but text, Markdown, HTML or PDF is a 415.
  */
-export async function uploadDocument(deps: DocumentServiceDeps, owner: Owner, assistantId: string, input: UploadInput): Promise<q.DocumentRow> {
+export async function uploadDocument(
+  deps: DocumentServiceDeps,
+  owner: Owner,
+  assistantId: string,
+  input: UploadInput,
+): Promise<q.DocumentRow> {
   const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
   let bytes = input.rawBody;
   let filename = input.filename;
@@ -62,7 +70,9 @@ export async function uploadDocument(deps: DocumentServiceDeps, owner: Owner, as
   const boundary = boundaryOf(input.contentType);
   if (boundary) {
     const parts = parseMultipart(input.rawBody, boundary);
-    const file = parts.find((p) => p.filename !== undefined && (p.name === 'file' || p.name === undefined)) ?? parts.find((p) => p.filename !== undefined);
+    const file =
+      parts.find((p) => p.filename !== undefined && (p.name === 'file' || p.name === undefined)) ??
+      parts.find((p) => p.filename !== undefined);
     if (!file) throw documentErrors.emptyUpload();
     bytes = file.data;
     filename = file.filename || filename;
@@ -96,7 +106,12 @@ export type SourceInput =
   | { type: 'text'; name: string; text: string }
   | { type: 'faq'; name: string; pairs: FaqPair[] };
 
-export async function addSource(deps: DocumentServiceDeps, owner: Owner, assistantId: string, input: SourceInput): Promise<q.DocumentRow> {
+export async function addSource(
+  deps: DocumentServiceDeps,
+  owner: Owner,
+  assistantId: string,
+  input: SourceInput,
+): Promise<q.DocumentRow> {
   const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
   const base = { id: newKnowledgeId('doc'), assistantId: assistant.id, accountId: assistant.accountId };
   switch (input.type) {
@@ -110,16 +125,34 @@ export async function addSource(deps: DocumentServiceDeps, owner: Owner, assista
       // Literal addresses can be judged now; host names are resolved and checked at every fetch.
       const host = url.hostname.replace(/^\[|\]$/g, '');
       if (/^[\d.]+$|:/.test(host) && !deps.addressPolicy.isAllowed(host)) {
-        throw documentErrors.urlNotAllowed('The URL points to a private, local or reserved network address, which is not allowed.');
+        throw documentErrors.urlNotAllowed(
+          'The URL points to a private, local or reserved network address, which is not allowed.',
+        );
       }
       if (host === 'localhost' || host.endsWith('.localhost')) {
-        throw documentErrors.urlNotAllowed('The URL points to a private, local or reserved network address, which is not allowed.');
+        throw documentErrors.urlNotAllowed(
+          'The URL points to a private, local or reserved network address, which is not allowed.',
+        );
       }
       const href = url.toString();
-      return queue(deps, { ...base, type: 'url', name: input.name?.trim() || href, mimeType: null, sourceUrl: href, source: null });
+      return queue(deps, {
+        ...base,
+        type: 'url',
+        name: input.name?.trim() || href,
+        mimeType: null,
+        sourceUrl: href,
+        source: null,
+      });
     }
     case 'text':
-      return queue(deps, { ...base, type: 'text', name: input.name, mimeType: 'text/markdown', sourceUrl: null, source: Buffer.from(input.text, 'utf8') });
+      return queue(deps, {
+        ...base,
+        type: 'text',
+        name: input.name,
+        mimeType: 'text/markdown',
+        sourceUrl: null,
+        source: Buffer.from(input.text, 'utf8'),
+      });
     case 'faq':
       return queue(deps, {
         ...base,
@@ -132,9 +165,19 @@ export async function addSource(deps: DocumentServiceDeps, owner: Owner, assista
   }
 }
 
-export async function listDocuments(sql: Sql, owner: Owner, filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined }) {
-  const assistant = filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
-  const rows = await q.listPage(sql, { accountId: owner.accountId, assistantId: assistant?.id }, decodeCursor(filter.cursor), filter.limit);
+export async function listDocuments(
+  sql: Sql,
+  owner: Owner,
+  filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined },
+) {
+  const assistant =
+    filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
+  const rows = await q.listPage(
+    sql,
+    { accountId: owner.accountId, assistantId: assistant?.id },
+    decodeCursor(filter.cursor),
+    filter.limit,
+  );
   const { items, nextCursor } = pageOf(rows, filter.limit);
   return { documents: items, nextCursor };
 }
@@ -157,7 +200,11 @@ export async function deleteDocument(sql: Sql, owner: Owner, documentId: string)
 }
 
 /** Runs ingestion again from the stored source (URLs are fetched again). Status goes back to pending. */
-export async function reprocessDocument(deps: DocumentServiceDeps, owner: Owner, documentId: string): Promise<q.DocumentRow> {
+export async function reprocessDocument(
+  deps: DocumentServiceDeps,
+  owner: Owner,
+  documentId: string,
+): Promise<q.DocumentRow> {
   const row = await getDocument(deps.sql, owner, documentId);
   const updated = await deps.sql.begin((tx) => q.requeue(tx, row.id));
   if (!updated) throw documentErrors.notFound();

@@ -50,7 +50,8 @@ export const INGESTION_REFUSED_MESSAGE =
 
 function refusedMessage(err: unknown): string {
   const code = (err as { code?: string }).code;
-  if (code === MeteringErrorCodes.LIMIT_REACHED || code === MeteringErrorCodes.REQUEST_CAP_REACHED) return INGESTION_REFUSED_MESSAGE;
+  if (code === MeteringErrorCodes.LIMIT_REACHED || code === MeteringErrorCodes.REQUEST_CAP_REACHED)
+    return INGESTION_REFUSED_MESSAGE;
   // Account inactive (or any other refusal): its own sentence, e.g. "The hosting account is suspended."
   return `Not processed: ${(err as Error).message}`;
 }
@@ -97,13 +98,16 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
     const controller = new AbortController();
     const onStop = () => controller.abort();
     loop.signal.addEventListener('abort', onStop, { once: true });
-    const renew = setInterval(() => {
-      q.renewLease(sql, job.id, token, leaseMs)
-        .then((held) => {
-          if (!held) controller.abort(); // reprocessed or deleted meanwhile: stop wasting work
-        })
-        .catch((err: unknown) => jobLog.warn({ err }, 'ingestion lease renewal failed'));
-    }, Math.max(50, Math.floor(leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        q.renewLease(sql, job.id, token, leaseMs)
+          .then((held) => {
+            if (!held) controller.abort(); // reprocessed or deleted meanwhile: stop wasting work
+          })
+          .catch((err: unknown) => jobLog.warn({ err }, 'ingestion lease renewal failed'));
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
     // Billing (no double billing across retries): every attempt that reaches the priced part holds a reservation of
     // its own, and closes it exactly once: settled when its chunks were stored (the job is then done, so no later
     // attempt exists), released when they were not (failure, shutdown, or fenced by a newer claim, which bills itself).
@@ -120,7 +124,17 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         if (!(await q.lockDocument(tx, doc.id))) return false; // deleted meanwhile
         if (!(await q.holdsLease(tx, job.id, token))) return false; // fenced: a newer claim owns it
         await removeDocumentTerms(tx, doc.assistantId, doc.id);
-        await q.replaceChunks(tx, { id: doc.id, assistantId: doc.assistantId, language: doc.language, name: result.name, mimeType: result.mimeType }, result.chunks);
+        await q.replaceChunks(
+          tx,
+          {
+            id: doc.id,
+            assistantId: doc.assistantId,
+            language: doc.language,
+            name: result.name,
+            mimeType: result.mimeType,
+          },
+          result.chunks,
+        );
         await addDocumentTerms(tx, doc.assistantId, doc.id);
         await q.finishJob(tx, job.id);
         return true;
@@ -129,7 +143,8 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
       reservation = undefined; // closed below, never by the failure path: the job's outcome is already decided
       let costMicros = 0;
       try {
-        if (stored) costMicros = (await meter.settle(held, { actualMicros: priceIngestion(chunks), units: chunks })).costMicros;
+        if (stored)
+          costMicros = (await meter.settle(held, { actualMicros: priceIngestion(chunks), units: chunks })).costMicros;
         else await meter.release(held);
       } catch (err) {
         // The chunks' fate is committed; an unclosed reservation is expired by the usage sweeper (never billed twice).
@@ -139,10 +154,16 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
     } catch (err) {
       if (reservation) {
         const held = reservation;
-        await meter.release(held).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr, reservationId: held.id }, 'could not release the ingestion reservation'));
+        await meter
+          .release(held)
+          .catch((releaseErr: unknown) =>
+            jobLog.warn({ err: releaseErr, reservationId: held.id }, 'could not release the ingestion reservation'),
+          );
       }
       if (loop.signal.aborted) {
-        await q.releaseJob(sql, job, token).catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr }, 'could not release the job'));
+        await q
+          .releaseJob(sql, job, token)
+          .catch((releaseErr: unknown) => jobLog.warn({ err: releaseErr }, 'could not release the job'));
         jobLog.info('ingestion interrupted by shutdown; the job will be claimed again');
         return true;
       }
@@ -161,8 +182,7 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         if (giveUp) {
           await removeDocumentTerms(tx, doc.assistantId, doc.id);
           await q.failDocument(tx, job, message);
-        }
-        else await q.scheduleRetry(tx, job, message, backoff(job.attempts));
+        } else await q.scheduleRetry(tx, job, message, backoff(job.attempts));
       });
       jobLog.warn({ retryable, giveUp, error: message }, 'document ingestion attempt failed');
     } finally {

@@ -13,18 +13,33 @@ export type DependencyName = 'database' | 'store' | 'network';
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
 
 export function dependencyUnavailable(dependency: DependencyName, cause?: unknown): AppError {
-  return new AppError(DEPENDENCY_UNAVAILABLE, 503, 'A service this request needs is not answering. Try again shortly.', {
-    details: { dependency },
-    headers: { 'retry-after': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
-    ...(cause !== undefined ? { cause } : {}),
-  });
+  return new AppError(
+    DEPENDENCY_UNAVAILABLE,
+    503,
+    'A service this request needs is not answering. Try again shortly.',
+    {
+      details: { dependency },
+      headers: { 'retry-after': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+      ...(cause !== undefined ? { cause } : {}),
+    },
+  );
 }
 
 /** Socket-level codes: the peer is gone, unreachable or not answering. */
 const NETWORK_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
   // postgres.js's own connection errors.
-  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
 ]);
 
 /**
@@ -32,7 +47,14 @@ const NETWORK_CODES = new Set([
  * (connection exception), 53300 too many connections, 57P01–57P03 shutdown / cannot connect now, 57014 canceled.
  */
 function isUnavailableSqlState(code: string): boolean {
-  return code.startsWith('08') || code === '53300' || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014';
+  return (
+    code.startsWith('08') ||
+    code === '53300' ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === '57014'
+  );
 }
 
 /**
@@ -44,7 +66,8 @@ export function asDependencyFailure(err: unknown): AppError | undefined {
   const e = err as { code?: unknown; name?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   // postgres.js: PostgresError carries the SQLSTATE; connection errors carry a code from NETWORK_CODES.
-  if (e.name === 'PostgresError') return isUnavailableSqlState(code) ? dependencyUnavailable('database', err) : undefined;
+  if (e.name === 'PostgresError')
+    return isUnavailableSqlState(code) ? dependencyUnavailable('database', err) : undefined;
   if (NETWORK_CODES.has(code)) return dependencyUnavailable(code.startsWith('CONNECT') ? 'database' : 'network', err);
   return undefined;
 }

@@ -23,5 +23,9 @@ export type EvalErrorCode = (typeof EvalErrorCodes)[keyof typeof EvalErrorCodes]
 export const evalErrors = {
   notFound: () => new AppError(EvalErrorCodes.NOT_FOUND, 404, 'No such eval.'),
   providerNotConfigured: (name: string) =>
-    new AppError(EvalErrorCodes.PROVIDER_NOT_CONFIGURED, 503, `The chat provider "${name}" is not configured on this deployment.`),
+    new AppError(
+      EvalErrorCodes.PROVIDER_NOT_CONFIGURED,
+      503,
+      `The chat provider "${name}" is not configured on this deployment.`,
+    ),
 };

@@ -6,7 +6,15 @@ import type { EvalDeps } from './service.js';
 
 export { evalRoutes, evalBodySchema, evalSchema, evalCaseSchema } from './routes.js';
 export { createEvalRunner, type EvalRunner, type EvalRunnerOptions } from './runner.js';
-export { createEval, getEval, runCase, selectProvider, MAX_CASES, type EvalDeps, type EvalCaseInput } from './service.js';
+export {
+  createEval,
+  getEval,
+  runCase,
+  selectProvider,
+  MAX_CASES,
+  type EvalDeps,
+  type EvalCaseInput,
+} from './service.js';
 export { tokenF1, scoreTokens } from './score.js';
 export { EvalErrorCodes, type EvalErrorCode } from './errors.js';
 

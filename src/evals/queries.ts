@@ -45,12 +45,22 @@ export interface CaseRow {
 
 export async function insertEval(
   sql: Db,
-  row: { id: string; assistantId: string; accountId: string; cases: Array<{ question: string; expected: string | null }> },
+  row: {
+    id: string;
+    assistantId: string;
+    accountId: string;
+    cases: Array<{ question: string; expected: string | null }>;
+  },
 ): Promise<void> {
   await sql`
     insert into evals (id, assistant_id, account_id, case_count)
     values (${row.id}, ${row.assistantId}, ${row.accountId}, ${row.cases.length})`;
-  const cases = row.cases.map((c, ordinal) => ({ evalId: row.id, ordinal, question: c.question, expected: c.expected }));
+  const cases = row.cases.map((c, ordinal) => ({
+    evalId: row.id,
+    ordinal,
+    question: c.question,
+    expected: c.expected,
+  }));
   await sql`insert into eval_cases ${sql(cases, 'evalId', 'ordinal', 'question', 'expected')}`;
 }
 
@@ -111,7 +121,8 @@ export async function renewLease(sql: Db, id: string, leaseToken: string, leaseM
 
 /** Inside a transaction: locks the eval row if this token still holds it (writes after this are fenced). */
 export async function holdsLease(sql: Db, id: string, leaseToken: string): Promise<boolean> {
-  const rows = await sql`select 1 from evals where id = ${id} and lease_token = ${leaseToken} and status = 'running' for update`;
+  const rows =
+    await sql`select 1 from evals where id = ${id} and lease_token = ${leaseToken} and status = 'running' for update`;
   return rows.length > 0;
 }
 
@@ -129,7 +140,12 @@ export async function pendingCases(sql: Db, evalId: string): Promise<PendingCase
     where eval_id = ${evalId} and completed_at is null order by ordinal`;
 }
 
-export async function setCaseReservation(sql: Db, evalId: string, ordinal: number, reservationId: string): Promise<void> {
+export async function setCaseReservation(
+  sql: Db,
+  evalId: string,
+  ordinal: number,
+  reservationId: string,
+): Promise<void> {
   await sql`update eval_cases set reservation_id = ${reservationId} where eval_id = ${evalId} and ordinal = ${ordinal}`;
 }
 

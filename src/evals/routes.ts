@@ -7,7 +7,12 @@ import * as service from './service.js';
 const caseInput = z
   .object({
     question: z.string().trim().min(1).max(4000),
-    expected: z.string().max(4000).nullable().optional().describe('The answer expected; blank or absent: the case is answered but not scored.'),
+    expected: z
+      .string()
+      .max(4000)
+      .nullable()
+      .optional()
+      .describe('The answer expected; blank or absent: the case is answered but not scored.'),
   })
   .strict();
 
@@ -21,7 +26,10 @@ export const evalSchema = z.object({
   status: z.enum(['queued', 'running', 'done', 'failed']),
   caseCount: z.number().int(),
   completedCount: z.number().int(),
-  averageScore: z.number().nullable().describe('Mean token-overlap F1 of the scored finished cases (null when none is scored).'),
+  averageScore: z
+    .number()
+    .nullable()
+    .describe('Mean token-overlap F1 of the scored finished cases (null when none is scored).'),
   costMicros: z.number().int().describe('Provider cost of the finished cases, in micros.'),
   error: z.object({ code: z.string(), message: z.string() }).nullable().describe('Why a failed eval stopped.'),
   createdAt: z.string(),
@@ -37,7 +45,12 @@ export const evalCaseSchema = z.object({
   answer: z.string().nullable(),
   sources: z.array(sourceSchema),
   outcome: z.enum(['answered', 'no_answer', 'model_failure']).nullable(),
-  score: z.number().min(0).max(1).nullable().describe('Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored.'),
+  score: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .describe('Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored.'),
   provider: z.string().nullable(),
   model: z.string().nullable(),
   inputTokens: z.number().int(),
@@ -61,7 +74,11 @@ export function evalRoutes(deps: service.EvalDeps & { onQueued: () => void }): A
       openapi: {
         summary: 'Queue an eval: 1–50 questions run like chat turns and scored against the expected answers',
         hidden: true,
-        errors: { 403: 'The plan does not include evals (plan_limit)', 404: 'No such assistant', 503: 'The chat provider is not configured' },
+        errors: {
+          403: 'The plan does not include evals (plan_limit)',
+          404: 'No such assistant',
+          503: 'The chat provider is not configured',
+        },
       },
       handler: async (ctx) => {
         const row = await service.createEval(deps, ownerOf(ctx), ctx.params.assistantId, ctx.body.cases);
@@ -73,7 +90,10 @@ export function evalRoutes(deps: service.EvalDeps & { onQueued: () => void }): A
       method: 'GET',
       path: '/api/assistants/:assistantId/evals/:evalId',
       auth: 'session',
-      schemas: { params: evalParams, response: { 200: z.object({ eval: evalSchema, cases: z.array(evalCaseSchema) }) } },
+      schemas: {
+        params: evalParams,
+        response: { 200: z.object({ eval: evalSchema, cases: z.array(evalCaseSchema) }) },
+      },
       openapi: {
         summary: 'An eval with its cases (answers, sources, scores, cost)',
         hidden: true,

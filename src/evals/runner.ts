@@ -54,26 +54,36 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
     }
     const { name, provider } = selectProvider(deps.providers, assistant);
     if (!provider) {
-      await fail(EvalErrorCodes.PROVIDER_NOT_CONFIGURED, `The chat provider "${name}" is not configured on this deployment.`);
+      await fail(
+        EvalErrorCodes.PROVIDER_NOT_CONFIGURED,
+        `The chat provider "${name}" is not configured on this deployment.`,
+      );
       return true;
     }
 
     const controller = new AbortController();
     const onStop = () => controller.abort();
     loop.signal.addEventListener('abort', onStop, { once: true });
-    const renew = setInterval(() => {
-      q.renewLease(sql, claimed.id, token, leaseMs)
-        .then((held) => {
-          if (!held) controller.abort(); // claimed by another runner after our lease lapsed: stop wasting work
-        })
-        .catch((err: unknown) => evalLog.warn({ err }, 'eval lease renewal failed'));
-    }, Math.max(50, Math.floor(leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        q.renewLease(sql, claimed.id, token, leaseMs)
+          .then((held) => {
+            if (!held) controller.abort(); // claimed by another runner after our lease lapsed: stop wasting work
+          })
+          .catch((err: unknown) => evalLog.warn({ err }, 'eval lease renewal failed'));
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
     const started = Date.now();
     try {
       const cases = await q.pendingCases(sql, claimed.id);
       for (const c of cases) {
         if (controller.signal.aborted) break;
-        const result = await runCase(deps, { evalId: claimed.id, leaseToken: token, assistant, provider, signal: controller.signal }, c);
+        const result = await runCase(
+          deps,
+          { evalId: claimed.id, leaseToken: token, assistant, provider, signal: controller.signal },
+          c,
+        );
         if (result === 'lost') {
           evalLog.info('eval taken over by another runner');
           return true;
@@ -81,16 +91,20 @@ export function createEvalRunner(deps: EvalDeps, options: EvalRunnerOptions = {}
         if (result === 'interrupted') break;
       }
       if (controller.signal.aborted) {
-        if (loop.signal.aborted && (await q.requeueEval(sql, claimed.id, token))) evalLog.info('eval interrupted by shutdown; it will be resumed');
+        if (loop.signal.aborted && (await q.requeueEval(sql, claimed.id, token)))
+          evalLog.info('eval interrupted by shutdown; it will be resumed');
         return true;
       }
-      if (await q.finishEval(sql, claimed.id, token, { status: 'done' })) evalLog.info({ cases: cases.length, durationMs: Date.now() - started }, 'eval done');
+      if (await q.finishEval(sql, claimed.id, token, { status: 'done' }))
+        evalLog.info({ cases: cases.length, durationMs: Date.now() - started }, 'eval done');
     } catch (err) {
       if (isUsageRefusal(err)) {
         // Enforce mode: the budget ran out (or the plan or account changed) mid-run. Finished cases keep their results.
         await fail(EvalErrorCodes.USAGE_REFUSED, `Stopped: ${(err as Error).message}`);
       } else if (loop.signal.aborted) {
-        await q.requeueEval(sql, claimed.id, token).catch((requeueErr: unknown) => evalLog.warn({ err: requeueErr }, 'could not requeue the eval'));
+        await q
+          .requeueEval(sql, claimed.id, token)
+          .catch((requeueErr: unknown) => evalLog.warn({ err: requeueErr }, 'could not requeue the eval'));
       } else {
         // Left running: the lease lapses and a runner resumes it (attempts bound the retries).
         evalLog.error({ err }, 'eval run failed unexpectedly');

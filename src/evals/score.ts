@@ -9,7 +9,12 @@
 const ARTICLES = new Set(['a', 'an', 'the']);
 
 export function scoreTokens(text: string): string[] {
-  return (text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !ARTICLES.has(w));
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).filter((w) => !ARTICLES.has(w));
 }
 
 /** Token-overlap F1 of `answer` against `expected`, 0..1. Two texts without any word score 1 (both empty). */

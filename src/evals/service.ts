@@ -4,8 +4,20 @@ import type { OwnerPrincipal } from '../auth/principal.js';
 import { buildMessages, TOP_K } from '../chat/index.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
-import { assertEvalsAllowed, estimateTokens, readAccountPeriod, refusalError, type Meter, type Reservation } from '../metering/index.js';
-import { ChatProviderError, type ChatProvider, type ChatProviderName, type ChatProviders } from '../providers/chat/index.js';
+import {
+  assertEvalsAllowed,
+  estimateTokens,
+  readAccountPeriod,
+  refusalError,
+  type Meter,
+  type Reservation,
+} from '../metering/index.js';
+import {
+  ChatProviderError,
+  type ChatProvider,
+  type ChatProviderName,
+  type ChatProviders,
+} from '../providers/chat/index.js';
 import { retrievePassages, sourcesOf } from '../retrieval/index.js';
 import { evalErrors } from './errors.js';
 import * as q from './queries.js';
@@ -35,7 +47,10 @@ export function newEvalId(): string {
 }
 
 /** The provider an assistant's chat uses (`default` = the deployment's CHAT_PROVIDER); undefined when not configured. */
-export function selectProvider(providers: ChatProviders, assistant: Assistant): { name: ChatProviderName; provider: ChatProvider | undefined } {
+export function selectProvider(
+  providers: ChatProviders,
+  assistant: Assistant,
+): { name: ChatProviderName; provider: ChatProvider | undefined } {
   const name = assistant.settings.chatProvider === 'default' ? providers.defaultName : assistant.settings.chatProvider;
   return { name, provider: providers.get(name) };
 }
@@ -45,14 +60,24 @@ export function selectProvider(providers: ChatProviders, assistant: Assistant): 
  * `plan_limit`), and its chat provider configured (503). The run happens in the background (src/evals/runner.ts);
  * each case is metered on its own when it runs.
  */
-export async function createEval(deps: EvalDeps, owner: Pick<OwnerPrincipal, 'accountId'>, assistantId: string, cases: EvalCaseInput[]): Promise<q.EvalRow> {
+export async function createEval(
+  deps: EvalDeps,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  assistantId: string,
+  cases: EvalCaseInput[],
+): Promise<q.EvalRow> {
   const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
   await assertEvalsAllowed(deps.meter, assistant.accountId, 'owner');
   const { name, provider } = selectProvider(deps.providers, assistant);
   if (!provider) throw evalErrors.providerNotConfigured(name);
   const id = newEvalId();
-  const normalized = cases.map((c) => ({ question: c.question, expected: c.expected == null || c.expected.trim() === '' ? null : c.expected }));
-  await deps.sql.begin((tx) => q.insertEval(tx, { id, assistantId: assistant.id, accountId: assistant.accountId, cases: normalized }));
+  const normalized = cases.map((c) => ({
+    question: c.question,
+    expected: c.expected == null || c.expected.trim() === '' ? null : c.expected,
+  }));
+  await deps.sql.begin((tx) =>
+    q.insertEval(tx, { id, assistantId: assistant.id, accountId: assistant.accountId, cases: normalized }),
+  );
   const row = await q.findEval(deps.sql, assistant.id, id);
   if (!row) throw new Error('eval vanished after insert');
   return row;
@@ -65,13 +90,23 @@ export async function createEval(deps: EvalDeps, owner: Pick<OwnerPrincipal, 'ac
  */
 export async function assertEvalsReadable(meter: Meter, accountId: string): Promise<void> {
   if (meter.mode !== 'enforce') return;
-  const account = await readAccountPeriod(meter.sql, accountId, meter.clock, meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS);
+  const account = await readAccountPeriod(
+    meter.sql,
+    accountId,
+    meter.clock,
+    meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS,
+  );
   const plan = account?.plan;
   if (!plan?.evalsEnabled) throw refusalError({ kind: 'evals', planCode: plan?.planCode ?? 'free' }, 'owner');
 }
 
 /** An eval of one of the owner's assistants (either assistant id), with its cases in order. */
-export async function getEval(deps: Pick<EvalDeps, 'sql' | 'meter'>, owner: Pick<OwnerPrincipal, 'accountId'>, assistantId: string, evalId: string): Promise<{ eval: q.EvalRow; cases: q.CaseRow[] }> {
+export async function getEval(
+  deps: Pick<EvalDeps, 'sql' | 'meter'>,
+  owner: Pick<OwnerPrincipal, 'accountId'>,
+  assistantId: string,
+  evalId: string,
+): Promise<{ eval: q.EvalRow; cases: q.CaseRow[] }> {
   const { sql } = deps;
   const assistant = await getOwnedAssistant(sql, owner, assistantId);
   await assertEvalsReadable(deps.meter, assistant.accountId);
@@ -139,8 +174,19 @@ export type CaseRunResult = 'done' | 'lost' | 'interrupted';
  */
 export async function runCase(deps: EvalDeps, run: CaseRun, c: q.PendingCase): Promise<CaseRunResult> {
   const { assistant, provider } = run;
-  const passages = await retrievePassages(deps.sql, { id: assistant.id, language: assistant.settings.language }, c.question, TOP_K);
-  const messages = buildMessages({ instructions: assistant.instructions, passages, history: [], question: c.question, voiceUnavailable: false });
+  const passages = await retrievePassages(
+    deps.sql,
+    { id: assistant.id, language: assistant.settings.language },
+    c.question,
+    TOP_K,
+  );
+  const messages = buildMessages({
+    instructions: assistant.instructions,
+    passages,
+    history: [],
+    question: c.question,
+    voiceUnavailable: false,
+  });
 
   let reservation: Reservation | string | null = c.reservationId;
   if (reservation === null) {
@@ -150,7 +196,13 @@ export async function runCase(deps: EvalDeps, run: CaseRun, c: q.PendingCase): P
       source: 'dashboard',
       audience: 'owner',
       // Same estimate as chat (src/chat/meter.ts): the prompt priced exactly, the output at the ceiling; local is free.
-      estimateMicros: provider.name === 'local' ? 0 : deps.meter.estimateChat(provider.model, estimateTokens(messages.map((m) => m.content).join('\n'), messages.length)),
+      estimateMicros:
+        provider.name === 'local'
+          ? 0
+          : deps.meter.estimateChat(
+              provider.model,
+              estimateTokens(messages.map((m) => m.content).join('\n'), messages.length),
+            ),
       countsAsRequest: false,
       assistantId: assistant.id,
     });
@@ -187,14 +239,23 @@ export async function runCase(deps: EvalDeps, run: CaseRun, c: q.PendingCase): P
       else usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
     }
   } catch (err) {
-    error = err instanceof ChatProviderError ? err : new ChatProviderError('interrupted', 'The provider failed.', { cause: err });
+    error =
+      err instanceof ChatProviderError
+        ? err
+        : new ChatProviderError('interrupted', 'The provider failed.', { cause: err });
   }
   // Shutdown or a lost lease: the reservation stays open on the case for the resumed run to settle.
   if (run.signal.aborted || error?.failure === 'aborted') return 'interrupted';
 
   const failed = error !== undefined;
-  if (error) deps.log.warn({ evalId: run.evalId, case: c.ordinal, provider: provider.name, failure: error.failure, status: error.status }, 'eval case provider failed');
-  const inputTokens = usage?.inputTokens ?? (answer.length > 0 || failed ? Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
+  if (error)
+    deps.log.warn(
+      { evalId: run.evalId, case: c.ordinal, provider: provider.name, failure: error.failure, status: error.status },
+      'eval case provider failed',
+    );
+  const inputTokens =
+    usage?.inputTokens ??
+    (answer.length > 0 || failed ? Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
   const outputTokens = usage?.outputTokens ?? Math.ceil(answer.length / 4);
   let costMicros = 0;
   if (error && answer.length === 0 && error.failure === 'connection') await deps.meter.release(reservation);

@@ -28,7 +28,9 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
       method: 'GET',
       path: '/readyz',
       auth: 'none',
-      schemas: { response: { 200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.literal('ok')) }) } },
+      schemas: {
+        response: { 200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.literal('ok')) }) },
+      },
       openapi: { summary: 'Readiness', hidden: true, errors: { 503: 'Draining, or a dependency does not answer' } },
       handler: async (ctx) => {
         if (isDraining()) throw new AppError(HttpErrorCodes.NOT_READY, 503, 'This instance is shutting down.');
@@ -40,7 +42,9 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
             try {
               await Promise.race([
                 probe.check(signal),
-                new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('timeout')), { once: true })),
+                new Promise((_, reject) =>
+                  signal.addEventListener('abort', () => reject(new Error('timeout')), { once: true }),
+                ),
               ]);
               checks[probe.name] = 'ok';
             } catch (err) {
@@ -50,7 +54,10 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
           }),
         );
         if (failed.length > 0) {
-          throw new AppError(HttpErrorCodes.NOT_READY, 503, 'A dependency does not answer.', { details: { failed }, headers: { 'retry-after': '2' } });
+          throw new AppError(HttpErrorCodes.NOT_READY, 503, 'A dependency does not answer.', {
+            details: { failed },
+            headers: { 'retry-after': '2' },
+          });
         }
         return reply.json({ status: 'ready', checks });
       },

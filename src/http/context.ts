@@ -61,7 +61,11 @@ export class RequestCtx implements RequestContext {
   }
 
   get log(): Logger {
-    return (this.#log ??= this.rootLog.child({ requestId: this.requestId, method: this.method, route: this.compiled.meta.path }));
+    return (this.#log ??= this.rootLog.child({
+      requestId: this.requestId,
+      method: this.method,
+      route: this.compiled.meta.path,
+    }));
   }
 
   get route(): RouteMeta {
@@ -87,7 +91,8 @@ export class RequestCtx implements RequestContext {
 
   async authenticate(): Promise<unknown> {
     const { authenticator } = this.compiled;
-    if (authenticator !== undefined && this.principal === undefined) this.principal = await authenticator(this, this.compiled.meta);
+    if (authenticator !== undefined && this.principal === undefined)
+      this.principal = await authenticator(this, this.compiled.meta);
     return this.principal;
   }
 }

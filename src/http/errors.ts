@@ -2,14 +2,13 @@ import { z } from 'zod';
 import { AppError, HttpErrorCodes, type ValidationIssue } from '../errors/index.js';
 
 /** The one error body (API-DECISIONS, Errors). */
-export const errorBodySchema = z
-  .object({
-    error: z.string().describe('A human sentence.'),
-    code: z.string().describe('Stable, documented code, e.g. VALIDATION_FAILED.'),
-    reason: z.string().optional().describe('Present only where the spec names a reason (voice_unavailable, ...).'),
-    details: z.unknown().optional(),
-    requestId: z.string(),
-  });
+export const errorBodySchema = z.object({
+  error: z.string().describe('A human sentence.'),
+  code: z.string().describe('Stable, documented code, e.g. VALIDATION_FAILED.'),
+  reason: z.string().optional().describe('Present only where the spec names a reason (voice_unavailable, ...).'),
+  details: z.unknown().optional(),
+  requestId: z.string(),
+});
 
 export type ErrorBody = z.output<typeof errorBodySchema>;
 
@@ -21,7 +20,11 @@ export function errorBody(err: AppError, requestId: string): ErrorBody {
 }
 
 export function internalError(): AppError {
-  return new AppError(HttpErrorCodes.INTERNAL, 500, 'Something went wrong on our side. Quote the request id if you report it.');
+  return new AppError(
+    HttpErrorCodes.INTERNAL,
+    500,
+    'Something went wrong on our side. Quote the request id if you report it.',
+  );
 }
 
 export function zodIssues(error: z.ZodError, prefix: string): ValidationIssue[] {

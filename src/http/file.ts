@@ -4,9 +4,7 @@ import type { Reply } from './types.js';
 
 /** A parsed `Range: bytes=...` header against a body of `size` bytes (RFC 9110 §14). */
 export type RangeRequest =
-  | { kind: 'full' }
-  | { kind: 'partial'; start: number; end: number }
-  | { kind: 'unsatisfiable' };
+  { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * One byte range, or the whole body. Forms: `bytes=a-b`, `bytes=a-`, `bytes=-n` (the last n bytes). A header this

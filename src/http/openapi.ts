@@ -26,12 +26,13 @@ const ERROR_REF = { $ref: '#/components/schemas/Error' };
 /** Tags of the v1 document, in the order a reader meets them. */
 export const V1_TAGS: Record<string, string> = {
   Chat: 'Text chat with an assistant: one JSON answer, or a Server-Sent Events stream.',
-  Voice: 'Realtime voice sessions: mint, heartbeat supervision, the playback gate (NDJSON) and end. Audio flows over the media WebSocket named by the mint.',
-  Assistants: 'Create, read, update and delete the assistants an API key\'s account owns.',
+  Voice:
+    'Realtime voice sessions: mint, heartbeat supervision, the playback gate (NDJSON) and end. Audio flows over the media WebSocket named by the mint.',
+  Assistants: "Create, read, update and delete the assistants an API key's account owns.",
   Documents: 'The knowledge documents of an assistant: list, read, delete, reprocess (upload is dashboard-only).',
   Conversations: 'Conversations with their messages, sources and voice recordings.',
   Analytics: 'Per-assistant analytics: totals, outcomes, feedback, a daily series.',
-  Widget: 'Keyless routes of the embeddable widget, behind the assistant\'s domain allowlist and rate limits.',
+  Widget: "Keyless routes of the embeddable widget, behind the assistant's domain allowlist and rate limits.",
   Meta: 'The contract itself.',
 };
 
@@ -68,7 +69,8 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', defs: Map<string, J
     const name = renames.get(id) ?? id;
     const rewritten = rewrite(def) as JsonSchema;
     const existing = defs.get(name);
-    if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(rewritten)) throw new Error(`two different schemas are named ${name}`);
+    if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(rewritten))
+      throw new Error(`two different schemas are named ${name}`);
     defs.set(name, rewritten);
   }
   return rewrite(json) as JsonSchema;
@@ -122,11 +124,14 @@ function standardErrors(route: AnyRoute): Record<number, string> {
     out[403] = `Bearer: the key lacks ${scope}. Keyless: the Origin is not allowed or the visitor signature is missing or invalid.`;
   }
   if ((route.auth === 'bearer' || route.auth === 'bearer-or-keyless') && route.rateLimitExempt !== true) {
-    out[429] = 'Request rate limit (plain, no reason): the API key\'s, or for keyless callers the visitor\'s or assistant\'s. Retry-After says when to retry.';
+    out[429] =
+      "Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry.";
   }
-  if (route.schemas.body || route.schemas.query || route.schemas.params) out[400] = 'The request does not match the schema (VALIDATION_FAILED, details name the fields).';
+  if (route.schemas.body || route.schemas.query || route.schemas.params)
+    out[400] = 'The request does not match the schema (VALIDATION_FAILED, details name the fields).';
   if (route.openapi.dependencyFree !== true) {
-    out[503] = 'A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After.';
+    out[503] =
+      'A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After.';
   }
   return out;
 }
@@ -139,7 +144,9 @@ function errorResponse(status: number, description: string): Record<string, unkn
   }
   return {
     description,
-    ...(status === 429 || status === 503 ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
+    ...(status === 429 || status === 503
+      ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } }
+      : {}),
     content: { 'application/json': { schema: ERROR_REF } },
   };
 }
@@ -167,7 +174,10 @@ export function deprecationResponseHeaders(deprecation: RouteDeprecation): Recor
   if (deprecation.sunset !== undefined) {
     const sunset = Date.parse(deprecation.sunset);
     if (Number.isNaN(sunset)) throw new Error(`deprecated.sunset is not a date: ${deprecation.sunset}`);
-    if (sunset - since < 90 * DAY_MS) throw new Error(`deprecated.sunset ${deprecation.sunset} is less than 90 days after ${deprecation.since} (spec, Versioning rule 4)`);
+    if (sunset - since < 90 * DAY_MS)
+      throw new Error(
+        `deprecated.sunset ${deprecation.sunset} is less than 90 days after ${deprecation.since} (spec, Versioning rule 4)`,
+      );
     headers['sunset'] = new Date(sunset).toUTCString();
   }
   if (deprecation.link !== undefined) headers['link'] = `<${deprecation.link}>; rel="deprecation"; type="text/html"`;
@@ -186,7 +196,10 @@ function deprecationNote(deprecation: RouteDeprecation): string {
 
 const HEADERS: Record<string, unknown> = {
   RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
-  Deprecation: { description: 'This operation is deprecated, since the given time (RFC 9745: @<unix seconds>).', schema: { type: 'string' } },
+  Deprecation: {
+    description: 'This operation is deprecated, since the given time (RFC 9745: @<unix seconds>).',
+    schema: { type: 'string' },
+  },
   Sunset: { description: 'When this operation may be removed (RFC 8594, an HTTP-date).', schema: { type: 'string' } },
   DeprecationLink: { description: 'Link rel="deprecation" to the migration notes.', schema: { type: 'string' } },
 };
@@ -194,7 +207,9 @@ const HEADERS: Record<string, unknown> = {
 /** The header components the operations refer to (an unused component is a lint warning). */
 function usedHeaders(paths: unknown): Record<string, unknown> {
   const text = JSON.stringify(paths);
-  return Object.fromEntries(Object.entries(HEADERS).filter(([name]) => text.includes(`"#/components/headers/${name}"`)));
+  return Object.fromEntries(
+    Object.entries(HEADERS).filter(([name]) => text.includes(`"#/components/headers/${name}"`)),
+  );
 }
 
 function operationIdOf(route: AnyRoute): string {
@@ -209,7 +224,9 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
   const defs = new Map<string, JsonSchema>();
   const paths: Record<string, Record<string, unknown>> = {};
   const usedTags = new Set<string>();
-  const sorted = [...routes].filter(options.include).sort((a, b) => (a.path + a.method).localeCompare(b.path + b.method));
+  const sorted = [...routes]
+    .filter(options.include)
+    .sort((a, b) => (a.path + a.method).localeCompare(b.path + b.method));
   for (const route of sorted) {
     const meta = route.openapi;
     const deprecation = meta.deprecated;
@@ -229,11 +246,20 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
       };
     }
     const errors: Record<number, string> = { ...standardErrors(route) };
-    for (const [status, description] of Object.entries(meta.errors ?? {})) if (description) errors[Number(status)] = description;
-    for (const status of Object.keys(errors).map(Number).sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, errors[status]!);
-    responses['default'] = { description: 'Any other error, with the same Error body.', content: { 'application/json': { schema: ERROR_REF } } };
+    for (const [status, description] of Object.entries(meta.errors ?? {}))
+      if (description) errors[Number(status)] = description;
+    for (const status of Object.keys(errors)
+      .map(Number)
+      .sort((a, b) => a - b))
+      responses[String(status)] = errorResponse(status, errors[status]!);
+    responses['default'] = {
+      description: 'Any other error, with the same Error body.',
+      content: { 'application/json': { schema: ERROR_REF } },
+    };
     for (const tag of meta.tags ?? []) usedTags.add(tag);
-    const description = [meta.description, deprecation ? deprecationNote(deprecation) : undefined].filter(Boolean).join('\n\n');
+    const description = [meta.description, deprecation ? deprecationNote(deprecation) : undefined]
+      .filter(Boolean)
+      .join('\n\n');
     const operation: Record<string, unknown> = {
       operationId: operationIdOf(route),
       summary: meta.summary,
@@ -246,7 +272,10 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
     const security = options.security[route.auth];
     if (security) operation['security'] = security;
     if (route.schemas.body) {
-      operation['requestBody'] = { required: true, content: { 'application/json': { schema: toSchema(route.schemas.body, 'input', defs) } } };
+      operation['requestBody'] = {
+        required: true,
+        content: { 'application/json': { schema: toSchema(route.schemas.body, 'input', defs) } },
+      };
     }
     const path = openApiPath(route.path);
     (paths[path] ??= {})[route.method.toLowerCase()] = operation;
@@ -256,7 +285,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
     .sort((a, b) => Object.keys(tagDescriptions).indexOf(a) - Object.keys(tagDescriptions).indexOf(b))
     .map((name) => {
       const description = tagDescriptions[name];
-      if (description === undefined) throw new Error(`OpenAPI tag ${name} has no description (add it to V1_TAGS or options.tags)`);
+      if (description === undefined)
+        throw new Error(`OpenAPI tag ${name} has no description (add it to V1_TAGS or options.tags)`);
       return { name, description };
     });
   const schemas: Record<string, JsonSchema> = { Error: toSchema(errorBodySchema, 'output', defs) };
@@ -274,7 +304,9 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
       {
         url: '{baseUrl}',
         description: 'A Parley deployment (its PUBLIC_URL).',
-        variables: { baseUrl: { default: 'http://localhost:3000', description: 'Scheme, host and port of the deployment.' } },
+        variables: {
+          baseUrl: { default: 'http://localhost:3000', description: 'Scheme, host and port of the deployment.' },
+        },
       },
     ],
     tags,

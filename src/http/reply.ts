@@ -9,11 +9,19 @@ export const reply = {
     return headers ? { kind: 'empty', status, headers } : { kind: 'empty', status };
   },
   bytes(body: string | Uint8Array, contentType: string, status = 200, headers?: Record<string, string>): Reply {
-    return headers ? { kind: 'bytes', status, body, contentType, headers } : { kind: 'bytes', status, body, contentType };
+    return headers
+      ? { kind: 'bytes', status, body, contentType, headers }
+      : { kind: 'bytes', status, body, contentType };
   },
   /** NDJSON: one JSON value per line (application/x-ndjson). */
   ndjson(run: (sink: StreamSink) => Promise<void>, headers?: Record<string, string>): Reply {
-    return { kind: 'stream', status: 200, contentType: 'application/x-ndjson', headers: { 'cache-control': 'no-store', ...headers }, run };
+    return {
+      kind: 'stream',
+      status: 200,
+      contentType: 'application/x-ndjson',
+      headers: { 'cache-control': 'no-store', ...headers },
+      run,
+    };
   },
   /** Server-Sent Events (text/event-stream). */
   sse(run: (sink: StreamSink) => Promise<void>, headers?: Record<string, string>): Reply {

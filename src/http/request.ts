@@ -13,12 +13,24 @@ export interface CopiedRequest {
   ip: string;
 }
 
-export function copyRequest(res: HttpResponse, req: HttpRequest, paramCount: number, trustProxy: boolean): CopiedRequest {
+export function copyRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  paramCount: number,
+  trustProxy: boolean,
+): CopiedRequest {
   const headers = copyHeaders(req);
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const ip = clientAddress(res, trustProxy ? headers : undefined);
-  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), rawQuery: req.getQuery() ?? '', headers, params, ip };
+  return {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    path: req.getUrl(),
+    rawQuery: req.getQuery() ?? '',
+    headers,
+    params,
+    ip,
+  };
 }
 
 /**
@@ -144,7 +156,12 @@ export class BodyAborted extends Error {}
  * `idleMs`: when no byte arrives for that long before the body is complete (a body shorter than its Content-Length),
  * the read fails with 408 HTTP_BODY_TIMEOUT, answered before uWS's own idle timeout would close the socket silently.
  */
-export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => void) => void, idleMs?: number): Promise<Buffer> {
+export function readBody(
+  res: HttpResponse,
+  limit: number,
+  onAbort: (cb: () => void) => void,
+  idleMs?: number,
+): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -180,9 +197,14 @@ export function readBody(res: HttpResponse, limit: number, onAbort: (cb: () => v
 }
 
 export function bodyTimeout(idleMs: number): AppError {
-  return new AppError(HttpErrorCodes.BODY_TIMEOUT, 408, `The request body stopped arriving: no byte for ${idleMs} ms before its Content-Length was reached.`, {
-    details: { idleMs },
-  });
+  return new AppError(
+    HttpErrorCodes.BODY_TIMEOUT,
+    408,
+    `The request body stopped arriving: no byte for ${idleMs} ms before its Content-Length was reached.`,
+    {
+      details: { idleMs },
+    },
+  );
 }
 
 export function bodyTooLarge(limit: number): AppError {

@@ -1,10 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import {
+  App,
+  us_listen_socket_close,
+  us_socket_local_port,
+  type HttpRequest,
+  type HttpResponse,
+  type TemplatedApp,
+  type us_listen_socket,
+} from 'uWebSockets.js';
 import { AppError, HttpErrorCodes, asDependencyFailure, isAppError, validationError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { errorBody, internalError, zodIssues } from './errors.js';
 import { deprecationResponseHeaders } from './openapi.js';
-import { BodyAborted, bodyTooLarge, copyRequest, RequestView, decodeParams, parseQuery, pickRequestId, readBody, type CopiedRequest } from './request.js';
+import {
+  BodyAborted,
+  bodyTooLarge,
+  copyRequest,
+  RequestView,
+  decodeParams,
+  parseQuery,
+  pickRequestId,
+  readBody,
+  type CopiedRequest,
+} from './request.js';
 import { RequestCtx, type CompiledRoute } from './context.js';
 import { attachSocketRoute } from './socket.js';
 import { assertStorableInput } from './validation.js';
@@ -102,7 +120,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const compiledOf = new Map<AnyRoute, CompiledRoute>();
   for (const route of options.routes) {
     compiledOf.set(route, {
-      meta: Object.freeze({ method: route.method, path: route.path, auth: route.auth, scope: route.scope, rateLimitExempt: route.rateLimitExempt === true }),
+      meta: Object.freeze({
+        method: route.method,
+        path: route.path,
+        auth: route.auth,
+        scope: route.scope,
+        rateLimitExempt: route.rateLimitExempt === true,
+      }),
       authenticator: route.auth === 'none' ? undefined : options.authenticators[route.auth],
       deprecationHeaders: route.openapi.deprecated ? deprecationResponseHeaders(route.openapi.deprecated) : undefined,
     });
@@ -125,19 +149,37 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return headers;
   }
 
-  function errorReply(err: unknown, requestId: string, reqLog: () => Logger): Exclude<Reply, { kind: 'stream' | 'sized' }> {
+  function errorReply(
+    err: unknown,
+    requestId: string,
+    reqLog: () => Logger,
+  ): Exclude<Reply, { kind: 'stream' | 'sized' }> {
     // A dependency that refused or missed its deadline is a 503 with a code, never a 500 (issue 12, item 3).
     const mapped = isAppError(err) ? err : asDependencyFailure(err);
     if (mapped !== undefined) {
-      if (!isAppError(err)) reqLog().warn({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code } }, 'dependency unavailable');
-      return { kind: 'json', status: mapped.status, body: errorBody(mapped, requestId), ...(mapped.headers ? { headers: mapped.headers } : {}) };
+      if (!isAppError(err))
+        reqLog().warn(
+          { err: { message: (err as Error).message, code: (err as { code?: unknown }).code } },
+          'dependency unavailable',
+        );
+      return {
+        kind: 'json',
+        status: mapped.status,
+        body: errorBody(mapped, requestId),
+        ...(mapped.headers ? { headers: mapped.headers } : {}),
+      };
     }
     reqLog().error({ err }, 'unhandled error in request');
     return { kind: 'json', status: 500, body: errorBody(internalError(), requestId) };
   }
 
   /** 404 / 405 / preflight: answered synchronously, nothing to await. */
-  function answerNow(res: HttpResponse, copied: CopiedRequest, reply: Exclude<Reply, { kind: 'stream' | 'sized' }>, cors: boolean): void {
+  function answerNow(
+    res: HttpResponse,
+    copied: CopiedRequest,
+    reply: Exclude<Reply, { kind: 'stream' | 'sized' }>,
+    cors: boolean,
+  ): void {
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
     writeReply(new ResponseState(res), reply, commonHeaders(requestId, copied, cors), []);
   }
@@ -149,18 +191,37 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (route === undefined) {
       if (copied.method === 'OPTIONS' && entry.cors) {
         const allow = [...entry.byMethod.keys(), 'OPTIONS'].join(', ');
-        answerNow(res, copied, { kind: 'empty', status: 204, headers: {
-          'access-control-allow-methods': allow,
-          'access-control-allow-headers': CORS_ALLOW_HEADERS,
-          'access-control-max-age': '600',
-        } }, true);
+        answerNow(
+          res,
+          copied,
+          {
+            kind: 'empty',
+            status: 204,
+            headers: {
+              'access-control-allow-methods': allow,
+              'access-control-allow-headers': CORS_ALLOW_HEADERS,
+              'access-control-max-age': '600',
+            },
+          },
+          true,
+        );
         return;
       }
       const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
       const allow = [...entry.byMethod.keys()].join(', ');
-      const err = new AppError(HttpErrorCodes.METHOD_NOT_ALLOWED, 405, `${copied.method} is not allowed here; use ${allow}.`, { details: { allow: [...entry.byMethod.keys()] } });
+      const err = new AppError(
+        HttpErrorCodes.METHOD_NOT_ALLOWED,
+        405,
+        `${copied.method} is not allowed here; use ${allow}.`,
+        { details: { allow: [...entry.byMethod.keys()] } },
+      );
       const state = new ResponseState(res);
-      writeReply(state, { kind: 'json', status: 405, body: errorBody(err, requestId), headers: { allow } }, commonHeaders(requestId, copied, entry.cors), []);
+      writeReply(
+        state,
+        { kind: 'json', status: 405, body: errorBody(err, requestId), headers: { allow } },
+        commonHeaders(requestId, copied, entry.cors),
+        [],
+      );
       options.onRequest?.({ method: copied.method, route: entry.pattern, status: 405, durationMs: 0, requestId });
       return;
     }
@@ -172,10 +233,19 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const { onRequest } = options;
     let status = 0;
     const started = onRequest === undefined ? 0 : performance.now();
-    const done = onRequest === undefined ? finishOne : () => {
-      finishOne();
-      onRequest({ method, route: route.path, status: state.aborted && !state.finished ? 499 : status, durationMs: performance.now() - started, requestId });
-    };
+    const done =
+      onRequest === undefined
+        ? finishOne
+        : () => {
+            finishOne();
+            onRequest({
+              method,
+              route: route.path,
+              status: state.aborted && !state.finished ? 499 : status,
+              durationMs: performance.now() - started,
+              requestId,
+            });
+          };
 
     const limit = route.bodyLimit ?? options.bodyLimitBytes;
     let bodyPromise: Promise<Buffer> | undefined;
@@ -240,16 +310,29 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     early: AppError | undefined,
   ): Reply | Promise<Reply> {
     if (early) throw early;
-    ctx.params = entry.paramNames.length === 0 && !route.schemas.params ? {} : parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
-    ctx.query = copied.rawQuery.length === 0 && !route.schemas.query ? {} : parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
-    if ((route.auth !== 'none' && !route.deferAuth) || bodyPromise !== undefined) return finishAsync(route, copied, ctx, bodyPromise);
+    ctx.params =
+      entry.paramNames.length === 0 && !route.schemas.params
+        ? {}
+        : parsePart(route.schemas.params, decodeParams(entry.paramNames, copied.params), 'params');
+    ctx.query =
+      copied.rawQuery.length === 0 && !route.schemas.query
+        ? {}
+        : parsePart(route.schemas.query, parseQuery(copied.rawQuery), 'query');
+    if ((route.auth !== 'none' && !route.deferAuth) || bodyPromise !== undefined)
+      return finishAsync(route, copied, ctx, bodyPromise);
     const out = route.handler(ctx);
-    if (out instanceof Promise) return options.validateResponses ? out.then((reply) => (checkResponse(route, reply), reply)) : out;
+    if (out instanceof Promise)
+      return options.validateResponses ? out.then((reply) => (checkResponse(route, reply), reply)) : out;
     if (options.validateResponses) checkResponse(route, out);
     return out;
   }
 
-  async function finishAsync(route: AnyRoute, copied: CopiedRequest, ctx: RequestCtx, bodyPromise: Promise<Buffer> | undefined): Promise<Reply> {
+  async function finishAsync(
+    route: AnyRoute,
+    copied: CopiedRequest,
+    ctx: RequestCtx,
+    bodyPromise: Promise<Buffer> | undefined,
+  ): Promise<Reply> {
     if (!route.deferAuth) await ctx.authenticate();
     if (bodyPromise) {
       const raw = await bodyPromise;
@@ -262,7 +345,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   /** Writes a reply (corked: uWS rule 3); resolves when a streamed one ends. Nothing when the client went away. */
-  function deliver(reply: Reply, state: ResponseState, ctx: RequestCtx, common: Record<string, string>): Promise<void> | undefined {
+  function deliver(
+    reply: Reply,
+    state: ResponseState,
+    ctx: RequestCtx,
+    common: Record<string, string>,
+  ): Promise<void> | undefined {
     if (!state.open) return undefined; // the client went away while we worked: nothing to write
     const added = ctx.addedHeaders();
     const cookies = ctx.addedCookies();
@@ -275,11 +363,25 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   function fail(err: unknown, state: ResponseState, ctx: RequestCtx, common: Record<string, string>): void {
     if (err instanceof BodyAborted || !state.open) return;
     // The rest of an unread body would be taken for the next request: close after answering.
-    const closeConnection = isAppError(err) && (err.code === HttpErrorCodes.BODY_TOO_LARGE || err.code === HttpErrorCodes.BODY_TIMEOUT);
-    writeReply(state, withHeaders(errorReply(err, ctx.requestId, () => ctx.log), ctx.addedHeaders()), common, ctx.addedCookies(), closeConnection);
+    const closeConnection =
+      isAppError(err) && (err.code === HttpErrorCodes.BODY_TOO_LARGE || err.code === HttpErrorCodes.BODY_TIMEOUT);
+    writeReply(
+      state,
+      withHeaders(
+        errorReply(err, ctx.requestId, () => ctx.log),
+        ctx.addedHeaders(),
+      ),
+      common,
+      ctx.addedCookies(),
+      closeConnection,
+    );
   }
 
-  function parsePart(schema: AnyRoute['schemas']['params'], value: unknown, where: 'params' | 'query' | 'body'): unknown {
+  function parsePart(
+    schema: AnyRoute['schemas']['params'],
+    value: unknown,
+    where: 'params' | 'query' | 'body',
+  ): unknown {
     if (!schema) return value;
     assertStorableInput(value, where); // NUL, lone surrogates, hostile depth: 400 before any schema or query sees them
     const parsed = schema.safeParse(value);
@@ -308,23 +410,39 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   function checkResponse(route: AnyRoute, reply: Reply): void {
     if (reply.status >= 400) return;
     const schema = route.schemas.response[reply.status];
-    if (!schema) throw new Error(`${route.method} ${route.path} answered ${reply.status}, which its response schemas do not declare`);
+    if (!schema)
+      throw new Error(
+        `${route.method} ${route.path} answered ${reply.status}, which its response schemas do not declare`,
+      );
     if (reply.kind !== 'json') return;
     const parsed = schema.safeParse(reply.body);
-    if (!parsed.success) throw new Error(`${route.method} ${route.path} answered a body that does not match its schema: ${parsed.error.message}`);
+    if (!parsed.success)
+      throw new Error(
+        `${route.method} ${route.path} answered a body that does not match its schema: ${parsed.error.message}`,
+      );
   }
 
   for (const entry of entries.values()) {
     app.any(entry.pattern, (res, req) => handle(res, req, entry));
   }
   for (const socketRoute of options.sockets ?? []) {
-    attachSocketRoute(app, socketRoute, { log, trustProxy: options.trustProxy, newRequestId, shutdownSignal: shutdown.signal });
+    attachSocketRoute(app, socketRoute, {
+      log,
+      trustProxy: options.trustProxy,
+      newRequestId,
+      shutdownSignal: shutdown.signal,
+    });
   }
   app.any('/*', (res, req) => {
     const copied = copyRequest(res, req, 0, options.trustProxy);
     const requestId = pickRequestId(copied.headers['x-request-id'], newRequestId);
     const err = new AppError(HttpErrorCodes.NOT_FOUND, 404, `No route for ${copied.method} ${copied.path}.`);
-    writeReply(new ResponseState(res), { kind: 'json', status: 404, body: errorBody(err, requestId) }, commonHeaders(requestId, copied, false), []);
+    writeReply(
+      new ResponseState(res),
+      { kind: 'json', status: 404, body: errorBody(err, requestId) },
+      commonHeaders(requestId, copied, false),
+      [],
+    );
     options.onRequest?.({ method: copied.method, route: '(unmatched)', status: 404, durationMs: 0, requestId });
   });
 

@@ -46,11 +46,18 @@ class UwsRealtimeSocket<U> implements RealtimeSocket<U> {
  * and onAborted armed first, and the upgrade itself is corked (uWS rules 1-3).
  */
 export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env: SocketEnv): void {
-  const paramNames = route.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const paramNames = route.path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
   const open = new Set<UwsRealtimeSocket<unknown>>();
-  env.shutdownSignal.addEventListener('abort', () => {
-    for (const socket of open) socket.end(1001, 'server shutting down');
-  }, { once: true });
+  env.shutdownSignal.addEventListener(
+    'abort',
+    () => {
+      for (const socket of open) socket.end(1001, 'server shutting down');
+    },
+    { once: true },
+  );
 
   app.ws<{ holder: UwsRealtimeSocket<unknown> }>(route.path, {
     maxPayloadLength: route.maxPayloadLength,
@@ -79,7 +86,8 @@ export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env:
       const apply = (decision: SocketDecision<unknown>, inCallback: boolean): void => {
         if (!state.open) return;
         if ('refuse' in decision) {
-          if (decision.refuse.kind === 'stream' || decision.refuse.kind === 'sized') throw new Error('a refused upgrade cannot stream');
+          if (decision.refuse.kind === 'stream' || decision.refuse.kind === 'sized')
+            throw new Error('a refused upgrade cannot stream');
           writeReply(state, decision.refuse, common, []);
           return;
         }
@@ -94,11 +102,31 @@ export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env:
         if (!state.open) return;
         const appErr = isAppError(err) ? err : (asDependencyFailure(err) ?? internalError());
         if (appErr.status >= 500 && !isAppError(err)) log.error({ err }, 'websocket upgrade failed');
-        writeReply(state, { kind: 'json', status: appErr.status, body: errorBody(appErr, requestId), ...(appErr.headers ? { headers: appErr.headers } : {}) }, common, []);
+        writeReply(
+          state,
+          {
+            kind: 'json',
+            status: appErr.status,
+            body: errorBody(appErr, requestId),
+            ...(appErr.headers ? { headers: appErr.headers } : {}),
+          },
+          common,
+          [],
+        );
       };
       let decided: SocketDecision<unknown> | Promise<SocketDecision<unknown>>;
       try {
-        decided = route.upgrade({ requestId, path: copied.path, rawQuery: copied.rawQuery, query: parseQuery(copied.rawQuery), params, headers: copied.headers, ip: copied.ip, signal: state.controller.signal, log });
+        decided = route.upgrade({
+          requestId,
+          path: copied.path,
+          rawQuery: copied.rawQuery,
+          query: parseQuery(copied.rawQuery),
+          params,
+          headers: copied.headers,
+          ip: copied.ip,
+          signal: state.controller.signal,
+          log,
+        });
       } catch (err) {
         fail(err);
         return;

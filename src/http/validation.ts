@@ -38,14 +38,20 @@ export function unstorableTextReason(text: string): string | undefined {
 /** Text made storable: NUL characters dropped, lone surrogates replaced with U+FFFD (for text we derive, not input we refuse). */
 export function toStorableText(text: string): string {
   if (unstorableTextReason(text) === undefined) return text;
-  return text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return text
+    .replace(/\u0000/g, '')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /**
  * The first value in a decoded input (object keys included) that cannot be stored, as a validation issue.
  * Iterative, so a hostile depth cannot overflow the stack.
  */
-export function findUnstorable(value: unknown, prefix: string, maxDepth = MAX_INPUT_DEPTH): ValidationIssue | undefined {
+export function findUnstorable(
+  value: unknown,
+  prefix: string,
+  maxDepth = MAX_INPUT_DEPTH,
+): ValidationIssue | undefined {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: prefix, depth: 0 }];
   while (stack.length > 0) {
     const item = stack.pop()!;
@@ -58,7 +64,8 @@ export function findUnstorable(value: unknown, prefix: string, maxDepth = MAX_IN
     if (v === null || typeof v !== 'object') continue;
     if (item.depth >= maxDepth) return { path: item.path, message: `nests deeper than ${maxDepth} levels` };
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: `${item.path}.${i}`, depth: item.depth + 1 });
+      for (let i = v.length - 1; i >= 0; i--)
+        stack.push({ value: v[i], path: `${item.path}.${i}`, depth: item.depth + 1 });
       continue;
     }
     for (const [key, child] of Object.entries(v as Record<string, unknown>)) {

@@ -76,7 +76,13 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string> | undef
 }
 
 /** Status line, the shared headers, the reply's own and its cookies; call inside a cork. */
-function writeHead(res: HttpResponse, status: number, common: Record<string, string>, own: Record<string, string> | undefined, cookies: readonly string[]): void {
+function writeHead(
+  res: HttpResponse,
+  status: number,
+  common: Record<string, string>,
+  own: Record<string, string> | undefined,
+  cookies: readonly string[],
+): void {
   res.writeStatus(statusLine(status));
   writeHeaders(res, common);
   writeHeaders(res, own);
@@ -87,7 +93,13 @@ function writeHead(res: HttpResponse, status: number, common: Record<string, str
  * Writes a complete (non-stream) reply in one corked call (uWS rule 3). Does nothing when the client
  * has gone away or the response was already finished.
  */
-export function writeReply(state: ResponseState, reply: Exclude<Reply, { kind: 'stream' | 'sized' }>, common: Record<string, string>, cookies: readonly string[], closeConnection = false): void {
+export function writeReply(
+  state: ResponseState,
+  reply: Exclude<Reply, { kind: 'stream' | 'sized' }>,
+  common: Record<string, string>,
+  cookies: readonly string[],
+  closeConnection = false,
+): void {
   if (!state.open) return;
   state.finished = true;
   const res = state.res;
@@ -208,7 +220,8 @@ export async function writeSized(
     write(data) {
       if (!state.open) return Promise.resolve(false);
       const chunk = typeof data === 'string' ? Buffer.from(data) : data;
-      if (written + chunk.length > total) return Promise.reject(new Error('sized reply: the producer wrote more than its declared length'));
+      if (written + chunk.length > total)
+        return Promise.reject(new Error('sized reply: the producer wrote more than its declared length'));
       written += chunk.length;
       let result: [boolean, boolean] = [false, false];
       let startOffset = 0;

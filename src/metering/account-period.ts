@@ -16,7 +16,12 @@ export interface LockedAccount {
  * Lock order everywhere: hosting account, then balance, then reservation rows; so no two paths deadlock.
  * Returns undefined when the account has no hosting account.
  */
-export async function lockAccountPeriod(tx: q.Queryable, accountId: string, clock: Clock, defaultLimitMicros: number): Promise<LockedAccount | undefined> {
+export async function lockAccountPeriod(
+  tx: q.Queryable,
+  accountId: string,
+  clock: Clock,
+  defaultLimitMicros: number,
+): Promise<LockedAccount | undefined> {
   const account = await q.lockHostingAccount(tx, accountId);
   if (!account) return undefined;
   const now = clock.now();
@@ -37,7 +42,12 @@ export async function lockAccountPeriod(tx: q.Queryable, accountId: string, cloc
 }
 
 /** The same picture without locks or writes (dashboard reads): a period that ended reads as a fresh one. */
-export async function readAccountPeriod(sql: q.Queryable, accountId: string, clock: Clock, defaultLimitMicros: number): Promise<LockedAccount | undefined> {
+export async function readAccountPeriod(
+  sql: q.Queryable,
+  accountId: string,
+  clock: Clock,
+  defaultLimitMicros: number,
+): Promise<LockedAccount | undefined> {
   const account = await q.findHostingAccount(sql, accountId);
   if (!account) return undefined;
   const now = clock.now();

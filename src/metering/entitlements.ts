@@ -7,7 +7,12 @@ import type { Meter } from './service.js';
  * plan allows. Call it inside the transaction that inserts the assistant: it locks the hosting account, so two
  * concurrent creations cannot both pass the count. Shadow and off never refuse.
  */
-export async function assertCanCreateAssistant(meter: Meter, tx: q.Queryable, accountId: string, audience: Audience = 'owner'): Promise<void> {
+export async function assertCanCreateAssistant(
+  meter: Meter,
+  tx: q.Queryable,
+  accountId: string,
+  audience: Audience = 'owner',
+): Promise<void> {
   if (meter.mode !== 'enforce') return;
   const locked = await meter.lock(tx, accountId);
   const max = locked.plan.maxAssistants;

@@ -48,22 +48,37 @@ export function refusalError(refusal: Refusal, audience: Audience): AppError {
   const isVoice = refusal.kind === 'voice_minutes' || refusal.kind === 'voice_concurrency';
   if (audience === 'visitor') {
     return isVoice
-      ? new AppError(MeteringErrorCodes.VISITOR_VOICE_UNAVAILABLE, 403, 'Voice is not available right now.', { reason: 'voice_unavailable' })
+      ? new AppError(MeteringErrorCodes.VISITOR_VOICE_UNAVAILABLE, 403, 'Voice is not available right now.', {
+          reason: 'voice_unavailable',
+        })
       : new AppError(MeteringErrorCodes.VISITOR_UNAVAILABLE, 403, 'This assistant cannot answer right now.');
   }
   switch (refusal.kind) {
     case 'budget': {
       const { kind: _kind, ...details } = refusal;
-      return new AppError(MeteringErrorCodes.LIMIT_REACHED, 402, 'The usage budget for this billing period is used up.', {
-        reason: 'usage_limit',
-        details: { ...details, remainingMicros: Math.max(0, refusal.limitMicros - refusal.consumedMicros - refusal.reservedMicros) },
-      });
+      return new AppError(
+        MeteringErrorCodes.LIMIT_REACHED,
+        402,
+        'The usage budget for this billing period is used up.',
+        {
+          reason: 'usage_limit',
+          details: {
+            ...details,
+            remainingMicros: Math.max(0, refusal.limitMicros - refusal.consumedMicros - refusal.reservedMicros),
+          },
+        },
+      );
     }
     case 'request_cap':
-      return new AppError(MeteringErrorCodes.REQUEST_CAP_REACHED, 402, 'The monthly request cap of the plan is reached.', {
-        reason: 'usage_limit',
-        details: { monthlyRequestCap: refusal.monthlyRequestCap, requestCount: refusal.requestCount },
-      });
+      return new AppError(
+        MeteringErrorCodes.REQUEST_CAP_REACHED,
+        402,
+        'The monthly request cap of the plan is reached.',
+        {
+          reason: 'usage_limit',
+          details: { monthlyRequestCap: refusal.monthlyRequestCap, requestCount: refusal.requestCount },
+        },
+      );
     case 'assistants':
       return new AppError(MeteringErrorCodes.PLAN_LIMIT_ASSISTANTS, 403, 'The plan allows no more assistants.', {
         reason: 'plan_limit',
@@ -79,10 +94,19 @@ export function refusalError(refusal: Refusal, audience: Audience): AppError {
         details: { status: refusal.status },
       });
     case 'voice_minutes':
-      return new AppError(MeteringErrorCodes.VOICE_MINUTES_EXHAUSTED, 402, 'The voice minutes for this billing period are used up.', {
-        reason: 'voice_minutes_exhausted',
-        details: { voiceSecondsLimit: refusal.voiceSecondsLimit, voiceSecondsUsed: refusal.voiceSecondsUsed, voiceSecondsReserved: refusal.voiceSecondsReserved },
-      });
+      return new AppError(
+        MeteringErrorCodes.VOICE_MINUTES_EXHAUSTED,
+        402,
+        'The voice minutes for this billing period are used up.',
+        {
+          reason: 'voice_minutes_exhausted',
+          details: {
+            voiceSecondsLimit: refusal.voiceSecondsLimit,
+            voiceSecondsUsed: refusal.voiceSecondsUsed,
+            voiceSecondsReserved: refusal.voiceSecondsReserved,
+          },
+        },
+      );
     case 'voice_concurrency':
       return new AppError(MeteringErrorCodes.VOICE_CONCURRENCY_LIMIT, 429, 'Too many voice calls are active.', {
         reason: 'voice_concurrency_limit',

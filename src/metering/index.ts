@@ -2,12 +2,46 @@
  * Usage metering and plans: the meter (admit / settle / release, voice grants), plan entitlements, the price
  * catalog, billing periods, the stale-reservation sweeper and the owner usage routes.
  */
-export { Meter, costOf, type AdmitRequest, type EnforcementMode, type MeterConfig, type MeterDeps, type Reservation, type SettleOutcome, type SettleUsage, type UsageSource } from './service.js';
-export { reserveVoiceSeconds, settleVoiceSeconds, listVoiceGrants, VOICE_GRANT_SECONDS, VOICE_MIN_GRANT_SECONDS, type VoiceGrant, type VoiceGrantRequest } from './voice.js';
+export {
+  Meter,
+  costOf,
+  type AdmitRequest,
+  type EnforcementMode,
+  type MeterConfig,
+  type MeterDeps,
+  type Reservation,
+  type SettleOutcome,
+  type SettleUsage,
+  type UsageSource,
+} from './service.js';
+export {
+  reserveVoiceSeconds,
+  settleVoiceSeconds,
+  listVoiceGrants,
+  VOICE_GRANT_SECONDS,
+  VOICE_MIN_GRANT_SECONDS,
+  type VoiceGrant,
+  type VoiceGrantRequest,
+} from './voice.js';
 export { assertCanCreateAssistant, assertEvalsAllowed } from './entitlements.js';
 export { sweepStaleReservations, startUsageSweeper, type SweepResult, type UsageSweeper } from './sweeper.js';
-export { MeteringErrorCodes, refusalError, isUsageRefusal, type Audience, type MeteringErrorCode, type Refusal } from './errors.js';
-export { PLAN_CODES, DEFAULT_PLANS, isPlanCode, limitMicrosOf, effectiveEntitlements, type PlanCode, type PlanEntitlements } from './plans.js';
+export {
+  MeteringErrorCodes,
+  refusalError,
+  isUsageRefusal,
+  type Audience,
+  type MeteringErrorCode,
+  type Refusal,
+} from './errors.js';
+export {
+  PLAN_CODES,
+  DEFAULT_PLANS,
+  isPlanCode,
+  limitMicrosOf,
+  effectiveEntitlements,
+  type PlanCode,
+  type PlanEntitlements,
+} from './plans.js';
 export {
   MODEL_PRICES,
   FALLBACK_MODEL_PRICE,

@@ -16,7 +16,11 @@ export async function addPeriodCredit(
 ): Promise<{ periodStart: Date; before: number; after: number }> {
   const locked = await meter.lock(tx, accountId);
   await q.adjustBalance(tx, accountId, locked.period.start, { creditMicros });
-  return { periodStart: locked.period.start, before: locked.balance.creditMicros, after: locked.balance.creditMicros + creditMicros };
+  return {
+    periodStart: locked.period.start,
+    before: locked.balance.creditMicros,
+    after: locked.balance.creditMicros + creditMicros,
+  };
 }
 
 export async function listPlanEntitlements(meter: Meter): Promise<PlanEntitlements[]> {
@@ -26,7 +30,11 @@ export async function listPlanEntitlements(meter: Meter): Promise<PlanEntitlemen
 export type PlanPatch = Partial<Omit<PlanEntitlements, 'planCode'>>;
 
 /** Updates one plan row, row-locked; returns the row before and after (undefined when there is no such plan). */
-export async function updatePlanEntitlements(tx: q.Queryable, planCode: string, patch: PlanPatch): Promise<{ before: PlanEntitlements; after: PlanEntitlements } | undefined> {
+export async function updatePlanEntitlements(
+  tx: q.Queryable,
+  planCode: string,
+  patch: PlanPatch,
+): Promise<{ before: PlanEntitlements; after: PlanEntitlements } | undefined> {
   const before = await q.lockPlan(tx, planCode);
   if (!before) return undefined;
   const after = await q.writePlan(tx, { ...before, ...patch });

@@ -21,7 +21,15 @@ export function addMonthsUtc(date: Date, months: number): Date {
   const targetMonth = ((m % 12) + 12) % 12;
   const lastDay = new Date(Date.UTC(targetYear, targetMonth + 1, 0)).getUTCDate();
   return new Date(
-    Date.UTC(targetYear, targetMonth, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds()),
+    Date.UTC(
+      targetYear,
+      targetMonth,
+      Math.min(date.getUTCDate(), lastDay),
+      date.getUTCHours(),
+      date.getUTCMinutes(),
+      date.getUTCSeconds(),
+      date.getUTCMilliseconds(),
+    ),
   );
 }
 
@@ -41,6 +49,7 @@ export function periodContaining(anchor: Date, now: Date): Period {
 export function nextPeriod(stored: Period, anchor: Date | null, now: Date): Period | undefined {
   if (now < stored.end) return undefined;
   const counted = periodContaining(anchor ?? stored.start, now);
-  if (counted.start < stored.end) return { start: stored.end, end: counted.end > stored.end ? counted.end : addMonthsUtc(stored.end, 1) };
+  if (counted.start < stored.end)
+    return { start: stored.end, end: counted.end > stored.end ? counted.end : addMonthsUtc(stored.end, 1) };
   return counted;
 }

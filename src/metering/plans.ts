@@ -22,19 +22,55 @@ export interface PlanEntitlements {
  * when a plan has no row: then the budget is HOSTED_USAGE_DEFAULT_LIMIT_MICROS and the other caps come from here.
  */
 export const DEFAULT_PLANS: Readonly<Record<PlanCode, Omit<PlanEntitlements, 'planCode'>>> = Object.freeze({
-  free: { budgetMicros: 1_000_000, maxAssistants: 1, monthlyRequestCap: 75, evalsEnabled: false, voiceMinutes: 10, voiceConcurrentCalls: 1 },
-  starter: { budgetMicros: 12_000_000, maxAssistants: 5, monthlyRequestCap: 2_000, evalsEnabled: false, voiceMinutes: 120, voiceConcurrentCalls: 2 },
-  pro: { budgetMicros: 45_000_000, maxAssistants: 20, monthlyRequestCap: 15_000, evalsEnabled: true, voiceMinutes: 600, voiceConcurrentCalls: 5 },
-  business: { budgetMicros: 150_000_000, maxAssistants: 100, monthlyRequestCap: 50_000, evalsEnabled: true, voiceMinutes: 2_000, voiceConcurrentCalls: 10 },
+  free: {
+    budgetMicros: 1_000_000,
+    maxAssistants: 1,
+    monthlyRequestCap: 75,
+    evalsEnabled: false,
+    voiceMinutes: 10,
+    voiceConcurrentCalls: 1,
+  },
+  starter: {
+    budgetMicros: 12_000_000,
+    maxAssistants: 5,
+    monthlyRequestCap: 2_000,
+    evalsEnabled: false,
+    voiceMinutes: 120,
+    voiceConcurrentCalls: 2,
+  },
+  pro: {
+    budgetMicros: 45_000_000,
+    maxAssistants: 20,
+    monthlyRequestCap: 15_000,
+    evalsEnabled: true,
+    voiceMinutes: 600,
+    voiceConcurrentCalls: 5,
+  },
+  business: {
+    budgetMicros: 150_000_000,
+    maxAssistants: 100,
+    monthlyRequestCap: 50_000,
+    evalsEnabled: true,
+    voiceMinutes: 2_000,
+    voiceConcurrentCalls: 10,
+  },
 });
 
 /** The entitlements that apply: the stored row, or the fallback (default budget, default-ladder caps). */
-export function effectiveEntitlements(planCode: PlanCode, row: PlanEntitlements | undefined, defaultLimitMicros: number): PlanEntitlements {
+export function effectiveEntitlements(
+  planCode: PlanCode,
+  row: PlanEntitlements | undefined,
+  defaultLimitMicros: number,
+): PlanEntitlements {
   if (row) return row;
   return { planCode, ...DEFAULT_PLANS[planCode], budgetMicros: defaultLimitMicros };
 }
 
 /** The period's spend ceiling: the override when set, else the plan budget; plus operator credit. */
-export function limitMicrosOf(entitlements: PlanEntitlements, limitOverrideMicros: number | null, creditMicros: number): number {
+export function limitMicrosOf(
+  entitlements: PlanEntitlements,
+  limitOverrideMicros: number | null,
+  creditMicros: number,
+): number {
   return (limitOverrideMicros ?? entitlements.budgetMicros) + creditMicros;
 }

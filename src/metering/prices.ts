@@ -22,7 +22,10 @@ export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze(
 });
 
 /** Unknown models: priced like a large model, so a misconfiguration overestimates rather than gives away. */
-export const FALLBACK_MODEL_PRICE: ModelPrice = Object.freeze({ inputMicrosPerMillionTokens: 2_500_000, outputMicrosPerMillionTokens: 10_000_000 });
+export const FALLBACK_MODEL_PRICE: ModelPrice = Object.freeze({
+  inputMicrosPerMillionTokens: 2_500_000,
+  outputMicrosPerMillionTokens: 10_000_000,
+});
 
 /** Ingestion: embedding and processing one stored chunk. */
 export const INGESTION_CHUNK_MICROS = 20;
@@ -36,7 +39,9 @@ export function modelPrice(model: string): ModelPrice {
 /** Cost of one chat completion, rounded up to a whole micro (a request is never free by rounding). */
 export function priceChat(model: string, inputTokens: number, outputTokens: number): number {
   const price = modelPrice(model);
-  const scaled = Math.max(0, inputTokens) * price.inputMicrosPerMillionTokens + Math.max(0, outputTokens) * price.outputMicrosPerMillionTokens;
+  const scaled =
+    Math.max(0, inputTokens) * price.inputMicrosPerMillionTokens +
+    Math.max(0, outputTokens) * price.outputMicrosPerMillionTokens;
   return Math.ceil(scaled / 1_000_000);
 }
 

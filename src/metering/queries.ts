@@ -61,7 +61,9 @@ export async function lockHostingAccount(sql: Queryable, accountId: string): Pro
 }
 
 export async function findHostingAccount(sql: Queryable, accountId: string): Promise<HostingAccountRow | undefined> {
-  const [row] = await sql<HostingAccountRow[]>`select ${sql.unsafe(HOSTING_COLUMNS)} from hosting_accounts where account_id = ${accountId}`;
+  const [row] = await sql<
+    HostingAccountRow[]
+  >`select ${sql.unsafe(HOSTING_COLUMNS)} from hosting_accounts where account_id = ${accountId}`;
   return row;
 }
 
@@ -130,7 +132,19 @@ export async function adjustBalance(
   sql: Queryable,
   accountId: string,
   start: Date,
-  delta: Partial<Record<'consumedMicros' | 'reservedMicros' | 'creditMicros' | 'requestCount' | 'voiceSecondsUsed' | 'voiceSecondsReserved' | 'playgroundVoiceSeconds' | 'voiceCostMicros', number>>,
+  delta: Partial<
+    Record<
+      | 'consumedMicros'
+      | 'reservedMicros'
+      | 'creditMicros'
+      | 'requestCount'
+      | 'voiceSecondsUsed'
+      | 'voiceSecondsReserved'
+      | 'playgroundVoiceSeconds'
+      | 'voiceCostMicros',
+      number
+    >
+  >,
 ): Promise<void> {
   const d = (k: keyof typeof delta) => delta[k] ?? 0;
   // greatest(0, ...): a counter never goes negative even if a bug released twice; the check constraint would abort.
@@ -164,7 +178,12 @@ export async function lockReservation(sql: Queryable, id: string): Promise<Reser
   return row;
 }
 
-export async function closeReservation(sql: Queryable, id: string, status: Exclude<ReservationStatus, 'open'>, at: Date): Promise<void> {
+export async function closeReservation(
+  sql: Queryable,
+  id: string,
+  status: Exclude<ReservationStatus, 'open'>,
+  at: Date,
+): Promise<void> {
   await sql`update usage_reservations set status = ${status}, closed_at = ${at} where id = ${id}`;
 }
 
@@ -176,7 +195,10 @@ export async function listStaleReservationIds(sql: Queryable, before: Date, limi
 }
 
 /** Every voice grant of one session, oldest first (settling a session whose owner died). */
-export async function listVoiceReservations(sql: Queryable, sessionId: string): Promise<Array<{ id: string; status: ReservationStatus; reservedSeconds: number }>> {
+export async function listVoiceReservations(
+  sql: Queryable,
+  sessionId: string,
+): Promise<Array<{ id: string; status: ReservationStatus; reservedSeconds: number }>> {
   return sql<Array<{ id: string; status: ReservationStatus; reservedSeconds: number }>>`
     select id, status, reserved_seconds from usage_reservations
     where kind = 'voice' and voice_session_id = ${sessionId}
@@ -184,7 +206,11 @@ export async function listVoiceReservations(sql: Queryable, sessionId: string): 
 }
 
 /** Voice sessions of the account holding an open grant, other than `exceptSessionId`. */
-export async function countActiveVoiceSessions(sql: Queryable, accountId: string, exceptSessionId: string): Promise<number> {
+export async function countActiveVoiceSessions(
+  sql: Queryable,
+  accountId: string,
+  exceptSessionId: string,
+): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select count(distinct voice_session_id)::int8 as n from usage_reservations
     where account_id = ${accountId} and kind = 'voice' and status = 'open' and voice_session_id <> ${exceptSessionId}`;

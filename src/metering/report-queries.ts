@@ -15,7 +15,11 @@ export interface AssistantUsageRow {
  * totals the usage_events trigger keeps (migration 0007): one index range per account and period, however many
  * events the period holds.
  */
-export async function usageByAssistant(sql: Queryable, accountId: string, periodStart: Date): Promise<AssistantUsageRow[]> {
+export async function usageByAssistant(
+  sql: Queryable,
+  accountId: string,
+  periodStart: Date,
+): Promise<AssistantUsageRow[]> {
   return sql<AssistantUsageRow[]>`
     select nullif(assistant_key, '') as assistant_id, cost_micros, request_count, input_tokens, output_tokens, events
     from usage_period_assistant_totals

@@ -18,7 +18,12 @@ export interface UsageSummary {
   requestCount: number;
   monthlyRequestCap: number | null;
   enforcement: string;
-  voice: { voiceSecondsUsed: number; voiceSecondsLimit: number; voiceSecondsReserved: number; playgroundVoiceSeconds: number };
+  voice: {
+    voiceSecondsUsed: number;
+    voiceSecondsLimit: number;
+    voiceSecondsReserved: number;
+    playgroundVoiceSeconds: number;
+  };
 }
 
 /**
@@ -27,7 +32,14 @@ export interface UsageSummary {
  */
 async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount> {
   const fast = await rq.readAccountSnapshot(meter.sql, accountId);
-  if (fast && nextPeriod({ start: fast.account.periodStart, end: fast.account.periodEnd }, fast.account.periodAnchor, meter.clock.now()) === undefined) {
+  if (
+    fast &&
+    nextPeriod(
+      { start: fast.account.periodStart, end: fast.account.periodEnd },
+      fast.account.periodAnchor,
+      meter.clock.now(),
+    ) === undefined
+  ) {
     const { account, plan } = fast;
     const planCode = isPlanCode(account.planCode) ? account.planCode : 'free';
     return {
@@ -37,7 +49,12 @@ async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount>
       plan: effectiveEntitlements(planCode, plan, meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS),
     };
   }
-  const read = await readAccountPeriod(meter.sql, accountId, meter.clock, meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS);
+  const read = await readAccountPeriod(
+    meter.sql,
+    accountId,
+    meter.clock,
+    meter.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS,
+  );
   if (!read) throw new Error(`no hosting account for ${accountId}`);
   return read;
 }
@@ -92,7 +109,11 @@ export async function usageLimits(meter: Meter, accountId: string) {
 export async function usageByAssistant(meter: Meter, accountId: string) {
   const { period } = await snapshot(meter, accountId);
   const rows = await rq.usageByAssistant(meter.sql, accountId, period.start);
-  return { periodStart: period.start.toISOString(), periodEnd: period.end.toISOString(), assistants: rows.map(({ events: _events, ...row }) => row) };
+  return {
+    periodStart: period.start.toISOString(),
+    periodEnd: period.end.toISOString(),
+    assistants: rows.map(({ events: _events, ...row }) => row),
+  };
 }
 
 export async function recentUsage(meter: Meter, accountId: string, limit: number) {

@@ -124,7 +124,8 @@ export function usageRoutes(meter: Meter): AnyRoute[] {
         response: { 200: recentSchema },
       },
       openapi: { summary: 'Most recent usage events', tags, hidden: true, errors: { 400: 'Invalid limit', ...errors } },
-      handler: async (ctx) => reply.json({ events: await report.recentUsage(meter, ownerOf(ctx).accountId, ctx.query.limit) }),
+      handler: async (ctx) =>
+        reply.json({ events: await report.recentUsage(meter, ownerOf(ctx).accountId, ctx.query.limit) }),
     }),
   ];
 }

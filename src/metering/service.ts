@@ -121,13 +121,21 @@ export class Meter {
    */
   async admit(request: AdmitRequest): Promise<Reservation> {
     const countsDefault = request.kind === 'chat';
-    const exemptPlayground = this.config.HOSTED_USAGE_EXEMPT_PLAYGROUND && request.source === 'playground' && request.kind === 'chat';
+    const exemptPlayground =
+      this.config.HOSTED_USAGE_EXEMPT_PLAYGROUND && request.source === 'playground' && request.kind === 'chat';
     // Exempt playground chat is still metered (spend recorded) but neither limited nor counted as a request.
     const countsAsRequest = exemptPlayground ? false : (request.countsAsRequest ?? countsDefault);
     const enforced = this.mode === 'enforce' && !exemptPlayground;
     const estimate = Math.max(0, Math.ceil(request.estimateMicros));
     if (this.mode === 'off') {
-      return { id: null, accountId: request.accountId, kind: request.kind, reservedMicros: 0, enforced: false, countsAsRequest: false };
+      return {
+        id: null,
+        accountId: request.accountId,
+        kind: request.kind,
+        reservedMicros: 0,
+        enforced: false,
+        countsAsRequest: false,
+      };
     }
     const id = newMeteringId('ures');
     const refusal = await this.sql.begin(async (tx) => {
@@ -151,14 +159,27 @@ export class Meter {
         quotaExempt: exemptPlayground,
         createdAt: this.clock.now(),
       });
-      await q.adjustBalance(tx, request.accountId, locked.period.start, { reservedMicros: estimate, requestCount: countsAsRequest ? 1 : 0 });
+      await q.adjustBalance(tx, request.accountId, locked.period.start, {
+        reservedMicros: estimate,
+        requestCount: countsAsRequest ? 1 : 0,
+      });
       return undefined;
     });
     if (refusal) {
-      this.log.info({ accountId: request.accountId, kind: request.kind, refusal: refusal.kind, audience: request.audience }, 'usage refused');
+      this.log.info(
+        { accountId: request.accountId, kind: request.kind, refusal: refusal.kind, audience: request.audience },
+        'usage refused',
+      );
       throw refusalError(refusal, request.audience);
     }
-    return { id, accountId: request.accountId, kind: request.kind, reservedMicros: estimate, enforced, countsAsRequest };
+    return {
+      id,
+      accountId: request.accountId,
+      kind: request.kind,
+      reservedMicros: estimate,
+      enforced,
+      countsAsRequest,
+    };
   }
 
   /**

@@ -43,7 +43,8 @@ export interface VoiceGrant {
 export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantRequest): Promise<VoiceGrant> {
   const requested = Math.max(1, Math.floor(request.requestedSeconds ?? VOICE_GRANT_SECONDS));
   const quotaExempt = meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground';
-  if (meter.mode === 'off') return { id: null, accountId: request.accountId, sessionId: request.sessionId, seconds: requested, quotaExempt };
+  if (meter.mode === 'off')
+    return { id: null, accountId: request.accountId, sessionId: request.sessionId, seconds: requested, quotaExempt };
   const enforced = meter.mode === 'enforce';
   const id = newMeteringId('ures');
   const result = await meter.sql.begin(async (tx): Promise<{ refusal: Refusal } | { seconds: number }> => {
@@ -53,7 +54,8 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
     if (enforced) {
       if (request.first) {
         const active = await q.countActiveVoiceSessions(tx, request.accountId, request.sessionId);
-        if (active >= plan.voiceConcurrentCalls) return { refusal: { kind: 'voice_concurrency', voiceConcurrentCalls: plan.voiceConcurrentCalls } };
+        if (active >= plan.voiceConcurrentCalls)
+          return { refusal: { kind: 'voice_concurrency', voiceConcurrentCalls: plan.voiceConcurrentCalls } };
       }
       if (!quotaExempt) {
         const limitSeconds = plan.voiceMinutes * 60;
@@ -86,11 +88,15 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       quotaExempt,
       createdAt: meter.clock.now(),
     });
-    if (!quotaExempt) await q.adjustBalance(tx, request.accountId, locked.period.start, { voiceSecondsReserved: seconds });
+    if (!quotaExempt)
+      await q.adjustBalance(tx, request.accountId, locked.period.start, { voiceSecondsReserved: seconds });
     return { seconds };
   });
   if ('refusal' in result) {
-    meter.log.info({ accountId: request.accountId, refusal: result.refusal.kind, audience: request.audience }, 'voice usage refused');
+    meter.log.info(
+      { accountId: request.accountId, refusal: result.refusal.kind, audience: request.audience },
+      'voice usage refused',
+    );
     throw refusalError(result.refusal, request.audience);
   }
   return { id, accountId: request.accountId, sessionId: request.sessionId, seconds: result.seconds, quotaExempt };
@@ -102,14 +108,19 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
  * (or the playground seconds when exempt); their provider cost is recorded in micros on the event and the
  * balance's voice_cost_micros, apart from the chat budget.
  */
-export async function settleVoiceSeconds(meter: Meter, grant: VoiceGrant | string, usedSeconds: number): Promise<{ status: 'settled' | 'late' | 'duplicate' | 'unmetered'; seconds: number }> {
+export async function settleVoiceSeconds(
+  meter: Meter,
+  grant: VoiceGrant | string,
+  usedSeconds: number,
+): Promise<{ status: 'settled' | 'late' | 'duplicate' | 'unmetered'; seconds: number }> {
   const id = typeof grant === 'string' ? grant : grant.id;
   if (id === null || meter.mode === 'off') return { status: 'unmetered', seconds: 0 };
   const seconds = Math.max(0, Math.ceil(usedSeconds));
   const cost = priceVoiceSeconds(seconds);
   const status = await meter.sql.begin(async (tx) => {
     const row = await q.lockReservation(tx, id);
-    if (!row || row.kind !== 'voice' || row.status === 'settled' || row.status === 'released') return 'duplicate' as const;
+    if (!row || row.kind !== 'voice' || row.status === 'settled' || row.status === 'released')
+      return 'duplicate' as const;
     const now = meter.clock.now();
     await q.closeReservation(tx, id, 'settled', now);
     const wasOpen = row.status === 'open';
@@ -119,14 +130,20 @@ export async function settleVoiceSeconds(meter: Meter, grant: VoiceGrant | strin
         ? { playgroundVoiceSeconds: seconds }
         : { voiceSecondsUsed: seconds, ...(wasOpen ? { voiceSecondsReserved: -row.reservedSeconds } : {}) }),
     });
-    await q.upsertUsageEvent(tx, meter.eventOf(row, 'settled', now, { units: seconds, costMicros: cost, model: 'voice' }));
+    await q.upsertUsageEvent(
+      tx,
+      meter.eventOf(row, 'settled', now, { units: seconds, costMicros: cost, model: 'voice' }),
+    );
     return wasOpen ? ('settled' as const) : ('late' as const);
   });
   return { status, seconds: status === 'duplicate' ? 0 : seconds };
 }
 
 /** The voice grants of one session, oldest first: what an instance that did not hold the call needs to settle it. */
-export async function listVoiceGrants(meter: Meter, sessionId: string): Promise<Array<{ id: string; status: 'open' | 'settled' | 'released' | 'expired'; seconds: number }>> {
+export async function listVoiceGrants(
+  meter: Meter,
+  sessionId: string,
+): Promise<Array<{ id: string; status: 'open' | 'settled' | 'released' | 'expired'; seconds: number }>> {
   if (meter.mode === 'off') return [];
   const rows = await q.listVoiceReservations(meter.sql, sessionId);
   return rows.map((r) => ({ id: r.id, status: r.status, seconds: r.reservedSeconds }));

@@ -14,7 +14,13 @@ export interface VoiceSource {
   /** Calls this instance runs now. */
   activeSessions(): number;
   /** Relay counters summed over closed and live relays. */
-  relayTotals(): { callerFrames: number; callerBytes: number; assistantChunks: number; assistantSentBytes: number; assistantDroppedBytes: number };
+  relayTotals(): {
+    callerFrames: number;
+    callerBytes: number;
+    assistantChunks: number;
+    assistantSentBytes: number;
+    assistantDroppedBytes: number;
+  };
   /** Provider link reconnects summed over live sessions (ended ones are added by `sessionEnded`). */
   liveProviderReconnects(): number;
 }
@@ -43,15 +49,44 @@ export class Metrics {
         this.set(source()?.activeSessions() ?? 0);
       },
     });
-    this.mints = new Counter({ name: 'parley_voice_mints_total', help: 'Voice session mints by outcome (ok, refused: 4xx, failed: 5xx) and reason (error code).', labelNames: ['outcome', 'reason'], registers });
-    this.ends = new Counter({ name: 'parley_voice_ends_total', help: 'Voice sessions settled by this instance, by end reason (client: the caller hung up; control_lost: also a dead owner\'s calls, counted by the survivor that settled them).', labelNames: ['reason'], registers });
-    this.heartbeats = new Counter({ name: 'parley_voice_heartbeats_total', help: 'Heartbeat answers by status (healthy, degraded, ended, lost, or the error code).', labelNames: ['status'], registers });
-    this.gateDecisions = new Counter({ name: 'parley_voice_gate_decisions_total', help: 'Playback gate decisions by state and reason.', labelNames: ['state', 'reason'], registers });
-    this.endedReconnects = new Counter({ name: 'parley_voice_provider_reconnects_ended_total', help: 'internal', registers: [] });
+    this.mints = new Counter({
+      name: 'parley_voice_mints_total',
+      help: 'Voice session mints by outcome (ok, refused: 4xx, failed: 5xx) and reason (error code).',
+      labelNames: ['outcome', 'reason'],
+      registers,
+    });
+    this.ends = new Counter({
+      name: 'parley_voice_ends_total',
+      help: "Voice sessions settled by this instance, by end reason (client: the caller hung up; control_lost: also a dead owner's calls, counted by the survivor that settled them).",
+      labelNames: ['reason'],
+      registers,
+    });
+    this.heartbeats = new Counter({
+      name: 'parley_voice_heartbeats_total',
+      help: 'Heartbeat answers by status (healthy, degraded, ended, lost, or the error code).',
+      labelNames: ['status'],
+      registers,
+    });
+    this.gateDecisions = new Counter({
+      name: 'parley_voice_gate_decisions_total',
+      help: 'Playback gate decisions by state and reason.',
+      labelNames: ['state', 'reason'],
+      registers,
+    });
+    this.endedReconnects = new Counter({
+      name: 'parley_voice_provider_reconnects_ended_total',
+      help: 'internal',
+      registers: [],
+    });
     const ended = this.endedReconnects;
     type Totals = ReturnType<VoiceSource['relayTotals']>;
     /** A counter read from the relay's own totals at scrape time, one value per label set. */
-    const relay = (name: string, help: string, labelNames: string[], values: (t: Totals) => Array<[Record<string, string>, number]>) =>
+    const relay = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      values: (t: Totals) => Array<[Record<string, string>, number]>,
+    ) =>
       new Counter({
         name,
         help,
@@ -64,9 +99,30 @@ export class Metrics {
           for (const [labels, value] of values(totals)) this.inc(labels, value);
         },
       });
-    relay('parley_voice_relay_frames_total', 'Media frames relayed: in = caller audio frames, out = assistant audio chunks.', ['direction'], (t) => [[{ direction: 'in' }, t.callerFrames], [{ direction: 'out' }, t.assistantChunks]]);
-    relay('parley_voice_relay_bytes_total', 'Media bytes relayed: in = caller audio, out = assistant audio sent to callers.', ['direction'], (t) => [[{ direction: 'in' }, t.callerBytes], [{ direction: 'out' }, t.assistantSentBytes]]);
-    relay('parley_voice_audio_dropped_bytes_total', 'Assistant audio callers never got because they read too slowly.', [], (t) => [[{}, t.assistantDroppedBytes]]);
+    relay(
+      'parley_voice_relay_frames_total',
+      'Media frames relayed: in = caller audio frames, out = assistant audio chunks.',
+      ['direction'],
+      (t) => [
+        [{ direction: 'in' }, t.callerFrames],
+        [{ direction: 'out' }, t.assistantChunks],
+      ],
+    );
+    relay(
+      'parley_voice_relay_bytes_total',
+      'Media bytes relayed: in = caller audio, out = assistant audio sent to callers.',
+      ['direction'],
+      (t) => [
+        [{ direction: 'in' }, t.callerBytes],
+        [{ direction: 'out' }, t.assistantSentBytes],
+      ],
+    );
+    relay(
+      'parley_voice_audio_dropped_bytes_total',
+      'Assistant audio callers never got because they read too slowly.',
+      [],
+      (t) => [[{}, t.assistantDroppedBytes]],
+    );
     new Counter({
       name: 'parley_voice_provider_reconnects_total',
       help: 'Voice provider link reconnects (resumed sessions).',
@@ -76,7 +132,12 @@ export class Metrics {
         this.inc(((await ended.get()).values[0]?.value ?? 0) + (source()?.liveProviderReconnects() ?? 0));
       },
     });
-    this.requests = new Counter({ name: 'parley_http_requests_total', help: 'HTTP requests by method, route pattern and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.requests = new Counter({
+      name: 'parley_http_requests_total',
+      help: 'HTTP requests by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
     this.durations = new Histogram({
       name: 'parley_http_request_duration_seconds',
       help: 'HTTP request duration by method and route pattern (streams: until the stream ends).',
@@ -84,10 +145,21 @@ export class Metrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.reservations = new Counter({ name: 'parley_metering_reservations_total', help: 'Usage reservations (voice: grants) by kind and outcome (reserved, refused, failed).', labelNames: ['kind', 'outcome'], registers });
-    this.settlements = new Counter({ name: 'parley_metering_settlements_total', help: 'Usage settlements by kind (voice: once per call).', labelNames: ['kind'], registers });
+    this.reservations = new Counter({
+      name: 'parley_metering_reservations_total',
+      help: 'Usage reservations (voice: grants) by kind and outcome (reserved, refused, failed).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.settlements = new Counter({
+      name: 'parley_metering_settlements_total',
+      help: 'Usage settlements by kind (voice: once per call).',
+      labelNames: ['kind'],
+      registers,
+    });
     // Process CPU, memory, GC, handles and event-loop delay (nodejs_eventloop_lag_*; monitorEventLoopDelay).
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    if (options.defaultMetrics !== false)
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
   }
 
   /** The voice side of this instance (set once the capability is built). */

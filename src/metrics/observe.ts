@@ -12,7 +12,12 @@ export function observeMeter(meter: Meter, metrics: Metrics): Meter {
       metrics.reservation(request.kind, 'reserved');
       return reservation;
     } catch (err) {
-      metrics.reservation(request.kind, (err as { status?: number }).status !== undefined && (err as { status: number }).status < 500 ? 'refused' : 'failed');
+      metrics.reservation(
+        request.kind,
+        (err as { status?: number }).status !== undefined && (err as { status: number }).status < 500
+          ? 'refused'
+          : 'failed',
+      );
       throw err;
     }
   };
@@ -32,7 +37,12 @@ export function observeVoiceQuota<Q extends VoiceQuota>(quota: Q, metrics: Metri
         await quota.admit(request);
         metrics.reservation('voice', 'reserved');
       } catch (err) {
-        metrics.reservation('voice', (err as { status?: number }).status !== undefined && (err as { status: number }).status < 500 ? 'refused' : 'failed');
+        metrics.reservation(
+          'voice',
+          (err as { status?: number }).status !== undefined && (err as { status: number }).status < 500
+            ? 'refused'
+            : 'failed',
+        );
         throw err;
       }
     },

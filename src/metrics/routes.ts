@@ -34,7 +34,9 @@ export function metricsRoutes(metrics: Metrics, token: string): AnyRoute[] {
       openapi: { summary: 'Prometheus metrics', hidden: true, errors: { 401: 'No or wrong METRICS_TOKEN' } },
       handler: async (ctx) => {
         if (!bearerMatches(ctx.headers['authorization'], token)) {
-          throw new AppError(MetricsErrorCodes.UNAUTHORIZED, 401, 'Send Authorization: Bearer <METRICS_TOKEN>.', { headers: { 'www-authenticate': 'Bearer realm="metrics"' } });
+          throw new AppError(MetricsErrorCodes.UNAUTHORIZED, 401, 'Send Authorization: Bearer <METRICS_TOKEN>.', {
+            headers: { 'www-authenticate': 'Bearer realm="metrics"' },
+          });
         }
         return reply.bytes(await metrics.text(), metrics.contentType);
       },
@@ -46,7 +48,10 @@ export function metricsRoutes(metrics: Metrics, token: string): AnyRoute[] {
  * METRICS_PORT: /metrics on a port of its own (plain node:http, loopback or a private network; the bearer token
  * applies here too when set). Anything else on that port is 404.
  */
-export function metricsListener(metrics: Metrics, options: { host: string; port: number; token?: string | undefined; log: Logger }) {
+export function metricsListener(
+  metrics: Metrics,
+  options: { host: string; port: number; token?: string | undefined; log: Logger },
+) {
   let server: Server | undefined;
   return {
     start: () =>
@@ -57,7 +62,9 @@ export function metricsListener(metrics: Metrics, options: { host: string; port:
             return;
           }
           if (options.token !== undefined && !bearerMatches(req.headers.authorization, options.token)) {
-            res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"' }).end('unauthorized\n');
+            res
+              .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"' })
+              .end('unauthorized\n');
             return;
           }
           metrics.text().then(

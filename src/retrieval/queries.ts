@@ -18,7 +18,10 @@ export interface QueryLexeme {
 }
 
 /** The question's lexemes (a correlated lookup: always primary-key probes, never a scan of the counts) in the assistant's language (stemmed, stop words removed), with their frequency. */
-export async function questionLexemes(sql: Db, input: { assistantId: string; language: string; text: string }): Promise<QueryLexeme[]> {
+export async function questionLexemes(
+  sql: Db,
+  input: { assistantId: string; language: string; text: string },
+): Promise<QueryLexeme[]> {
   return sql<QueryLexeme[]>`
     select l.lexeme,
            coalesce((select s.df from assistant_lexemes s where s.assistant_id = ${input.assistantId} and s.lexeme = l.lexeme), 0)::int as df

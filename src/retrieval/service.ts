@@ -55,7 +55,12 @@ export function planQuery(lexemes: QueryLexeme[]): QueryPlan | undefined {
 }
 
 /** The best `limit` passages of an assistant's ready documents for a question (empty when nothing matches). */
-export async function retrievePassages(sql: Sql, assistant: { id: string; language: string }, question: string, limit = 5): Promise<Passage[]> {
+export async function retrievePassages(
+  sql: Sql,
+  assistant: { id: string; language: string },
+  question: string,
+  limit = 5,
+): Promise<Passage[]> {
   const text = questionWords(question);
   if (text === '') return [];
   const plan = planQuery(await questionLexemes(sql, { assistantId: assistant.id, language: assistant.language, text }));
@@ -63,7 +68,13 @@ export async function retrievePassages(sql: Sql, assistant: { id: string; langua
   let rows = await rankPassages(sql, { assistantId: assistant.id, ...plan, candidateCap: CANDIDATE_CAP, limit });
   if (rows.length === 0 && plan.candidateQuery.includes('&')) {
     // No passage holds both common terms together: fall back to the rarest one alone.
-    rows = await rankPassages(sql, { assistantId: assistant.id, candidateQuery: plan.candidateQuery.split(' & ')[0]!, fullQuery: plan.fullQuery, candidateCap: CANDIDATE_CAP, limit });
+    rows = await rankPassages(sql, {
+      assistantId: assistant.id,
+      candidateQuery: plan.candidateQuery.split(' & ')[0]!,
+      fullQuery: plan.fullQuery,
+      candidateCap: CANDIDATE_CAP,
+      limit,
+    });
   }
   return rows.map((r) => ({ ...r, score: Number(r.score) }));
 }
@@ -83,7 +94,12 @@ export function sourcesOf(passages: readonly Passage[], question: string): Passa
   for (const p of passages) {
     if (seen.has(p.documentId)) continue;
     seen.add(p.documentId);
-    out.push({ documentId: p.documentId, name: p.documentName, snippet: snippetOf(p.content, question), score: Number(p.score.toFixed(6)) });
+    out.push({
+      documentId: p.documentId,
+      name: p.documentName,
+      snippet: snippetOf(p.content, question),
+      score: Number(p.score.toFixed(6)),
+    });
   }
   return out;
 }

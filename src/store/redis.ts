@@ -110,10 +110,13 @@ export class RedisStore implements SharedStore {
     if (!closed) this.#startSubscriber();
     // Already live: subscribe this channel too; it is live once Redis confirms.
     if (this.#subscriberLive && !this.#confirmed.has(name)) {
-      this.#subscriber?.subscribe(name).then(() => {
-        this.#confirmed.add(name);
-        listener.gap();
-      }, () => undefined);
+      this.#subscriber?.subscribe(name).then(
+        () => {
+          this.#confirmed.add(name);
+          listener.gap();
+        },
+        () => undefined,
+      );
     } else if (this.#subscriberLive) listener.gap();
     const store = this;
     return {
@@ -137,7 +140,12 @@ export class RedisStore implements SharedStore {
 
   #startSubscriber(): void {
     if (this.#subscriber !== undefined) return;
-    const sub = this.#redis.duplicate({ autoResubscribe: false, enableOfflineQueue: true, lazyConnect: false, keyPrefix: '' });
+    const sub = this.#redis.duplicate({
+      autoResubscribe: false,
+      enableOfflineQueue: true,
+      lazyConnect: false,
+      keyPrefix: '',
+    });
     this.#subscriber = sub;
     sub.on('error', () => undefined); // the command connection already logs Redis outages
     const down = () => {
@@ -216,7 +224,10 @@ export async function connectRedisStore(options: RedisStoreOptions): Promise<Red
     lastError = error;
     if (!healthy) return;
     healthy = false;
-    log?.warn({ redis: where, err: { message: error.message, code: (error as NodeJS.ErrnoException).code } }, 'redis unavailable');
+    log?.warn(
+      { redis: where, err: { message: error.message, code: (error as NodeJS.ErrnoException).code } },
+      'redis unavailable',
+    );
   });
   redis.on('ready', () => {
     if (healthy) return;

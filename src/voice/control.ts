@@ -43,7 +43,11 @@ export async function heartbeat(ctx: VoiceContext, id: string, token: string): P
   const live = ctx.sessions.get(id);
   if (live !== undefined) {
     if (live.status !== 'active') {
-      return { status: 'ended', nextHeartbeatMs: interval, endReason: presentEndReason(live.endReason, audienceOf(live.keyless)) };
+      return {
+        status: 'ended',
+        nextHeartbeatMs: interval,
+        endReason: presentEndReason(live.endReason, audienceOf(live.keyless)),
+      };
     }
     if (!live.heartbeat(ctx.clock.now())) throw voiceErrors.heartbeatTooFrequent();
     // Degraded: the provider link is reconnecting or silent, or this instance cannot reach its shared state (the call
@@ -81,7 +85,8 @@ export async function locateForMedia(ctx: VoiceContext, id: string, token: strin
   const live = localForMedia(ctx, id, token);
   if (live !== undefined) return live;
   const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
+    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
   throw voiceErrors.notFound();
 }
 
@@ -107,14 +112,25 @@ export async function openGate(ctx: VoiceContext, id: string, token: string): Pr
 export async function endSession(ctx: VoiceContext, id: string, caller: EndCaller): Promise<EndAnswer> {
   const live = ctx.sessions.get(id);
   if (live !== undefined) {
-    await authorizeEnd(ctx, caller, { accountId: live.accountId, assistantId: live.assistant.id, keyless: live.keyless, visitorId: live.visitorId });
+    await authorizeEnd(ctx, caller, {
+      accountId: live.accountId,
+      assistantId: live.assistant.id,
+      keyless: live.keyless,
+      visitorId: live.visitorId,
+    });
     return present(await live.end(null, 'client'));
   }
   const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
+    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
   const row = await q.findSession(ctx.deps.sql, id);
   if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
-  await authorizeEnd(ctx, caller, { accountId: row.accountId, assistantId: row.assistantId, keyless: row.source !== 'api', visitorId: row.visitorId });
+  await authorizeEnd(ctx, caller, {
+    accountId: row.accountId,
+    assistantId: row.assistantId,
+    keyless: row.source !== 'api',
+    visitorId: row.visitorId,
+  });
   const tomb = await readTombstone(ctx, id);
   if (tomb !== null) return present(tomb);
   if (row.state === 'active') {
@@ -148,7 +164,8 @@ async function authorizeEnd(
  */
 async function finalElsewhere(ctx: VoiceContext, id: string): Promise<VoiceFinal> {
   const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
+    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
   const tomb = await readTombstone(ctx, id);
   if (tomb !== null) return tomb;
   const row = await q.findSession(ctx.deps.sql, id);

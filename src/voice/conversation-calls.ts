@@ -38,7 +38,8 @@ export async function voiceCallsOf(sql: Sql, conversationId: string): Promise<Co
     endReason: r.endReason,
     startedAt: r.startedAt.toISOString(),
     endedAt: r.endedAt?.toISOString() ?? null,
-    durationSeconds: r.endedAt === null ? null : Math.max(0, Math.round((r.endedAt.getTime() - r.startedAt.getTime()) / 1000)),
+    durationSeconds:
+      r.endedAt === null ? null : Math.max(0, Math.round((r.endedAt.getTime() - r.startedAt.getTime()) / 1000)),
     billableSeconds: r.billableSeconds,
   }));
 }

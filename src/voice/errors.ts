@@ -45,18 +45,33 @@ export const voiceErrors = {
   /** 400 VALIDATION_FAILED: a capability outside heartbeat / playback_gate. */
   unknownCapabilities: (unknown: string[]) =>
     validationError(
-      unknown.map((c) => ({ path: 'body.capabilities', message: `unknown capability "${c.slice(0, 40)}"; allowed: heartbeat, playback_gate` })),
+      unknown.map((c) => ({
+        path: 'body.capabilities',
+        message: `unknown capability "${c.slice(0, 40)}"; allowed: heartbeat, playback_gate`,
+      })),
       'body',
     ),
   clientUpdateRequired: () =>
-    new AppError(VoiceErrorCodes.CLIENT_UPDATE_REQUIRED, 403, 'This voice client must be updated: it has to declare the playback_gate capability.', {
-      reason: 'client_update_required',
-    }),
+    new AppError(
+      VoiceErrorCodes.CLIENT_UPDATE_REQUIRED,
+      403,
+      'This voice client must be updated: it has to declare the playback_gate capability.',
+      {
+        reason: 'client_update_required',
+      },
+    ),
   consentRequired: () =>
-    new AppError(VoiceErrorCodes.CONSENT_REQUIRED, 400, 'This call would be recorded: send recordingConsent: true to start it.'),
+    new AppError(
+      VoiceErrorCodes.CONSENT_REQUIRED,
+      400,
+      'This call would be recorded: send recordingConsent: true to start it.',
+    ),
   disabled: () => new AppError(VoiceErrorCodes.DISABLED, 403, 'Voice is not enabled for this assistant.'),
   /** The only refusal a widget/keyless caller ever sees: neutral, no word about plans or usage. */
-  unavailable: () => new AppError(VoiceErrorCodes.UNAVAILABLE, 403, 'Voice is not available right now.', { reason: 'voice_unavailable' }),
+  unavailable: () =>
+    new AppError(VoiceErrorCodes.UNAVAILABLE, 403, 'Voice is not available right now.', {
+      reason: 'voice_unavailable',
+    }),
   notFound: () => new AppError(VoiceErrorCodes.SESSION_NOT_FOUND, 404, 'No such voice session.'),
   misrouted: (instanceId: string, expiresAt: number) =>
     new AppError(VoiceErrorCodes.MISROUTED, 421, 'This voice session runs on another instance.', {
@@ -65,7 +80,9 @@ export const voiceErrors = {
       headers: { 'x-parley-instance': instanceId },
     }),
   heartbeatTooFrequent: () =>
-    new AppError(VoiceErrorCodes.HEARTBEAT_TOO_FREQUENT, 429, 'At most one heartbeat per second.', { headers: { 'retry-after': '1' } }),
+    new AppError(VoiceErrorCodes.HEARTBEAT_TOO_FREQUENT, 429, 'At most one heartbeat per second.', {
+      headers: { 'retry-after': '1' },
+    }),
   gateStreamLimit: (max: number) =>
     new AppError(VoiceErrorCodes.GATE_STREAM_LIMIT, 429, `At most ${max} gate streams may be open per session.`),
   providerNotConfigured: () =>
@@ -76,7 +93,16 @@ export const voiceErrors = {
       details: { maxConcurrentSessions: max },
       headers: { 'retry-after': '5' },
     }),
-  hostInvalid: () => new AppError(VoiceErrorCodes.HOST_INVALID, 400, 'The Host header must name one host (and port) to build the media URL; or set PUBLIC_URL.'),
-  recordingNotFound: () => new AppError(VoiceErrorCodes.RECORDING_NOT_FOUND, 404, 'No recording for this voice session.'),
-  draining: () => new AppError(VoiceErrorCodes.DRAINING, 503, 'This server is shutting down; try again.', { headers: { 'retry-after': '1' } }),
+  hostInvalid: () =>
+    new AppError(
+      VoiceErrorCodes.HOST_INVALID,
+      400,
+      'The Host header must name one host (and port) to build the media URL; or set PUBLIC_URL.',
+    ),
+  recordingNotFound: () =>
+    new AppError(VoiceErrorCodes.RECORDING_NOT_FOUND, 404, 'No recording for this voice session.'),
+  draining: () =>
+    new AppError(VoiceErrorCodes.DRAINING, 503, 'This server is shutting down; try again.', {
+      headers: { 'retry-after': '1' },
+    }),
 };

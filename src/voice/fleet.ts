@@ -52,7 +52,8 @@ export class VoiceFleet {
   }
 
   stop(): void {
-    for (const timer of [this.renewTimer, this.livenessTimer, this.sweepTimer]) if (timer !== undefined) clearInterval(timer);
+    for (const timer of [this.renewTimer, this.livenessTimer, this.sweepTimer])
+      if (timer !== undefined) clearInterval(timer);
     this.renewTimer = this.livenessTimer = this.sweepTimer = undefined;
   }
 
@@ -63,7 +64,9 @@ export class VoiceFleet {
    */
   private owned(): LiveVoiceSession[] {
     const { ctx } = this;
-    return [...ctx.sessions.values()].filter((s) => s.lease !== undefined && (s.status !== 'ended' || ctx.settling.has(s.id)));
+    return [...ctx.sessions.values()].filter(
+      (s) => s.lease !== undefined && (s.status !== 'ended' || ctx.settling.has(s.id)),
+    );
   }
 
   /** One pass of the records loop (store only). */
@@ -85,24 +88,38 @@ export class VoiceFleet {
             }
             const current = outcome.current;
             if (session.status !== 'active') return; // already ending: its settlement is fenced by the generation
-            if (current.instanceId === ctx.ownership.instanceId && current.generation === session.lease.record.generation && current.endRequested !== undefined) {
+            if (
+              current.instanceId === ctx.ownership.instanceId &&
+              current.generation === session.lease.record.generation &&
+              current.endRequested !== undefined
+            ) {
               // Another instance asked us to end it (a newer widget session of the same visitor).
               session.lease.record = current;
               session.lease.raw = JSON.stringify(current);
               void session.end(current.endRequested as EndReason);
               return;
             }
-            session.log.warn({ owner: current.instanceId, generation: current.generation }, 'voice ownership record taken; this instance no longer controls the session');
+            session.log.warn(
+              { owner: current.instanceId, generation: current.generation },
+              'voice ownership record taken; this instance no longer controls the session',
+            );
             void session.end('control_lost');
           } catch (err) {
             failed = true;
-            session.log.debug({ err: { message: (err as Error).message } }, 'voice ownership renewal failed; retrying next tick');
+            session.log.debug(
+              { err: { message: (err as Error).message } },
+              'voice ownership renewal failed; retrying next tick',
+            );
           }
         }),
       );
     } finally {
       if (owned.length > 0) {
-        if (failed !== this.storeFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice ownership renewal failing: shared store unreachable' : 'voice ownership renewal recovered');
+        if (failed !== this.storeFailing)
+          ctx.deps.log.warn(
+            { degraded: failed },
+            failed ? 'voice ownership renewal failing: shared store unreachable' : 'voice ownership renewal recovered',
+          );
         this.storeFailing = failed;
       }
       this.renewing = false;
@@ -119,7 +136,12 @@ export class VoiceFleet {
     this.reasserting.add(session.id);
     const { ctx } = this;
     try {
-      const generation = await q.reassertOwner(ctx.deps.sql, session.id, ctx.ownership.instanceId, session.lease.record.generation);
+      const generation = await q.reassertOwner(
+        ctx.deps.sql,
+        session.id,
+        ctx.ownership.instanceId,
+        session.lease.record.generation,
+      );
       if (generation === undefined) {
         if (session.status === 'active') {
           session.log.warn('voice session settled elsewhere while its record was gone; ending it here');
@@ -134,7 +156,10 @@ export class VoiceFleet {
       }
       // A record appeared meanwhile: the next renewal reads it and decides (ours: adopted; anyone else's: fenced).
     } catch (err) {
-      session.log.debug({ err: { message: (err as Error).message } }, 'voice ownership re-assertion failed; retrying next tick');
+      session.log.debug(
+        { err: { message: (err as Error).message } },
+        'voice ownership re-assertion failed; retrying next tick',
+      );
     } finally {
       this.reasserting.delete(session.id);
     }
@@ -150,12 +175,19 @@ export class VoiceFleet {
     try {
       const generations = owned.map((s) => s.lease.record.generation);
       try {
-        const matched = await q.renewSessions(ctx.deps.sql, ctx.ownership.instanceId, owned.map((s) => s.id), owned.map((s) => s.billableUsageSeconds()), generations);
+        const matched = await q.renewSessions(
+          ctx.deps.sql,
+          ctx.ownership.instanceId,
+          owned.map((s) => s.id),
+          owned.map((s) => s.billableUsageSeconds()),
+          generations,
+        );
         owned.forEach((session, i) => {
           const generation = matched.get(session.id);
           if (generation !== undefined) {
             // A re-assertion of ours committed though its answer was lost: adopt the generation the database holds.
-            if (generation > session.lease.record.generation) session.lease.record = { ...session.lease.record, generation };
+            if (generation > session.lease.record.generation)
+              session.lease.record = { ...session.lease.record, generation };
             return;
           }
           // Not matched, and not re-asserted since: settled or taken elsewhere.
@@ -166,7 +198,10 @@ export class VoiceFleet {
         });
       } catch (err) {
         failed = true;
-        ctx.deps.log.debug({ err: { message: (err as Error).message } }, 'voice liveness not persisted; retrying next tick');
+        ctx.deps.log.debug(
+          { err: { message: (err as Error).message } },
+          'voice liveness not persisted; retrying next tick',
+        );
       }
       for (const [id, retry] of [...ctx.settling]) {
         try {
@@ -181,7 +216,11 @@ export class VoiceFleet {
     } finally {
       // A pass that wrote nothing proved nothing: the flag keeps its last word.
       const tried = owned.length > 0 || failed;
-      if (tried && failed !== this.databaseFailing) ctx.deps.log.warn({ degraded: failed }, failed ? 'voice liveness failing: database unreachable' : 'voice liveness recovered');
+      if (tried && failed !== this.databaseFailing)
+        ctx.deps.log.warn(
+          { degraded: failed },
+          failed ? 'voice liveness failing: database unreachable' : 'voice liveness recovered',
+        );
       if (tried) this.databaseFailing = failed;
       this.persisting = false;
     }

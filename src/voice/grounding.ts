@@ -19,7 +19,11 @@ export interface GroundedAnswer {
 const PASSAGES = 3;
 const SNIPPET_CHARS = 320;
 
-export async function groundQuestion(sql: Sql, assistant: { id: string; language: string }, question: string): Promise<GroundedAnswer> {
+export async function groundQuestion(
+  sql: Sql,
+  assistant: { id: string; language: string },
+  question: string,
+): Promise<GroundedAnswer> {
   const passages = question.trim() === '' ? [] : await retrievePassages(sql, assistant, question, PASSAGES);
   if (passages.length === 0) {
     return {
@@ -37,7 +41,8 @@ export async function groundQuestion(sql: Sql, assistant: { id: string; language
   }));
   return {
     commentary: sources.map((s) => s.snippet).join(' '),
-    instruction: 'Answer the caller only from the commentary just given (the owner\'s documents), briefly and in spoken style.',
+    instruction:
+      "Answer the caller only from the commentary just given (the owner's documents), briefly and in spoken style.",
     sources,
     outcome: 'answered',
   };

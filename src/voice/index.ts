@@ -9,18 +9,60 @@ import { mediaSockets, type MediaSockets, type MediaSocketOptions } from './rela
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './service.js';
 
-export { VoiceService, HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceOptions, type VoiceServiceDeps, type MintResult, type EndAnswer, type HeartbeatAnswer } from './service.js';
+export {
+  VoiceService,
+  HEARTBEAT_LOSS_MS,
+  TOMBSTONE_TTL_MS,
+  type VoiceOptions,
+  type VoiceServiceDeps,
+  type MintResult,
+  type EndAnswer,
+  type HeartbeatAnswer,
+} from './service.js';
 export { LiveVoiceSession, type LiveSessionListener, type SessionLimits } from './live-session.js';
-export { GateChannel, GateStream, GATE_KEEPALIVE_MS, MAX_GATE_STREAMS, type GateDecision, type GateReason, type GateState } from './gate.js';
+export {
+  GateChannel,
+  GateStream,
+  GATE_KEEPALIVE_MS,
+  MAX_GATE_STREAMS,
+  type GateDecision,
+  type GateReason,
+  type GateState,
+} from './gate.js';
 export { Supervisor, type Supervised } from './supervisor.js';
-export { VoiceOwnership, OWNERSHIP_DEFAULTS, type OwnerLease, type OwnerRecord, type OwnershipTiming } from './ownership.js';
+export {
+  VoiceOwnership,
+  OWNERSHIP_DEFAULTS,
+  type OwnerLease,
+  type OwnerRecord,
+  type OwnershipTiming,
+} from './ownership.js';
 export { issueControlToken, verifyControlToken } from './control-token.js';
 export { END_REASONS, presentEndReason, type EndReason, type VoiceAudience } from './end-reasons.js';
 export { VoiceErrorCodes, voiceErrors } from './errors.js';
-export { noVoiceQuota, meteredVoiceQuota, type MeteredVoiceQuotaOptions, type VoiceQuota, type VoiceQuotaRequest } from './quota.js';
-export { MediaRelay, RELAY_DEFAULTS, RELAY_CLOSE, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay.js';
+export {
+  noVoiceQuota,
+  meteredVoiceQuota,
+  type MeteredVoiceQuotaOptions,
+  type VoiceQuota,
+  type VoiceQuotaRequest,
+} from './quota.js';
+export {
+  MediaRelay,
+  RELAY_DEFAULTS,
+  RELAY_CLOSE,
+  type RelayOptions,
+  type RelayStats,
+  type RelayTap,
+} from './relay/relay.js';
 export { linkOfSession, type RelayLink } from './relay/link.js';
-export { mediaSockets, MEDIA_SOCKET_PATH, type MediaSessionLocator, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
+export {
+  mediaSockets,
+  MEDIA_SOCKET_PATH,
+  type MediaSessionLocator,
+  type MediaSockets,
+  type MediaSocketOptions,
+} from './relay/media-socket.js';
 export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
 export { voiceCallsOf, type ConversationCall } from './conversation-calls.js';
 export { wavHeader, readWavHeader } from './recording/wav.js';
@@ -57,7 +99,10 @@ export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions 
 
 export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
   const service = new VoiceService(deps, options);
-  const recordings = new VoiceRecordings({ dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) }, options.media?.recordingNow);
+  const recordings = new VoiceRecordings(
+    { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
+    options.media?.recordingNow,
+  );
   const media = mediaSockets(service, {
     ...(options.media?.relay ? { relay: options.media.relay } : {}),
     tapFor: (session) => recordings.tapFor(session),
@@ -74,7 +119,10 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
     service,
     start: () => {
       service.start();
-      sweepTimer ??= setInterval(() => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')), options.media?.recordingSweepEveryMs ?? 10 * 60_000);
+      sweepTimer ??= setInterval(
+        () => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')),
+        options.media?.recordingSweepEveryMs ?? 10 * 60_000,
+      );
       sweepTimer.unref();
     },
     drain: (timeoutMs) => service.drain(timeoutMs),

@@ -1,6 +1,11 @@
 import type { Logger } from '../log/index.js';
 import type {
-  VoiceDelegationRequest, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionHandlers, VoiceTranscriptDelta,
+  VoiceDelegationRequest,
+  VoiceLinkState,
+  VoiceSession,
+  VoiceSessionClosed,
+  VoiceSessionHandlers,
+  VoiceTranscriptDelta,
 } from '../providers/voice/index.js';
 import type { EndReason } from './end-reasons.js';
 import { GateChannel, type GateDecision } from './gate.js';
@@ -138,7 +143,10 @@ export class LiveVoiceSession implements Supervised {
   private readonly listeners = new Set<LiveSessionListener>();
   readonly transcripts: TranscriptAssembler;
 
-  constructor(init: LiveSessionInit, private readonly env: LiveSessionEnvironment) {
+  constructor(
+    init: LiveSessionInit,
+    private readonly env: LiveSessionEnvironment,
+  ) {
     this.id = init.id;
     this.accountId = init.accountId;
     this.assistant = init.assistant;
@@ -162,7 +170,13 @@ export class LiveVoiceSession implements Supervised {
   }
 
   get quotaRequest(): VoiceQuotaRequest {
-    return { accountId: this.accountId, sessionId: this.id, assistantId: this.assistant.id, source: this.source, keyless: this.keyless };
+    return {
+      accountId: this.accountId,
+      sessionId: this.id,
+      assistantId: this.assistant.id,
+      source: this.source,
+      keyless: this.keyless,
+    };
   }
 
   /** Provider callbacks: internal bookkeeping first, then the listeners. Passed to startSession. */
@@ -200,7 +214,8 @@ export class LiveVoiceSession implements Supervised {
       // A silent link is detected by the keepalive a few seconds late: its unbilled time starts at the last thing
       // the provider said, not at the detection (issue 12, item 6: the silent time is not billed).
       const now = this.env.now();
-      if (state === 'reconnecting' && this.linkDownSince === undefined) this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));
+      if (state === 'reconnecting' && this.linkDownSince === undefined)
+        this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));
       if (state === 'connected' && this.linkDownSince !== undefined) {
         if (this.firstAttachedAt !== undefined) this.unbilledMs += now - this.linkDownSince;
         this.linkDownSince = undefined;
@@ -253,7 +268,10 @@ export class LiveVoiceSession implements Supervised {
   billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
     if (this.firstAttachedAt === undefined) return 0;
     const now = this.env.now();
-    const away = this.unbilledMs + (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0) + (this.linkDownSince !== undefined ? now - this.linkDownSince : 0);
+    const away =
+      this.unbilledMs +
+      (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0) +
+      (this.linkDownSince !== undefined ? now - this.linkDownSince : 0);
     return Math.max(0, usageSeconds - (this.firstAttachedAt - this.startedAt + away) / 1000);
   }
 
@@ -280,12 +298,17 @@ export class LiveVoiceSession implements Supervised {
   check(now: number): void {
     if (this.status !== 'active') return;
     this.gate.keepalive(now);
-    if (this.heartbeatDeclared && now - this.lastHeartbeatAt >= this.limits.heartbeatLossMs) return void this.end('heartbeat_lost');
+    if (this.heartbeatDeclared && now - this.lastHeartbeatAt >= this.limits.heartbeatLossMs)
+      return void this.end('heartbeat_lost');
     if (now - this.startedAt >= this.limits.maxDurationMs) return void this.end('max_duration');
     if (now - this.lastSpeechAt >= this.limits.idleTimeoutMs) return void this.end('idle');
-    if (this.mediaDetachedAt !== undefined && now - this.mediaDetachedAt >= this.limits.mediaGraceMs) return void this.end('disconnected');
+    if (this.mediaDetachedAt !== undefined && now - this.mediaDetachedAt >= this.limits.mediaGraceMs)
+      return void this.end('disconnected');
     if (this.firstAttachedAt === undefined && now - this.startedAt >= this.limits.joinTimeoutMs) {
-      this.log.info({ joinTimeoutMs: this.limits.joinTimeoutMs }, 'voice media socket never connected; ending the session');
+      this.log.info(
+        { joinTimeoutMs: this.limits.joinTimeoutMs },
+        'voice media socket never connected; ending the session',
+      );
       return void this.end('disconnected');
     }
     if (!this.warned && now - this.startedAt >= this.limits.maxDurationMs - this.limits.maxDurationWarningMs) {
@@ -336,4 +359,3 @@ export class LiveVoiceSession implements Supervised {
     this.listeners.clear();
   }
 }
-

@@ -79,7 +79,13 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);
 
   const id = newSessionId(deps.config.INSTANCE_ROUTE_KEY);
-  const quotaRequest: VoiceQuotaRequest = { accountId, sessionId: id, assistantId: assistant.id, source, keyless: isKeyless };
+  const quotaRequest: VoiceQuotaRequest = {
+    accountId,
+    sessionId: id,
+    assistantId: assistant.id,
+    source,
+    keyless: isKeyless,
+  };
   await ctx.quota.admit(quotaRequest);
 
   const maxDurationSeconds = Math.min(voice.maxDurationSeconds, deps.config.VOICE_MAX_DURATION_CAP_SECONDS);
@@ -137,12 +143,20 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
       { handlers: session.handlers, logger: log, signal: caller.signal },
     );
   } catch (err) {
-    await ctx.quota.release(quotaRequest).catch((e: unknown) => log.error({ err: e }, 'releasing a voice grant failed'));
+    await ctx.quota
+      .release(quotaRequest)
+      .catch((e: unknown) => log.error({ err: e }, 'releasing a voice grant failed'));
     const code = isAppError(err) ? err.code : VoiceProviderErrorCodes.UNAVAILABLE;
-    await q.insertFailedSession(deps.sql, { ...row, failureCode: code }).catch((e: unknown) => log.error({ err: e }, 'recording a failed voice mint failed'));
+    await q
+      .insertFailedSession(deps.sql, { ...row, failureCode: code })
+      .catch((e: unknown) => log.error({ err: e }, 'recording a failed voice mint failed'));
     log.warn({ code }, 'voice mint refused: provider session not confirmed');
     if (err instanceof VoiceProviderError) throw err;
-    throw new VoiceProviderError(VoiceProviderErrorCodes.UNAVAILABLE, 'The voice provider could not start the session.', { cause: err });
+    throw new VoiceProviderError(
+      VoiceProviderErrorCodes.UNAVAILABLE,
+      'The voice provider could not start the session.',
+      { cause: err },
+    );
   }
 
   try {
@@ -168,7 +182,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   ctx.sessions.set(id, session);
   ctx.supervisor.add(session);
   if (source === 'widget' && visitorId !== null) {
-    await deps.store.set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 }).catch((err: unknown) => log.warn({ err }, 'visitor index not written'));
+    await deps.store
+      .set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 })
+      .catch((err: unknown) => log.warn({ err }, 'visitor index not written'));
   }
   // The caller left while we started: nobody holds the token, so end it at once (settled like any other).
   if (caller.signal.aborted) void session.end('disconnected');
@@ -195,7 +211,13 @@ async function resolveAssistant(ctx: VoiceContext, principal: Principal, assista
 }
 
 /** Continue a conversation of this assistant (keyless: only the same visitor's), or start a new one. */
-async function resolveConversation(ctx: VoiceContext, conversationId: string | undefined, assistant: Assistant, keyless: boolean, visitorId: string | null): Promise<string> {
+async function resolveConversation(
+  ctx: VoiceContext,
+  conversationId: string | undefined,
+  assistant: Assistant,
+  keyless: boolean,
+  visitorId: string | null,
+): Promise<string> {
   if (conversationId === undefined) return newKnowledgeId('conv');
   const found = await q.findConversation(ctx.deps.sql, conversationId, assistant.id);
   if (found === undefined || (keyless && !isVisitorsOwnConversation(found, visitorId))) {
@@ -209,7 +231,12 @@ async function resolveConversation(ctx: VoiceContext, conversationId: string | u
  * it is settled: admission comes next, and the older call must not hold the visitor's concurrency slot (a reload on a
  * plan with one concurrent call would otherwise be refused voice_unavailable; issue 17).
  */
-async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorId: string, signal: AbortSignal): Promise<void> {
+async function supersedeVisitor(
+  ctx: VoiceContext,
+  assistantId: string,
+  visitorId: string,
+  signal: AbortSignal,
+): Promise<void> {
   const olderId = await ctx.deps.store.get(visitorKey(assistantId, visitorId));
   if (olderId === null) return;
   const local = ctx.sessions.get(olderId);
@@ -230,13 +257,16 @@ async function supersedeVisitor(ctx: VoiceContext, assistantId: string, visitorI
 
 function instructionsFor(assistant: Assistant): string {
   const base = assistant.instructions ?? '';
-  return `${base}\n\nYou are speaking with a caller on a live voice call. Keep answers short and spoken. ` +
-    'For any question about facts, products, policies or anything the owner\'s documents may cover, delegate the turn ' +
-    'and answer only from what you are given back.';
+  return (
+    `${base}\n\nYou are speaking with a caller on a live voice call. Keep answers short and spoken. ` +
+    "For any question about facts, products, policies or anything the owner's documents may cover, delegate the turn " +
+    'and answer only from what you are given back.'
+  );
 }
 
 /** One host name or IP literal with an optional port: what a single, honest Host header holds (RFC 9110, 7.2). */
-const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+const HOST_HEADER =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** PUBLIC_URL when set (the operator's word); else the request's Host, validated; else this listener's address. */
 function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {

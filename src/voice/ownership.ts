@@ -55,7 +55,12 @@ export function parseOwnerRecord(raw: string | null): OwnerRecord | null {
   if (raw === null) return null;
   try {
     const value = JSON.parse(raw) as Partial<OwnerRecord>;
-    if (typeof value.instanceId !== 'string' || typeof value.generation !== 'number' || typeof value.expiresAt !== 'number') return null;
+    if (
+      typeof value.instanceId !== 'string' ||
+      typeof value.generation !== 'number' ||
+      typeof value.expiresAt !== 'number'
+    )
+      return null;
     return value as OwnerRecord;
   } catch {
     return null;
@@ -112,7 +117,8 @@ export class VoiceOwnership {
   async reassert(lease: OwnerLease, generation: number): Promise<boolean> {
     const record: OwnerRecord = { instanceId: this.instanceId, generation, expiresAt: this.now() + this.timing.ttlMs };
     const raw = JSON.stringify(record);
-    if (!(await this.store.set(ownerKey(lease.sessionId), raw, { ttlMs: this.timing.ttlMs, onlyIfAbsent: true }))) return false;
+    if (!(await this.store.set(ownerKey(lease.sessionId), raw, { ttlMs: this.timing.ttlMs, onlyIfAbsent: true })))
+      return false;
     lease.record = record;
     lease.raw = raw;
     return true;

@@ -56,7 +56,11 @@ export async function insertConversation(
 }
 
 /** An existing conversation of this assistant the caller may continue (bearer: same account; keyless: same visitor). */
-export async function findConversation(sql: Db, id: string, assistantId: string): Promise<{ id: string; visitorId: string | null; source: string } | undefined> {
+export async function findConversation(
+  sql: Db,
+  id: string,
+  assistantId: string,
+): Promise<{ id: string; visitorId: string | null; source: string } | undefined> {
   const [row] = await sql<{ id: string; visitorId: string | null; source: string }[]>`
     select id, visitor_id, source from conversations where id = ${id} and assistant_id = ${assistantId}`;
   return row;
@@ -116,7 +120,9 @@ export async function settleSession(
         usage_seconds = ${s.usageSeconds}, billable_seconds = ${s.billableSeconds}, usage_finalized = ${s.usageFinalized},
         owner_generation = owner_generation + ${s.endedBy === 'reaper' ? 1 : 0}
     where id = ${s.id} and state = 'active' and ${
-      s.ownerInstance === undefined ? sql`owner_generation = ${s.generation}` : sql`owner_instance = ${s.ownerInstance} and owner_generation >= ${s.generation}`
+      s.ownerInstance === undefined
+        ? sql`owner_generation = ${s.generation}`
+        : sql`owner_instance = ${s.ownerInstance} and owner_generation >= ${s.generation}`
     }
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
@@ -128,7 +134,13 @@ export async function settleSession(
  * row's owner bumps its generation: a re-assertion whose answer was lost). Returns the generation of each matched id;
  * an owned id missing from the answer was settled or taken over elsewhere (its owner must stop acting).
  */
-export async function renewSessions(sql: Db, instanceId: string, ids: string[], usageSeconds: number[], generations: number[]): Promise<Map<string, number>> {
+export async function renewSessions(
+  sql: Db,
+  instanceId: string,
+  ids: string[],
+  usageSeconds: number[],
+  generations: number[],
+): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
   const rows = await sql<{ id: string; ownerGeneration: number }[]>`
     update voice_sessions v
@@ -145,7 +157,12 @@ export async function renewSessions(sql: Db, instanceId: string, ids: string[], 
  * by this instance and still at the generation the owner holds (a reaper that settled it bumped the generation), so
  * at most one owner ever holds a generation. Returns the new generation, or undefined when the session is no longer ours.
  */
-export async function reassertOwner(sql: Db, id: string, instanceId: string, generation: number): Promise<number | undefined> {
+export async function reassertOwner(
+  sql: Db,
+  id: string,
+  instanceId: string,
+  generation: number,
+): Promise<number | undefined> {
   const [row] = await sql<{ ownerGeneration: number }[]>`
     update voice_sessions set owner_generation = owner_generation + 1, renewed_at = now()
     where id = ${id} and state = 'active' and owner_instance = ${instanceId} and owner_generation >= ${generation}
@@ -223,7 +240,10 @@ export async function findRecordedSession(
 }
 
 /** The recorded sessions of a conversation (for listing its recordings). */
-export async function recordedSessionsOf(sql: Db, conversationId: string): Promise<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>> {
+export async function recordedSessionsOf(
+  sql: Db,
+  conversationId: string,
+): Promise<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>> {
   return sql<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>>`
     select id, assistant_id, state from voice_sessions
     where conversation_id = ${conversationId} and recording_enabled and recording_consent

@@ -1,6 +1,12 @@
 import type { Logger } from '../log/index.js';
 import {
-  isUsageRefusal, listVoiceGrants, reserveVoiceSeconds, settleVoiceSeconds, VOICE_GRANT_SECONDS, type Meter, type VoiceGrant,
+  isUsageRefusal,
+  listVoiceGrants,
+  reserveVoiceSeconds,
+  settleVoiceSeconds,
+  VOICE_GRANT_SECONDS,
+  type Meter,
+  type VoiceGrant,
 } from '../metering/index.js';
 import { voiceErrors } from './errors.js';
 import type { VoiceSource } from './types.js';
@@ -86,7 +92,10 @@ interface Chain {
  * Grants go through Postgres, but never on the media path: admission is part of the mint, extensions run on the
  * supervisor's quota poll.
  */
-export function meteredVoiceQuota(meter: Meter, options: MeteredVoiceQuotaOptions): VoiceQuota & { readonly localCalls: number } {
+export function meteredVoiceQuota(
+  meter: Meter,
+  options: MeteredVoiceQuotaOptions,
+): VoiceQuota & { readonly localCalls: number } {
   const chains = new Map<string, Chain>();
   /** Calls admitted on this instance and not yet settled or released (the per-instance cap counts them). */
   const local = new Set<string>();
@@ -134,7 +143,8 @@ export function meteredVoiceQuota(meter: Meter, options: MeteredVoiceQuotaOption
 
     async admit(request) {
       const max = options.maxConcurrentSessions;
-      if (max > 0 && local.size >= max) throw request.keyless ? voiceErrors.unavailable() : voiceErrors.instanceConcurrencyLimit(max);
+      if (max > 0 && local.size >= max)
+        throw request.keyless ? voiceErrors.unavailable() : voiceErrors.instanceConcurrencyLimit(max);
       local.add(request.sessionId);
       try {
         const grant = await reserve(request, true);
@@ -202,7 +212,10 @@ export function meteredVoiceQuota(meter: Meter, options: MeteredVoiceQuotaOption
       chains.delete(request.sessionId);
       if (chain === undefined) return;
       for (const block of chain.blocks) {
-        if (block.grant.id !== null && !block.settled) await meter.release(block.grant.id).catch((err: unknown) => options.log.error({ err }, 'releasing a voice grant failed'));
+        if (block.grant.id !== null && !block.settled)
+          await meter
+            .release(block.grant.id)
+            .catch((err: unknown) => options.log.error({ err }, 'releasing a voice grant failed'));
       }
     },
   };

@@ -7,63 +7,109 @@ import type { VoiceService } from './service.js';
 import { SESSION_ID_PATTERN } from './session-id.js';
 import { CAPABILITIES } from './types.js';
 
-const sessionParams = z.object({ sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)') });
+const sessionParams = z.object({
+  sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)'),
+});
 const tokenBody = z.object({ token: z.string().min(1).max(256).describe('The session controlToken from the mint.') });
-const endReasonSchema = z.enum(END_REASONS).nullable().meta({ id: 'VoiceEndReason' }).describe('Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown.');
+const endReasonSchema = z
+  .enum(END_REASONS)
+  .nullable()
+  .meta({ id: 'VoiceEndReason' })
+  .describe(
+    'Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown.',
+  );
 
 export const mintBodySchema = z.object({
-  assistantId: z.string().min(1).max(100).describe('Public asst_ id (keyless callers); public or internal id owned by the key (bearer callers).'),
+  assistantId: z
+    .string()
+    .min(1)
+    .max(100)
+    .describe('Public asst_ id (keyless callers); public or internal id owned by the key (bearer callers).'),
   capabilities: z
     .array(z.enum(CAPABILITIES))
     .max(8)
     .default([])
-    .describe('A set: every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a repeated value counts once; a list without playback_gate is 403 client_update_required.'),
-  recordingConsent: z.boolean().optional().describe('Must be true when the session would be recorded and consent is required (always for widget/playground callers).'),
-  visitorId: z.string().min(8).max(80).optional().describe('Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded).'),
-  conversationId: z.string().min(1).max(100).optional().describe('Continue this conversation; a new one is started otherwise.'),
-  source: z.enum(['api', 'widget', 'playground']).optional().describe('playground is granted only to the assistant owner\'s signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.'),
+    .describe(
+      'A set: every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a repeated value counts once; a list without playback_gate is 403 client_update_required.',
+    ),
+  recordingConsent: z
+    .boolean()
+    .optional()
+    .describe(
+      'Must be true when the session would be recorded and consent is required (always for widget/playground callers).',
+    ),
+  visitorId: z
+    .string()
+    .min(8)
+    .max(80)
+    .optional()
+    .describe('Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded).'),
+  conversationId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('Continue this conversation; a new one is started otherwise.'),
+  source: z
+    .enum(['api', 'widget', 'playground'])
+    .optional()
+    .describe(
+      "playground is granted only to the assistant owner's signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.",
+    ),
 });
 
-export const mintResponseSchema = z.object({
-  sessionId: z.string(),
-  conversationId: z.string(),
-  stream: z.object({ url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'), protocol: z.literal('parley.voice.v1') }),
-  audio: z.object({ format: z.literal('pcm16'), sampleRateHz: z.literal(24000), channels: z.literal(1) }),
-  recording: z.object({ enabled: z.boolean(), consented: z.boolean() }),
-  controlToken: z.string().describe('Session-scoped, expiring; the body token of heartbeat and gate.'),
-  heartbeatIntervalMs: z.number().int().optional().describe('Present when heartbeat was declared.'),
-  playbackGate: z.literal(true),
-  expiresAt: z.string().describe('When the controlToken expires (ISO 8601).'),
-}).meta({ id: 'VoiceSession' });
+export const mintResponseSchema = z
+  .object({
+    sessionId: z.string(),
+    conversationId: z.string(),
+    stream: z.object({
+      url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
+      protocol: z.literal('parley.voice.v1'),
+    }),
+    audio: z.object({ format: z.literal('pcm16'), sampleRateHz: z.literal(24000), channels: z.literal(1) }),
+    recording: z.object({ enabled: z.boolean(), consented: z.boolean() }),
+    controlToken: z.string().describe('Session-scoped, expiring; the body token of heartbeat and gate.'),
+    heartbeatIntervalMs: z.number().int().optional().describe('Present when heartbeat was declared.'),
+    playbackGate: z.literal(true),
+    expiresAt: z.string().describe('When the controlToken expires (ISO 8601).'),
+  })
+  .meta({ id: 'VoiceSession' });
 
-export const heartbeatResponseSchema = z.object({
-  status: z.enum(['healthy', 'degraded', 'ended', 'lost']),
-  nextHeartbeatMs: z.number().int().describe('Send the next heartbeat after this long (shorter while degraded).'),
-  endReason: endReasonSchema.optional().describe('Present when ended or lost.'),
-}).meta({ id: 'VoiceHeartbeat' });
+export const heartbeatResponseSchema = z
+  .object({
+    status: z.enum(['healthy', 'degraded', 'ended', 'lost']),
+    nextHeartbeatMs: z.number().int().describe('Send the next heartbeat after this long (shorter while degraded).'),
+    endReason: endReasonSchema.optional().describe('Present when ended or lost.'),
+  })
+  .meta({ id: 'VoiceHeartbeat' });
 
-export const endResponseSchema = z.object({
-  sessionId: z.string(),
-  status: z.enum(['ended', 'lost']),
-  endReason: endReasonSchema,
-  billableSeconds: z.number().int(),
-  usageFinalized: z.boolean().describe('True when billableSeconds is the provider\'s final figure.'),
-}).meta({ id: 'VoiceSessionEnd' });
+export const endResponseSchema = z
+  .object({
+    sessionId: z.string(),
+    status: z.enum(['ended', 'lost']),
+    endReason: endReasonSchema,
+    billableSeconds: z.number().int(),
+    usageFinalized: z.boolean().describe("True when billableSeconds is the provider's final figure."),
+  })
+  .meta({ id: 'VoiceSessionEnd' });
 
 /** Documentation of the NDJSON lines (the stream is not JSON as a whole). */
-export const gateLineSchema = z.union([
-  z.object({
-    type: z.literal('gate'),
-    seq: z.number().int(),
-    state: z.enum(['open', 'closed']),
-    reason: z.enum(['start', 'user_speaking', 'pending_backend', 'backend_answer', 'social']),
-    inputEndMs: z.number().int().nullable(),
-  }),
-  z.object({ type: z.literal('keepalive') }),
-  z.object({ type: z.literal('end'), endReason: endReasonSchema }),
-]).meta({ id: 'VoiceGateLine', description: 'One line of the gate stream: a decision, a keepalive, or the end.' });
+export const gateLineSchema = z
+  .union([
+    z.object({
+      type: z.literal('gate'),
+      seq: z.number().int(),
+      state: z.enum(['open', 'closed']),
+      reason: z.enum(['start', 'user_speaking', 'pending_backend', 'backend_answer', 'social']),
+      inputEndMs: z.number().int().nullable(),
+    }),
+    z.object({ type: z.literal('keepalive') }),
+    z.object({ type: z.literal('end'), endReason: endReasonSchema }),
+  ])
+  .meta({ id: 'VoiceGateLine', description: 'One line of the gate stream: a decision, a keepalive, or the end.' });
 
-const misrouted = 'The session runs on another instance (reason misrouted; details.instanceId and the X-Parley-Instance header name it).';
+const misrouted =
+  'The session runs on another instance (reason misrouted; details.instanceId and the X-Parley-Instance header name it).';
 
 function keylessRequest(ctx: RequestContext<unknown, unknown, unknown>) {
   return { headers: ctx.headers, ip: ctx.ip, host: ctx.headers['host'] };
@@ -89,7 +135,7 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
         errors: {
           400: 'Unknown capability, invalid body, or recordingConsent missing where consent is required.',
           401: 'Invalid API key.',
-          402: 'API-key callers: reason voice_minutes_exhausted, the account\'s voice minutes for the period are used up.',
+          402: "API-key callers: reason voice_minutes_exhausted, the account's voice minutes for the period are used up.",
           403: 'Missing voice scope; voice disabled; reason client_update_required (no playback_gate); reason voice_unavailable (widget refusals).',
           404: 'Assistant not found.',
           429: 'Rate limit (no reason), or reason voice_concurrency_limit.',
@@ -100,7 +146,12 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       handler: async (ctx) => {
         if (!ctx.body.capabilities.includes('playback_gate')) throw voiceErrors.clientUpdateRequired();
         const principal = (await ctx.authenticate()) as Principal;
-        const minted = await service.mint(ctx.body, { principal, request: keylessRequest(ctx), signal: ctx.signal, log: ctx.log });
+        const minted = await service.mint(ctx.body, {
+          principal,
+          request: keylessRequest(ctx),
+          signal: ctx.signal,
+          log: ctx.log,
+        });
         return reply.json(minted);
       },
     }),
@@ -115,7 +166,11 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
         summary: 'Voice session heartbeat',
         description: 'Send { token } every heartbeatIntervalMs. 45 s without one ends the session (heartbeat_lost).',
         tags: ['Voice'],
-        errors: { 404: 'Unknown session or wrong token.', 421: misrouted, 429: 'More than one heartbeat per second (Retry-After: 1).' },
+        errors: {
+          404: 'Unknown session or wrong token.',
+          421: misrouted,
+          429: 'More than one heartbeat per second (Retry-After: 1).',
+        },
       },
       handler: async (ctx) => reply.json(await service.heartbeat(ctx.params.sessionId, ctx.body.token)),
     }),
@@ -134,7 +189,11 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
         tags: ['Voice'],
         contentTypes: { 200: 'application/x-ndjson' },
         responseDescriptions: { 200: 'A stream of gate, keepalive and end lines (each line matches this schema).' },
-        errors: { 404: 'Unknown session or wrong token.', 421: misrouted, 429: 'Four gate streams are already open for this session.' },
+        errors: {
+          404: 'Unknown session or wrong token.',
+          421: misrouted,
+          429: 'Four gate streams are already open for this session.',
+        },
       },
       handler: async (ctx) => {
         const opening = await service.openGate(ctx.params.sessionId, ctx.body.token);
@@ -168,14 +227,22 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       rateLimitExempt: true, // ending must never be refused: a refused end keeps the call running and billing
       schemas: {
         params: sessionParams,
-        body: z.object({ visitorId: z.string().min(8).max(80).optional().describe('Keyless callers: the visitor the session was minted for.') }),
+        body: z.object({
+          visitorId: z
+            .string()
+            .min(8)
+            .max(80)
+            .optional()
+            .describe('Keyless callers: the visitor the session was minted for.'),
+        }),
         response: { 200: endResponseSchema },
       },
       openapi: {
         summary: 'End a voice session',
-        description: 'Ends the session (endReason null). After a service-side end the same final answer is available for 5 minutes, then 404.',
+        description:
+          'Ends the session (endReason null). After a service-side end the same final answer is available for 5 minutes, then 404.',
         tags: ['Voice'],
-        errors: { 404: 'Unknown session, not the caller\'s, or over for more than 5 minutes.', 421: misrouted },
+        errors: { 404: "Unknown session, not the caller's, or over for more than 5 minutes.", 421: misrouted },
       },
       handler: async (ctx) => {
         const answer = await service.end(ctx.params.sessionId, {

@@ -2,7 +2,16 @@ import { systemClock, type VoiceClock } from '../providers/voice/index.js';
 import { isAppError } from '../errors/index.js';
 import { createWidgetPolicy } from '../widget/index.js';
 import type { VoiceContext, VoiceOptions, VoiceServiceDeps } from './context.js';
-import { endSession, heartbeat, localForMedia, locateForMedia, openGate, type EndCaller, type GateOpening, type HeartbeatAnswer } from './control.js';
+import {
+  endSession,
+  heartbeat,
+  localForMedia,
+  locateForMedia,
+  openGate,
+  type EndCaller,
+  type GateOpening,
+  type HeartbeatAnswer,
+} from './control.js';
 import { VoiceFleet } from './fleet.js';
 import type { LiveVoiceSession } from './live-session.js';
 import type { VoiceObserver } from './observer.js';
@@ -42,7 +51,10 @@ export class VoiceService {
     const clock: VoiceClock = options.clock ?? systemClock;
     this.observer = options.observer;
     this.supervisor = new Supervisor(clock);
-    this.ownership = new VoiceOwnership(deps.store, deps.config.instanceId, { ...OWNERSHIP_DEFAULTS, ...options.ownership });
+    this.ownership = new VoiceOwnership(deps.store, deps.config.instanceId, {
+      ...OWNERSHIP_DEFAULTS,
+      ...options.ownership,
+    });
     const quota = options.quota ?? noVoiceQuota;
     const turns = new VoiceTurns(deps);
     const ctx: VoiceContext = {
@@ -53,7 +65,12 @@ export class VoiceService {
       quota,
       keyless: options.keylessPolicy ?? createWidgetPolicy(deps),
       clock,
-      limits: { mediaGraceMs: 15_000, quotaCheckEveryMs: 10_000, joinTimeoutMs: deps.config.VOICE_JOIN_TIMEOUT_SECONDS * 1000, ...options.limits },
+      limits: {
+        mediaGraceMs: 15_000,
+        quotaCheckEveryMs: 10_000,
+        joinTimeoutMs: deps.config.VOICE_JOIN_TIMEOUT_SECONDS * 1000,
+        ...options.limits,
+      },
       environment: {
         now: () => clock.now(),
         end: async (session, reason, by) => {
@@ -61,7 +78,8 @@ export class VoiceService {
           const registered = ctx.sessions.has(session.id);
           const final = await finishSession(ctx, turns, session, reason, by);
           // `lost`: another instance settled it (and counted it).
-          if (registered && final.status === 'ended') this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+          if (registered && final.status === 'ended')
+            this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
           return final;
         },
         ground: (session, request, question) => void turns.ground(session, request, question),
@@ -126,7 +144,10 @@ export class VoiceService {
       this.sessions.get(minted.sessionId)?.subscribe({ onGate: (d) => observer.gate(d.state, d.reason) });
       return minted;
     } catch (err) {
-      observer.mint(isAppError(err) && err.status < 500 ? 'refused' : 'failed', isAppError(err) ? err.code : 'INTERNAL');
+      observer.mint(
+        isAppError(err) && err.status < 500 ? 'refused' : 'failed',
+        isAppError(err) ? err.code : 'INTERNAL',
+      );
       throw err;
     }
   }

@@ -68,14 +68,22 @@ export async function finishSession(
   ctx.supervisor.delete(session);
   session.gate.end(presented);
   session.notifyEnded(presented);
-  const closed = session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
+  const closed =
+    session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
   // Only time with a connected caller and a live provider link is billed (issue 12, items 6 and 9).
   const billableSeconds = session.billableSecondsOf(usageSeconds);
   const usageFinalized = closed?.usageFinal ?? false;
   // Transcripts are stored in the background while the database is away; the end does not wait for them.
   await Promise.race([turns.drain(session), new Promise((resolve) => setTimeout(resolve, TURN_DRAIN_WAIT_MS).unref())]);
-  const local: VoiceFinal = { sessionId: session.id, status: 'ended', endReason: reason, billableSeconds, usageFinalized, keyless: session.keyless };
+  const local: VoiceFinal = {
+    sessionId: session.id,
+    status: 'ended',
+    endReason: reason,
+    billableSeconds,
+    usageFinalized,
+    keyless: session.keyless,
+  };
   const settlement = new PendingSettlement(ctx, session, local, { reason, by, usageSeconds });
   let final = local;
   try {
@@ -96,15 +104,26 @@ const TURN_DRAIN_WAIT_MS = 2000;
 /** Settlements waiting for the database, across every session of this instance (memory bound). */
 export const MAX_PENDING_SETTLEMENTS = 10_000;
 
-function queueSettlement(ctx: VoiceContext, session: LiveVoiceSession, settlement: PendingSettlement, err: unknown): void {
+function queueSettlement(
+  ctx: VoiceContext,
+  session: LiveVoiceSession,
+  settlement: PendingSettlement,
+  err: unknown,
+): void {
   if (ctx.settling.size >= MAX_PENDING_SETTLEMENTS) {
     // Past the bound the row stays active; when this instance stops renewing it, another instance's orphan sweep
     // settles it as lost from the last usage persisted. Never unbounded memory.
-    session.log.error({ err: { message: (err as Error).message } }, 'voice settlement queue full; the call will be settled as lost');
+    session.log.error(
+      { err: { message: (err as Error).message } },
+      'voice settlement queue full; the call will be settled as lost',
+    );
     ctx.sessions.delete(session.id);
     return;
   }
-  session.log.warn({ err: { message: (err as Error).message } }, 'voice settlement deferred until the database answers');
+  session.log.warn(
+    { err: { message: (err as Error).message } },
+    'voice settlement deferred until the database answers',
+  );
   ctx.settling.set(session.id, async () => {
     await settlement.attempt();
     ctx.sessions.delete(session.id);
@@ -173,7 +192,9 @@ class PendingSettlement {
     if (this.row === 'ours' && !this.metered) {
       await ctx.quota.settle(session.quotaRequest, this.final.billableSeconds, this.final.usageFinalized);
       this.metered = true;
-      await writeTombstone(ctx, this.final).catch((err: unknown) => session.log.warn({ err: { message: (err as Error).message } }, 'voice tombstone not written'));
+      await writeTombstone(ctx, this.final).catch((err: unknown) =>
+        session.log.warn({ err: { message: (err as Error).message } }, 'voice tombstone not written'),
+      );
     }
     if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
     return this.final;
@@ -202,10 +223,21 @@ export async function settleOrphan(ctx: VoiceContext, row: q.VoiceSessionRow): P
     return finalOfRow(now ?? row);
   }
   const final = finalOfRow(settled);
-  ctx.deps.log.warn({ voiceSessionId: row.id, ownerInstance: row.ownerInstance }, 'voice session owner gone; settled as lost');
+  ctx.deps.log.warn(
+    { voiceSessionId: row.id, ownerInstance: row.ownerInstance },
+    'voice session owner gone; settled as lost',
+  );
   ctx.observer?.sessionEnded('control_lost', 0);
-  const request: VoiceQuotaRequest = { accountId: row.accountId, sessionId: row.id, assistantId: row.assistantId, source: row.source, keyless: row.source !== 'api' };
-  await ctx.quota.settle(request, billableSeconds, false).catch((err: unknown) => ctx.deps.log.error({ err, voiceSessionId: row.id }, 'voice settlement failed'));
+  const request: VoiceQuotaRequest = {
+    accountId: row.accountId,
+    sessionId: row.id,
+    assistantId: row.assistantId,
+    source: row.source,
+    keyless: row.source !== 'api',
+  };
+  await ctx.quota
+    .settle(request, billableSeconds, false)
+    .catch((err: unknown) => ctx.deps.log.error({ err, voiceSessionId: row.id }, 'voice settlement failed'));
   await writeTombstone(ctx, final);
   return final;
 }

@@ -48,7 +48,9 @@ export class VoiceTurns {
     const previous = this.writes.get(session.id) ?? Promise.resolve();
     const next = previous
       .then(() => this.store(row))
-      .catch((err: unknown) => session.log.error({ err: { message: (err as Error).message } }, 'voice transcript turn not stored'))
+      .catch((err: unknown) =>
+        session.log.error({ err: { message: (err as Error).message } }, 'voice transcript turn not stored'),
+      )
       .finally(() => {
         this.pending--;
       });
@@ -65,7 +67,8 @@ export class VoiceTurns {
       try {
         return await q.insertTurn(this.deps.sql, row);
       } catch (err) {
-        if (asDependencyFailure(err) === undefined && !(isAppError(err) && err.code === DEPENDENCY_UNAVAILABLE)) throw err;
+        if (asDependencyFailure(err) === undefined && !(isAppError(err) && err.code === DEPENDENCY_UNAVAILABLE))
+          throw err;
         if (Date.now() + delay > giveUpAt) throw err;
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }

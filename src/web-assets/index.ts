@@ -57,13 +57,23 @@ export function webAssetRoutes(options: { dir?: string } = {}): AnyRoute[] {
       path: `/widget/v1/${name}`,
       auth: 'none',
       schemas: {
-        query: z.object({ v: z.string().max(64).optional().describe('Content hash; when current, the answer is immutable.') }),
+        query: z.object({
+          v: z.string().max(64).optional().describe('Content hash; when current, the answer is immutable.'),
+        }),
         response: { 200: z.string().describe('JavaScript'), 304: z.undefined().describe('Not modified') },
       },
-      openapi: { summary: name === 'parley.js' ? 'The <parley-assistant> widget script' : 'The widget\'s AudioWorklet module', hidden: true },
+      openapi: {
+        summary: name === 'parley.js' ? 'The <parley-assistant> widget script' : "The widget's AudioWorklet module",
+        hidden: true,
+      },
       handler: async (ctx) => {
         const asset = await load(name);
-        if (asset === undefined) throw new AppError(WebAssetCodes.NOT_BUILT, 503, 'The widget is not built on this server (npm run build:widget).');
+        if (asset === undefined)
+          throw new AppError(
+            WebAssetCodes.NOT_BUILT,
+            503,
+            'The widget is not built on this server (npm run build:widget).',
+          );
         return staticAssetReply(ctx.headers, asset, 'text/javascript; charset=utf-8', {
           'cache-control': ctx.query.v === asset.hash ? CACHE_IMMUTABLE : CACHE_UNVERSIONED,
           'access-control-allow-origin': '*',

@@ -18,12 +18,14 @@ export const WidgetErrorCodes = {
 } as const;
 
 export const widgetErrors = {
-  originNotAllowed: () => new AppError(WidgetErrorCodes.ORIGIN_NOT_ALLOWED, 403, 'This site may not use this assistant.'),
+  originNotAllowed: () =>
+    new AppError(WidgetErrorCodes.ORIGIN_NOT_ALLOWED, 403, 'This site may not use this assistant.'),
   rateLimited: (retryAfterMs: number) =>
     new AppError(WidgetErrorCodes.RATE_LIMITED, 429, 'Too many requests; try again shortly.', {
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     }),
-  signatureRequired: () => new AppError(WidgetErrorCodes.SIGNATURE_REQUIRED, 403, 'A signed visitor id is required (X-Parley-Signature).'),
+  signatureRequired: () =>
+    new AppError(WidgetErrorCodes.SIGNATURE_REQUIRED, 403, 'A signed visitor id is required (X-Parley-Signature).'),
   signatureInvalid: () => new AppError(WidgetErrorCodes.SIGNATURE_INVALID, 403, 'The visitor signature is not valid.'),
   messageNotFound: () => new AppError(WidgetErrorCodes.MESSAGE_NOT_FOUND, 404, 'No such message.'),
 };

@@ -32,7 +32,12 @@ export interface AdmitOptions {
  * config, sign and voice mint share them.
  */
 export interface WidgetPolicy {
-  admit(request: PolicyRequest, assistant: PolicyAssistant, visitorId: string | null, options?: AdmitOptions): Promise<void>;
+  admit(
+    request: PolicyRequest,
+    assistant: PolicyAssistant,
+    visitorId: string | null,
+    options?: AdmitOptions,
+  ): Promise<void>;
   /** Origin only. */
   checkOrigin(request: PolicyRequest, assistant: PolicyAssistant): void;
   /** A signature for `publicId:visitorId:timestamp` (POST /api/v1/widget/sign). */
@@ -58,7 +63,11 @@ export function isOriginAllowed(origin: string | undefined, allowed: readonly st
     if (star === -1) continue;
     const scheme = entry.slice(0, star + 3);
     const suffix = entry.slice(star + 4); // ".example.com[:port]"
-    if (normalized.startsWith(scheme) && normalized.endsWith(suffix) && normalized.length > scheme.length + suffix.length) {
+    if (
+      normalized.startsWith(scheme) &&
+      normalized.endsWith(suffix) &&
+      normalized.length > scheme.length + suffix.length
+    ) {
       // The part before the suffix is a host label sequence, never containing the scheme's slashes or a port.
       const label = normalized.slice(scheme.length, normalized.length - suffix.length);
       if (/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(label)) return true;
@@ -72,7 +81,14 @@ function hmac(secret: string, publicId: string, visitorId: string, timestamp: nu
 }
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(SECRET_KEY, publicId:visitorId:t)>`, within the allowed skew; constant-time compare. */
-export function isSignatureValid(secret: string, header: string | undefined, publicId: string, visitorId: string, nowMs: number, maxSkewSeconds: number): boolean {
+export function isSignatureValid(
+  secret: string,
+  header: string | undefined,
+  publicId: string,
+  visitorId: string,
+  nowMs: number,
+  maxSkewSeconds: number,
+): boolean {
   if (header === undefined) return false;
   const match = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header.trim());
   if (!match) return false;
@@ -82,21 +98,30 @@ export function isSignatureValid(secret: string, header: string | undefined, pub
 }
 
 export function createWidgetPolicy(deps: {
-  config: Pick<Config, 'secretKey' | 'WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE' | 'WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE' | 'WIDGET_SIGNING_MAX_SKEW_SECONDS'>;
+  config: Pick<
+    Config,
+    | 'secretKey'
+    | 'WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE'
+    | 'WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE'
+    | 'WIDGET_SIGNING_MAX_SKEW_SECONDS'
+  >;
   store: SharedStore;
   now?: () => number;
 }): WidgetPolicy {
   const { config, store } = deps;
   const now = deps.now ?? Date.now;
   const checkOrigin = (request: PolicyRequest, assistant: PolicyAssistant): void => {
-    if (!isOriginAllowed(request.headers['origin'], assistant.settings.allowedDomains)) throw widgetErrors.originNotAllowed();
+    if (!isOriginAllowed(request.headers['origin'], assistant.settings.allowedDomains))
+      throw widgetErrors.originNotAllowed();
   };
   return {
     checkOrigin,
     async admit(request, assistant, visitorId, options = {}) {
       checkOrigin(request, assistant);
-      const visitorLimit = assistant.settings.visitorRateLimitPerMinute ?? config.WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE;
-      const assistantLimit = assistant.settings.assistantRateLimitPerMinute ?? config.WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE;
+      const visitorLimit =
+        assistant.settings.visitorRateLimitPerMinute ?? config.WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE;
+      const assistantLimit =
+        assistant.settings.assistantRateLimitPerMinute ?? config.WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE;
       const who = visitorId ?? `ip:${request.ip}`;
       const visitor = await store.rateLimit(`widget:rl:visitor:${assistant.id}:${who}`, visitorLimit, PERIOD_MS);
       if (!visitor.allowed) throw widgetErrors.rateLimited(visitor.retryAfterMs);
@@ -105,14 +130,26 @@ export function createWidgetPolicy(deps: {
       if ((options.signature ?? true) && assistant.settings.requireWidgetSigning) {
         const header = request.headers['x-parley-signature'];
         if (visitorId === null || header === undefined) throw widgetErrors.signatureRequired();
-        if (!isSignatureValid(config.secretKey, header, assistant.publicId, visitorId, now(), config.WIDGET_SIGNING_MAX_SKEW_SECONDS)) {
+        if (
+          !isSignatureValid(
+            config.secretKey,
+            header,
+            assistant.publicId,
+            visitorId,
+            now(),
+            config.WIDGET_SIGNING_MAX_SKEW_SECONDS,
+          )
+        ) {
           throw widgetErrors.signatureInvalid();
         }
       }
     },
     sign(publicId, visitorId, nowMs = now()) {
       const timestamp = Math.floor(nowMs / 1000);
-      return { timestamp, signature: `t=${timestamp},v1=${hmac(config.secretKey, publicId, visitorId, timestamp).toString('hex')}` };
+      return {
+        timestamp,
+        signature: `t=${timestamp},v1=${hmac(config.secretKey, publicId, visitorId, timestamp).toString('hex')}`,
+      };
     },
   };
 }

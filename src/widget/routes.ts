@@ -3,7 +3,11 @@ import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import * as service from './service.js';
 
 const tags = ['Widget'];
-const visitorId = z.string().min(8).max(80).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+const visitorId = z
+  .string()
+  .min(8)
+  .max(80)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 const policyErrors = {
   403: 'Origin not allowed, or the visitor signature is missing or invalid',
   404: 'No such assistant',
@@ -19,7 +23,7 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
       auth: 'none',
       cors: true,
       schemas: {
-        params: z.object({ publicId: z.string().min(1).max(100).describe('The assistant\'s public asst_ id.') }),
+        params: z.object({ publicId: z.string().min(1).max(100).describe("The assistant's public asst_ id.") }),
         response: {
           200: z.object({
             assistantId: z.string().describe('The public asst_ id.'),
@@ -30,7 +34,13 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
           }),
         },
       },
-      openapi: { summary: 'Widget configuration of an assistant', description: 'What the embeddable widget needs to render: name, welcome message, voice and signing settings. Keyless, from an allowed Origin.', tags, errors: policyErrors },
+      openapi: {
+        summary: 'Widget configuration of an assistant',
+        description:
+          'What the embeddable widget needs to render: name, welcome message, voice and signing settings. Keyless, from an allowed Origin.',
+        tags,
+        errors: policyErrors,
+      },
       handler: async (ctx) => reply.json(await service.widgetConfig(deps, ctx, ctx.params.publicId)),
     }),
     defineRoute({
@@ -39,15 +49,31 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
       auth: 'none',
       cors: true,
       schemas: {
-        body: z.object({ messageId: z.string().min(1).max(100), rating: z.enum(['positive', 'negative']), visitorId: visitorId.optional() }).strict(),
+        body: z
+          .object({
+            messageId: z.string().min(1).max(100),
+            rating: z.enum(['positive', 'negative']),
+            visitorId: visitorId.optional(),
+          })
+          .strict(),
         response: {
           200: z.object({
             ok: z.literal(true),
-            feedback: z.object({ messageId: z.string(), rating: z.enum(['positive', 'negative']), createdAt: z.string(), updatedAt: z.string() }),
+            feedback: z.object({
+              messageId: z.string(),
+              rating: z.enum(['positive', 'negative']),
+              createdAt: z.string(),
+              updatedAt: z.string(),
+            }),
           }),
         },
       },
-      openapi: { summary: 'Rate an answer (one rating per answer; a new one replaces it)', description: 'Keyless, from an allowed Origin; counted in the assistant\'s analytics.', tags, errors: { 400: 'Invalid body', ...policyErrors, 404: 'No such message' } },
+      openapi: {
+        summary: 'Rate an answer (one rating per answer; a new one replaces it)',
+        description: "Keyless, from an allowed Origin; counted in the assistant's analytics.",
+        tags,
+        errors: { 400: 'Invalid body', ...policyErrors, 404: 'No such message' },
+      },
       handler: async (ctx) => reply.json({ ok: true, feedback: await service.recordFeedback(deps, ctx, ctx.body) }),
     }),
     defineRoute({
@@ -56,15 +82,25 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
       auth: 'none',
       cors: true,
       schemas: {
-        body: z.object({ assistantId: z.string().min(1).max(100).describe('The public asst_ id.'), visitorId }).strict(),
+        body: z
+          .object({ assistantId: z.string().min(1).max(100).describe('The public asst_ id.'), visitorId })
+          .strict(),
         response: {
           200: z.object({
             timestamp: z.number().int().describe('Unix seconds.'),
-            signature: z.string().describe('t=<unix>,v1=<hex HMAC-SHA256 over publicId:visitorId:timestamp>; send as X-Parley-Signature.'),
+            signature: z
+              .string()
+              .describe('t=<unix>,v1=<hex HMAC-SHA256 over publicId:visitorId:timestamp>; send as X-Parley-Signature.'),
           }),
         },
       },
-      openapi: { summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)', description: 'For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.', tags, errors: { 400: 'Invalid body', ...policyErrors } },
+      openapi: {
+        summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)',
+        description:
+          'For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.',
+        tags,
+        errors: { 400: 'Invalid body', ...policyErrors },
+      },
       handler: async (ctx) => reply.json(await service.signVisitor(deps, ctx, ctx.body)),
     }),
   ];

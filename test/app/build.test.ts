@@ -29,7 +29,10 @@ t.test('the built server (dist/main.js) starts, migrates a fresh database, answe
   const modules = await buildServer(outDir);
   t.ok(modules > 50, `transpiled every server module (${modules})`);
   t.ok(existsSync(join(outDir, 'main.js')) && existsSync(join(outDir, 'main.js.map')), 'main.js with its source map');
-  t.ok(readdirSync(join(outDir, 'db', 'migrations')).some((f) => f.endsWith('.sql')), 'migrations copied');
+  t.ok(
+    readdirSync(join(outDir, 'db', 'migrations')).some((f) => f.endsWith('.sql')),
+    'migrations copied',
+  );
   t.notOk(existsSync(join(outDir, 'gone')), 'a stale module from an older build is removed');
   t.ok(existsSync(join(outDir, 'widget', 'parley.js')), 'the widget build output is kept');
 
@@ -69,7 +72,11 @@ t.test('the built server (dist/main.js) starts, migrates a fresh database, answe
   const ready = await fetch(`${base}/readyz`);
   t.equal(ready.status, 200, 'ready on the migrated database');
   const [row] = await db.sql<Array<{ n: number }>>`select count(*)::int as n from schema_migrations`;
-  t.equal(row?.n, readdirSync(join(ROOT, 'src', 'db', 'migrations')).filter((f) => f.endsWith('.sql')).length, 'every migration applied');
+  t.equal(
+    row?.n,
+    readdirSync(join(ROOT, 'src', 'db', 'migrations')).filter((f) => f.endsWith('.sql')).length,
+    'every migration applied',
+  );
   const openapi = await fetch(`${base}/api/v1/openapi.json`);
   t.equal(openapi.status, 200);
   t.match((await openapi.json()) as object, { openapi: String, paths: Object });

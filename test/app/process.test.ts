@@ -68,7 +68,11 @@ t.test('a fresh start on the embedded defaults answers health and OpenAPI, and d
 });
 
 t.test('a bad configuration stops boot with every problem listed', async (t) => {
-  const proc = startProcess({ DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-proc-')), PORT: 'x', HOSTED_USAGE_ENFORCEMENT: 'always' });
+  const proc = startProcess({
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-proc-')),
+    PORT: 'x',
+    HOSTED_USAGE_ENFORCEMENT: 'always',
+  });
   t.teardown(() => void proc.child.kill('SIGKILL'));
   proc.listening.catch(() => undefined); // it must never listen
   const code = await proc.exited;

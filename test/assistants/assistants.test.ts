@@ -2,7 +2,12 @@ import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
 import { bearer, createOwner } from '../helpers/identity.js';
 
-type Assistant = { id: string; publicId: string; name: string; settings: Record<string, unknown> & { voice: Record<string, unknown>; allowedDomains: string[] } };
+type Assistant = {
+  id: string;
+  publicId: string;
+  name: string;
+  settings: Record<string, unknown> & { voice: Record<string, unknown>; allowedDomains: string[] };
+};
 
 t.test('assistants: CRUD with both ids, settings merge, pagination, and every refusal', async (t) => {
   const { url, deps } = await startTestApp(t);
@@ -12,7 +17,10 @@ t.test('assistants: CRUD with both ids, settings merge, pagination, and every re
   const call = (method: string, path: string, secret: string | undefined, body?: unknown) =>
     fetch(`${url}${path}`, {
       method,
-      headers: { ...(secret ? bearer(secret) : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(secret ? bearer(secret) : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
 
@@ -37,8 +45,16 @@ t.test('assistants: CRUD with both ids, settings merge, pagination, and every re
       t.equal(res.status, 200);
       t.equal(((await res.json()) as { assistant: Assistant }).assistant.id, assistant.id);
       t.equal((await call('GET', `/api/v1/assistants/${id}`, other.secret)).status, 404, `other account GET ${id}`);
-      t.equal((await call('PATCH', `/api/v1/assistants/${id}`, other.secret, { name: 'Hijack' })).status, 404, `other account PATCH ${id}`);
-      t.equal((await call('DELETE', `/api/v1/assistants/${id}`, other.secret)).status, 404, `other account DELETE ${id}`);
+      t.equal(
+        (await call('PATCH', `/api/v1/assistants/${id}`, other.secret, { name: 'Hijack' })).status,
+        404,
+        `other account PATCH ${id}`,
+      );
+      t.equal(
+        (await call('DELETE', `/api/v1/assistants/${id}`, other.secret)).status,
+        404,
+        `other account DELETE ${id}`,
+      );
     }
     const list = (await (await call('GET', '/api/v1/assistants', other.secret)).json()) as { assistants: Assistant[] };
     t.same(list.assistants, [], 'never listed to another account');
@@ -58,7 +74,10 @@ t.test('assistants: CRUD with both ids, settings merge, pagination, and every re
   });
 
   t.test('400 for invalid bodies, with every issue listed', async (t) => {
-    const bad = await call('POST', '/api/v1/assistants', owner.secret, { name: '', settings: { allowedDomains: ['not an origin'], visitorRateLimitPerMinute: 0 } });
+    const bad = await call('POST', '/api/v1/assistants', owner.secret, {
+      name: '',
+      settings: { allowedDomains: ['not an origin'], visitorRateLimitPerMinute: 0 },
+    });
     t.equal(bad.status, 400);
     const body = (await bad.json()) as { code: string; details: { issues: Array<{ path: string }> } };
     t.equal(body.code, 'VALIDATION_FAILED');
@@ -66,9 +85,25 @@ t.test('assistants: CRUD with both ids, settings merge, pagination, and every re
     t.ok(paths.includes('body.name'));
     t.ok(paths.some((p) => p.startsWith('body.settings.allowedDomains')));
     t.ok(paths.includes('body.settings.visitorRateLimitPerMinute'));
-    t.equal((await call('POST', '/api/v1/assistants', owner.secret, { name: 'x', secret: 1 })).status, 400, 'unknown fields');
-    t.equal((await call('PATCH', `/api/v1/assistants/${assistant.id}`, owner.secret, { settings: { language: 'klingon' } })).status, 400, 'unknown language');
-    t.equal((await call('PATCH', `/api/v1/assistants/${assistant.id}`, owner.secret, { settings: { voice: { recording: 'maybe' } } })).status, 400);
+    t.equal(
+      (await call('POST', '/api/v1/assistants', owner.secret, { name: 'x', secret: 1 })).status,
+      400,
+      'unknown fields',
+    );
+    t.equal(
+      (await call('PATCH', `/api/v1/assistants/${assistant.id}`, owner.secret, { settings: { language: 'klingon' } }))
+        .status,
+      400,
+      'unknown language',
+    );
+    t.equal(
+      (
+        await call('PATCH', `/api/v1/assistants/${assistant.id}`, owner.secret, {
+          settings: { voice: { recording: 'maybe' } },
+        })
+      ).status,
+      400,
+    );
   });
 
   t.test('PATCH replaces given fields and merges settings deeply', async (t) => {
@@ -81,14 +116,23 @@ t.test('assistants: CRUD with both ids, settings merge, pagination, and every re
     t.equal(updated.settings.voice.enabled, true, 'voice.enabled kept');
     t.equal(updated.settings.voice.recording, 'on', 'voice.recording changed');
     t.equal(updated.settings['requireWidgetSigning'], true);
-    t.same(updated.settings.allowedDomains, ['https://shop.example', 'https://*.example.com'], 'untouched settings kept');
+    t.same(
+      updated.settings.allowedDomains,
+      ['https://shop.example', 'https://*.example.com'],
+      'untouched settings kept',
+    );
     t.equal(updated.name, 'Support', 'name kept');
     const cleared = await call('PATCH', `/api/v1/assistants/${assistant.id}`, owner.secret, { description: null });
-    t.equal(((await cleared.json()) as { assistant: { description: string | null } }).assistant.description, null, 'null clears a field');
+    t.equal(
+      ((await cleared.json()) as { assistant: { description: string | null } }).assistant.description,
+      null,
+      'null clears a field',
+    );
   });
 
   t.test('cursor pagination, newest first, limit at most 100', async (t) => {
-    for (let i = 0; i < 4; i++) t.equal((await call('POST', '/api/v1/assistants', owner.secret, { name: `A${i}` })).status, 201);
+    for (let i = 0; i < 4; i++)
+      t.equal((await call('POST', '/api/v1/assistants', owner.secret, { name: `A${i}` })).status, 201);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {

@@ -35,25 +35,36 @@ async function burst(create: ReturnType<typeof creator>, n: number) {
 t.test('enforce: the plan assistant count is a hard cap on POST /api/v1/assistants', async (t) => {
   const app = await startTestApp(t, { env: { ...env, HOSTED_USAGE_ENFORCEMENT: 'enforce' } });
 
-  t.test('free plan (1 assistant): the second creation is 403 plan_limit with the limit; deleting frees the slot', async (t) => {
-    const owner = await createOwner(app.deps.sql);
-    const create = creator(app, owner);
-    const first = await create('First');
-    t.equal(first.status, 201);
-    const { assistant } = (await first.json()) as { assistant: { id: string } };
+  t.test(
+    'free plan (1 assistant): the second creation is 403 plan_limit with the limit; deleting frees the slot',
+    async (t) => {
+      const owner = await createOwner(app.deps.sql);
+      const create = creator(app, owner);
+      const first = await create('First');
+      t.equal(first.status, 201);
+      const { assistant } = (await first.json()) as { assistant: { id: string } };
 
-    const second = await create('Second');
-    t.equal(second.status, 403);
-    const body = (await second.json()) as ErrorBody;
-    t.equal(body.reason, 'plan_limit');
-    t.equal(body.code, 'PLAN_LIMIT_ASSISTANTS');
-    t.same(body.details, { maxAssistants: 1, assistantCount: 1 }, 'the owner learns the limit');
-    t.equal(await assistantsOf(app, owner), 1, 'nothing was created');
+      const second = await create('Second');
+      t.equal(second.status, 403);
+      const body = (await second.json()) as ErrorBody;
+      t.equal(body.reason, 'plan_limit');
+      t.equal(body.code, 'PLAN_LIMIT_ASSISTANTS');
+      t.same(body.details, { maxAssistants: 1, assistantCount: 1 }, 'the owner learns the limit');
+      t.equal(await assistantsOf(app, owner), 1, 'nothing was created');
 
-    t.equal((await fetch(`${app.url}/api/v1/assistants/${assistant.id}`, { method: 'DELETE', headers: bearer(owner.secret) })).status, 200);
-    t.equal((await create('Replacement')).status, 201, 'a deleted assistant gives its slot back');
-    t.equal((await create('One too many')).status, 403);
-  });
+      t.equal(
+        (
+          await fetch(`${app.url}/api/v1/assistants/${assistant.id}`, {
+            method: 'DELETE',
+            headers: bearer(owner.secret),
+          })
+        ).status,
+        200,
+      );
+      t.equal((await create('Replacement')).status, 201, 'a deleted assistant gives its slot back');
+      t.equal((await create('One too many')).status, 403);
+    },
+  );
 
   t.test('concurrent creations at the last free slots: exactly the plan count succeeds', async (t) => {
     for (const [plan, max, n] of [
@@ -67,7 +78,9 @@ t.test('enforce: the plan assistant count is a hard cap on POST /api/v1/assistan
       const refused = results.filter((r) => r.status !== 201);
       t.equal(created.length, max, `${plan}: ${max} of ${n} concurrent creations succeed`);
       t.ok(
-        refused.every((r) => r.status === 403 && r.body.reason === 'plan_limit' && r.body.details?.['maxAssistants'] === max),
+        refused.every(
+          (r) => r.status === 403 && r.body.reason === 'plan_limit' && r.body.details?.['maxAssistants'] === max,
+        ),
         `${plan}: every other one is 403 plan_limit`,
       );
       t.equal(await assistantsOf(app, owner), max, `${plan}: the account holds exactly ${max}`);

@@ -13,7 +13,11 @@ t.test('admin gate: no session 401, not listed 403, listed 200', async (t) => {
   const store = await createTestRedisStore(t);
   const operator = await createOwner(sql);
   const owner = await createOwner(sql);
-  const shell = await startIdentityShell(t, { sql, store, env: { ADMIN_USER_IDS: ` ${operator.userId} , usr_someoneelse` } });
+  const shell = await startIdentityShell(t, {
+    sql,
+    store,
+    env: { ADMIN_USER_IDS: ` ${operator.userId} , usr_someoneelse` },
+  });
   const probe = `${shell.url}/api/admin/probe`;
 
   let res = await fetch(probe);
@@ -32,7 +36,9 @@ t.test('admin gate: no session 401, not listed 403, listed 200', async (t) => {
   const operatorCookie = await login(shell.url, operator.email, operator.password);
   res = await fetch(probe, { headers: { cookie: operatorCookie } });
   t.equal(res.status, 200, 'listed operator');
-  t.match(await res.json(), { principal: { kind: 'session', userId: operator.userId, accountId: operator.accountId, isAdmin: true } });
+  t.match(await res.json(), {
+    principal: { kind: 'session', userId: operator.userId, accountId: operator.accountId, isAdmin: true },
+  });
 
   const me = await fetch(`${shell.url}/api/auth/me`, { headers: { cookie: operatorCookie } });
   t.match(await me.json(), { user: { isAdmin: true } });
@@ -72,11 +78,24 @@ t.test('writeAuditLog: one row per change, in the change transaction', async (t)
   // A change that rolls back takes its audit row with it.
   await t.rejects(
     sql.begin(async (tx) => {
-      await writeAuditLog(tx, { actorUserId: operator.userId, action: 'account.updated', targetType: 'account', targetId: 'acct_x', after: { planCode: 'business' } });
+      await writeAuditLog(tx, {
+        actorUserId: operator.userId,
+        action: 'account.updated',
+        targetType: 'account',
+        targetId: 'acct_x',
+        after: { planCode: 'business' },
+      });
       throw new Error('the change failed');
     }),
   );
   const rows = await readAuditLog(sql, { targetType: 'account', targetId: 'acct_x' });
   t.equal(rows.length, 1);
-  t.match(rows[0], { id, actorUserId: operator.userId, action: 'account.updated', before: { planCode: 'free' }, after: { planCode: 'pro' }, requestId: 'req-1' });
+  t.match(rows[0], {
+    id,
+    actorUserId: operator.userId,
+    action: 'account.updated',
+    before: { planCode: 'free' },
+    after: { planCode: 'pro' },
+    requestId: 'req-1',
+  });
 });

@@ -43,6 +43,10 @@ t.test('session cookies are MACed with SECRET_KEY; only the token hash is kept',
   const { cookieValue, sha256 } = newSessionToken(key);
   t.equal(verifySessionCookie(cookieValue, key), sha256);
   t.equal(verifySessionCookie(cookieValue, 'other'.repeat(8)), null, 'another deployment secret refuses it');
-  t.equal(verifySessionCookie(`${cookieValue.slice(0, 10)}x${cookieValue.slice(11)}`, key), null, 'a changed token refuses');
+  t.equal(
+    verifySessionCookie(`${cookieValue.slice(0, 10)}x${cookieValue.slice(11)}`, key),
+    null,
+    'a changed token refuses',
+  );
   t.equal(verifySessionCookie('garbage', key), null);
 });

@@ -43,7 +43,10 @@ t.test('two instances never pass more than the limit, and at most one lease each
   }
   t.ok(passed <= limit + lease, `at most the limit plus one lease (${passed} of 1500 passed, limit ${limit})`);
   t.ok(passed >= limit - 2 * lease, `at most one unspent lease per instance is lost (${passed} passed)`);
-  t.ok(bucket.calls() <= Math.ceil(limit / lease) + 2 * 60, `about one shared-store call per lease, not per request (${bucket.calls()})`);
+  t.ok(
+    bucket.calls() <= Math.ceil(limit / lease) + 2 * 60,
+    `about one shared-store call per lease, not per request (${bucket.calls()})`,
+  );
 
   // Exhausted: both refuse without asking the store again until the bucket's Retry-After.
   const before = bucket.calls();
@@ -71,7 +74,11 @@ t.test('a lease is spent only by its instance and only within its TTL', async (t
     let passedOnB = 0;
     while (await allowed(b, limit, hour)) passedOnB++;
     t.equal(passedOnB, limit - 2, "B gets everything but A's lease");
-    t.equal(await allowed(a, limit, hour), !expire, expire ? "A's unspent token expired with its lease" : 'A spends its own lease');
+    t.equal(
+      await allowed(a, limit, hour),
+      !expire,
+      expire ? "A's unspent token expired with its lease" : 'A spends its own lease',
+    );
   }
 });
 

@@ -16,19 +16,27 @@ t.test('per-key limit: 60 pass, the 61st is a plain 429, across two instances sh
   const b = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix) });
   const owner = await createOwner(sql);
   const other = await createOwner(sql);
-  const call = (base: string, secret = owner.secret) => fetch(`${base}${probePath('chat')}`, { headers: bearer(secret) });
+  const call = (base: string, secret = owner.secret) =>
+    fetch(`${base}${probePath('chat')}`, { headers: bearer(secret) });
 
   // 60 requests, alternating instances, sent together.
   const started = performance.now();
   const first = await Promise.all(Array.from({ length: 60 }, (_, i) => call(i % 2 === 0 ? a.url : b.url)));
-  t.same(first.map((r) => r.status), Array(60).fill(200), 'all 60 pass');
+  t.same(
+    first.map((r) => r.status),
+    Array(60).fill(200),
+    'all 60 pass',
+  );
   for (const res of first) {
     t.equal(res.headers.get('ratelimit-policy'), '60;w=60');
     t.match(res.headers.get('ratelimit'), /^limit=60, remaining=\d+, reset=\d+$/);
     await res.arrayBuffer();
   }
   const remaining = first.map((r) => Number(/remaining=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1]));
-  t.ok(remaining.includes(0) || performance.now() - started >= 1000, 'the bucket is shared: one of the answers saw it empty');
+  t.ok(
+    remaining.includes(0) || performance.now() - started >= 1000,
+    'the bucket is shared: one of the answers saw it empty',
+  );
 
   // GCRA refills one request per second, so a slow machine may see one more pass per second elapsed: never
   // more (60 + whole seconds elapsed), and on any normal run exactly 60.
@@ -46,7 +54,10 @@ t.test('per-key limit: 60 pass, the 61st is a plain 429, across two instances sh
   t.equal(body.code, 'RATE_LIMITED');
   t.notOk('reason' in body, 'a plain 429 carries no reason');
   const retryAfter = Number(refused.headers.get('retry-after'));
-  t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After is whole seconds (${retryAfter})`);
+  t.ok(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+    `Retry-After is whole seconds (${retryAfter})`,
+  );
   t.match(refused.headers.get('ratelimit'), /^limit=60, remaining=0, reset=\d+$/, 'rate-limit headers on the 429 too');
   t.equal(refused.headers.get('ratelimit-policy'), '60;w=60');
 
@@ -79,7 +90,9 @@ t.test('Redis unreachable: per-instance limits, logged, neither blocked nor unli
     await res.arrayBuffer();
   }
   t.same(statuses, [200, 200, 200, 200, 200, 429], 'traffic flows, and the limit still holds on this instance');
-  const warnings = shell.logs.lines.filter((l) => l['msg'] === 'rate limit store unreachable; using per-instance limits');
+  const warnings = shell.logs.lines.filter(
+    (l) => l['msg'] === 'rate limit store unreachable; using per-instance limits',
+  );
   t.equal(warnings.length, 1, 'the fallback is logged once, not per request');
   t.equal(warnings[0]?.['level'], 40, 'as a warning');
 });
@@ -90,7 +103,9 @@ t.test('lastUsedAt: written on use, at most once a minute per key across instanc
   const a = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix) });
   const b = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix) });
   const owner = await createOwner(sql);
-  const lastUsed = async () => (await sql<Array<{ lastUsedAt: Date | null }>>`select last_used_at from api_keys where id = ${owner.keyId}`)[0]?.lastUsedAt ?? null;
+  const lastUsed = async () =>
+    (await sql<Array<{ lastUsedAt: Date | null }>>`select last_used_at from api_keys where id = ${owner.keyId}`)[0]
+      ?.lastUsedAt ?? null;
 
   t.equal(await lastUsed(), null, 'never used yet');
   const res = await fetch(`${a.url}${probePath('chat')}`, { headers: bearer(owner.secret) });
@@ -107,28 +122,36 @@ t.test('lastUsedAt: written on use, at most once a minute per key across instanc
   t.same(await lastUsed(), firstUse, 'further uses within the minute, on either instance, write nothing');
 });
 
-t.test('leased limit across two instances: never more than one lease over, at most one lease each unused', async (t) => {
-  const { sql } = await createTestDatabase(t);
-  const prefix = uniquePrefix('ratelimit-lease');
-  const env = { API_RATE_LIMIT_PER_MINUTE: '400' }; // leases of 4 requests
-  const lease = leaseSizeFor(400);
-  const a = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
-  const b = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
-  const owner = await createOwner(sql);
-  const started = performance.now();
-  let passed = 0;
-  for (let burst = 0; burst < 25; burst++) {
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => fetch(`${(i % 3 === 0 ? a : b).url}${probePath('chat')}`, { headers: bearer(owner.secret) })),
-    );
-    for (const res of answers) {
-      if (res.status === 200) passed++;
-      else t.equal(res.status, 429);
-      await res.arrayBuffer();
+t.test(
+  'leased limit across two instances: never more than one lease over, at most one lease each unused',
+  async (t) => {
+    const { sql } = await createTestDatabase(t);
+    const prefix = uniquePrefix('ratelimit-lease');
+    const env = { API_RATE_LIMIT_PER_MINUTE: '400' }; // leases of 4 requests
+    const lease = leaseSizeFor(400);
+    const a = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
+    const b = await startIdentityShell(t, { sql, store: await createTestRedisStore(t, prefix), env });
+    const owner = await createOwner(sql);
+    const started = performance.now();
+    let passed = 0;
+    for (let burst = 0; burst < 25; burst++) {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          fetch(`${(i % 3 === 0 ? a : b).url}${probePath('chat')}`, { headers: bearer(owner.secret) }),
+        ),
+      );
+      for (const res of answers) {
+        if (res.status === 200) passed++;
+        else t.equal(res.status, 429);
+        await res.arrayBuffer();
+      }
     }
-  }
-  // GCRA refills 400 a minute: one request per 150 ms elapsed may pass on top.
-  const refill = Math.floor((performance.now() - started) / 150);
-  t.ok(passed <= 400 + lease + refill, `at most the limit, one lease and the refill pass (${passed}; refill ${refill})`);
-  t.ok(passed >= 400 - 2 * lease, `at most one lease per instance goes unused (${passed} of 500 passed)`);
-});
+    // GCRA refills 400 a minute: one request per 150 ms elapsed may pass on top.
+    const refill = Math.floor((performance.now() - started) / 150);
+    t.ok(
+      passed <= 400 + lease + refill,
+      `at most the limit, one lease and the refill pass (${passed}; refill ${refill})`,
+    );
+    t.ok(passed >= 400 - 2 * lease, `at most one lease per instance goes unused (${passed} of 500 passed)`);
+  },
+);

@@ -21,12 +21,20 @@ t.test("a key's secret appears nowhere in the database or the logs", async (t) =
 
   // Use the keys every way a request can go: allowed, wrong scope, rate-limited, mangled, revoked.
   for (const s of secrets) {
-    for (let i = 0; i < 4; i++) await (await fetch(`${shell.url}${probePath('chat')}`, { headers: bearer(s) })).arrayBuffer();
+    for (let i = 0; i < 4; i++)
+      await (await fetch(`${shell.url}${probePath('chat')}`, { headers: bearer(s) })).arrayBuffer();
     await (await fetch(`${shell.url}${probePath('voice')}`, { headers: bearer(s) })).arrayBuffer();
-    await (await fetch(`${shell.url}${probePath('chat')}`, { headers: { authorization: `Bearer ${s}x` } })).arrayBuffer();
+    await (
+      await fetch(`${shell.url}${probePath('chat')}`, { headers: { authorization: `Bearer ${s}x` } })
+    ).arrayBuffer();
     await (await fetch(`${shell.url}${probePath('chat')}`, { headers: { authorization: `Token ${s}` } })).arrayBuffer();
   }
-  await (await fetch(`${shell.url}/api/account/keys/${owner.keyId}`, { method: 'DELETE', headers: dashboardHeaders(shell.url, cookie) })).arrayBuffer();
+  await (
+    await fetch(`${shell.url}/api/account/keys/${owner.keyId}`, {
+      method: 'DELETE',
+      headers: dashboardHeaders(shell.url, cookie),
+    })
+  ).arrayBuffer();
   await (await fetch(`${shell.url}${probePath('chat')}`, { headers: bearer(owner.secret) })).arrayBuffer();
 
   // Every row of every table, as text.

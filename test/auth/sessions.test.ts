@@ -15,7 +15,10 @@ t.test('login, me, logout, expiry and forged cookies', async (t) => {
   const owner = await createOwner(sql, { name: 'Ada' });
 
   // Wrong password and unknown email: the same 401, the same code.
-  for (const body of [{ email: owner.email, password: 'wrong password' }, { email: 'nobody@example.test', password: owner.password }]) {
+  for (const body of [
+    { email: owner.email, password: 'wrong password' },
+    { email: 'nobody@example.test', password: owner.password },
+  ]) {
     const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify(body) });
     t.equal(res.status, 401);
     t.equal(((await res.json()) as ErrorBody).code, 'AUTH_INVALID_CREDENTIALS');
@@ -33,10 +36,19 @@ t.test('login, me, logout, expiry and forged cookies', async (t) => {
     account: { id: owner.accountId, status: 'active' },
   });
   const setCookie = res.headers.getSetCookie()[0] ?? '';
-  t.match(setCookie, /^parley_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/, 'HttpOnly, SameSite=Lax, no Secure in local development');
+  t.match(
+    setCookie,
+    /^parley_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/,
+    'HttpOnly, SameSite=Lax, no Secure in local development',
+  );
   const cookie = setCookie.split(';')[0]!;
-  const [sessionRow] = await sql<Array<{ tokenSha256: string }>>`select token_sha256 from sessions where user_id = ${owner.userId}`;
-  t.notOk(sessionRow?.tokenSha256.includes(cookie.split('=')[1]!.split('.')[0]!), 'the database keeps only a hash of the token');
+  const [sessionRow] = await sql<
+    Array<{ tokenSha256: string }>
+  >`select token_sha256 from sessions where user_id = ${owner.userId}`;
+  t.notOk(
+    sessionRow?.tokenSha256.includes(cookie.split('=')[1]!.split('.')[0]!),
+    'the database keeps only a hash of the token',
+  );
 
   let me = await fetch(`${url}/api/auth/me`, { headers: { cookie } });
   t.equal(me.status, 200);
@@ -78,7 +90,11 @@ t.test('cookie-authenticated mutations check Origin (CSRF)', async (t) => {
   const owner = await createOwner(database.sql);
   const cookie = await login(url, owner.email, owner.password);
   const create = (headers: Record<string, string>) =>
-    fetch(`${url}/api/account/keys`, { method: 'POST', headers: { ...json, cookie, ...headers }, body: JSON.stringify({ name: 'k', scopes: ['chat'] }) });
+    fetch(`${url}/api/account/keys`, {
+      method: 'POST',
+      headers: { ...json, cookie, ...headers },
+      body: JSON.stringify({ name: 'k', scopes: ['chat'] }),
+    });
 
   for (const [label, headers] of [
     ['no Origin or Referer', {}],
@@ -140,7 +156,11 @@ t.test('login attempts are rate-limited per email', async (t) => {
 
 t.test('signup exists only when SIGNUP_ENABLED=true', async (t) => {
   const closed = await startTestApp(t);
-  let res = await fetch(`${closed.url}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'a@example.test', password: 'long enough password' }) });
+  let res = await fetch(`${closed.url}/api/auth/signup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email: 'a@example.test', password: 'long enough password' }),
+  });
   t.equal(res.status, 404, 'no signup route by default');
   await res.arrayBuffer();
 
@@ -156,7 +176,9 @@ t.test('signup exists only when SIGNUP_ENABLED=true', async (t) => {
   const cookie = res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
   t.equal((await fetch(`${open.url}/api/auth/me`, { headers: { cookie } })).status, 200, 'signed in after signup');
 
-  const [hosting] = await open.database.sql<Array<{ planCode: string }>>`select plan_code from hosting_accounts where account_id = ${body.account.id}`;
+  const [hosting] = await open.database.sql<
+    Array<{ planCode: string }>
+  >`select plan_code from hosting_accounts where account_id = ${body.account.id}`;
   t.equal(hosting?.planCode, 'free', 'the new account has a hosting account on plan free');
 
   res = await fetch(`${open.url}/api/auth/signup`, {
@@ -187,10 +209,17 @@ t.test('API keys: created with exact scopes, shown once, listed without secrets,
   const cookie = await login(url, owner.email, owner.password);
   const headers = dashboardHeaders(url, cookie);
 
-  let res = await fetch(`${url}/api/account/keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'Production', scopes: ['voice', 'chat', 'chat'] }) });
+  let res = await fetch(`${url}/api/account/keys`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'Production', scopes: ['voice', 'chat', 'chat'] }),
+  });
   t.equal(res.status, 201);
   t.equal(res.headers.get('cache-control'), 'no-store', 'the answer carrying the secret is not cached');
-  const created = (await res.json()) as { key: { id: string; scopes: string[]; prefix: string; lastUsedAt: null }; secret: string };
+  const created = (await res.json()) as {
+    key: { id: string; scopes: string[]; prefix: string; lastUsedAt: null };
+    secret: string;
+  };
   t.match(created.secret, /^sk_live_[0-9A-Za-z]{49}$/);
   t.same(created.key.scopes, ['chat', 'voice'], 'duplicates folded, spec order');
   t.ok(created.secret.startsWith(created.key.prefix));
@@ -214,7 +243,11 @@ t.test('API keys: created with exact scopes, shown once, listed without secrets,
     t.equal(((await res.json()) as ErrorBody).code, 'VALIDATION_FAILED');
   }
 
-  res = await fetch(`${url}/api/account/keys`, { method: 'POST', headers, body: JSON.stringify({ name: "Robert'); DROP TABLE api_keys;--", scopes: ['chat'] }) });
+  res = await fetch(`${url}/api/account/keys`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: "Robert'); DROP TABLE api_keys;--", scopes: ['chat'] }),
+  });
   t.equal(res.status, 201, 'SQL-looking names are just names');
   await res.arrayBuffer();
 
@@ -231,8 +264,13 @@ t.test('API keys: created with exact scopes, shown once, listed without secrets,
   res = await fetch(`${url}/api/account/keys/${created.key.id}`, { method: 'DELETE', headers });
   t.equal(res.status, 404, 'revoking twice: the key is gone');
   await res.arrayBuffer();
-  const after = (await (await fetch(`${url}/api/account/keys`, { headers: { cookie } })).json()) as { keys: Array<{ id: string }> };
-  t.notOk(after.keys.some((k) => k.id === created.key.id), 'a revoked key leaves the list');
+  const after = (await (await fetch(`${url}/api/account/keys`, { headers: { cookie } })).json()) as {
+    keys: Array<{ id: string }>;
+  };
+  t.notOk(
+    after.keys.some((k) => k.id === created.key.id),
+    'a revoked key leaves the list',
+  );
 
   res = await fetch(`${url}/api/account/keys`);
   t.equal(res.status, 401, 'key management needs a session');
@@ -245,7 +283,11 @@ t.test('API keys: created with exact scopes, shown once, listed without secrets,
 t.test('session cookies are Secure in production', async (t) => {
   const { url, database } = await startTestApp(t, { env: { NODE_ENV: 'production' } });
   const owner = await createOwner(database.sql);
-  const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: owner.email, password: owner.password }) });
+  const res = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email: owner.email, password: owner.password }),
+  });
   t.equal(res.status, 200);
   t.match(res.headers.getSetCookie()[0], /; HttpOnly; SameSite=Lax; .*Secure$/);
   await res.arrayBuffer();

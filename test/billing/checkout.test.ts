@@ -38,7 +38,11 @@ t.test('checkout refusals: callers never choose a product', async (t) => {
     t.equal(res.status, 400, label);
     t.equal(((await res.json()) as { code: string }).code, code, label);
   }
-  const key = await post('/checkout', { planCode: 'pro' }, { ...bearer(owner.secret), 'content-type': 'application/json' });
+  const key = await post(
+    '/checkout',
+    { planCode: 'pro' },
+    { ...bearer(owner.secret), 'content-type': 'application/json' },
+  );
   t.equal(key.status, 401, 'an API key cannot start a checkout');
   await key.arrayBuffer();
 });
@@ -50,7 +54,9 @@ t.test('portal: 409 before any purchase, a portal link after', async (t) => {
   t.equal(res.status, 409);
   t.equal(((await res.json()) as { code: string }).code, 'BILLING_NO_CUSTOMER');
 
-  const started = (await (await post('/checkout', { planCode: 'starter' }, dashboardHeaders(app.url, otherCookie))).json()) as { url: string };
+  const started = (await (
+    await post('/checkout', { planCode: 'starter' }, dashboardHeaders(app.url, otherCookie))
+  ).json()) as { url: string };
   const before = sim.events.length;
   sim.completeCheckout(started.url.split('polar_c_')[1]!);
   t.same(await sim.deliverAll(sim.events.slice(before)), [200, 200]);
@@ -94,7 +100,11 @@ t.test('without BILLING_ACCESS_TOKEN every billing route is 503', async (t) => {
     ['POST', '/checkout', { planCode: 'pro' }],
     ['POST', '/portal', {}],
   ] as const) {
-    const res = await fetch(`${bare.url}/api/v1/account/billing${path}`, { method, headers: h, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${bare.url}/api/v1/account/billing${path}`, {
+      method,
+      headers: h,
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     t.equal(res.status, 503, `${method} ${path || '/'}`);
     t.equal(((await res.json()) as { code: string }).code, 'BILLING_NOT_CONFIGURED');
   }

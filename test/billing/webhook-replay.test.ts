@@ -7,7 +7,11 @@ import { PolarSimulator } from '../helpers/polar-simulator.js';
  * Two services with their own databases hold the same accounts (fixed ids), so the events are byte-identical.
  */
 const sim = await PolarSimulator.start(t);
-const products = { starter: sim.addProduct('Starter'), pro: sim.addProduct('Pro'), business: sim.addProduct('Business') };
+const products = {
+  starter: sim.addProduct('Starter'),
+  pro: sim.addProduct('Pro'),
+  business: sim.addProduct('Business'),
+};
 const env = sim.billingEnv(products);
 const inOrder = await startTestApp(t, { env });
 const shuffled = await startTestApp(t, { env });
@@ -16,15 +20,23 @@ const ACCOUNTS = ['acct_replayA000000000001', 'acct_replayB000000000002', 'acct_
 for (const app of [inOrder, shuffled]) {
   for (const [i, id] of ACCOUNTS.entries()) {
     const userId = `usr_replay${i}0000000000000`;
-    await app.database.sql`insert into users (id, email, password_hash) values (${userId}, ${`replay${i}@example.test`}, 'x')`;
+    await app.database
+      .sql`insert into users (id, email, password_hash) values (${userId}, ${`replay${i}@example.test`}, 'x')`;
     await app.database.sql`insert into accounts (id, owner_user_id) values (${id}, ${userId})`;
-    await app.database.sql`insert into hosting_accounts (account_id, period_start, period_end) values (${id}, '2030-01-01T00:00:00Z', '2030-02-01T00:00:00Z')`;
+    await app.database
+      .sql`insert into hosting_accounts (account_id, period_start, period_end) values (${id}, '2030-01-01T00:00:00Z', '2030-02-01T00:00:00Z')`;
   }
 }
 
 function checkout(accountId: string, productId: string): string {
   const id = `co_${sim.checkouts.size}`;
-  sim.checkouts.set(id, { id, productId, externalCustomerId: accountId, metadata: { hosting_account_id: accountId }, successUrl: null });
+  sim.checkouts.set(id, {
+    id,
+    productId,
+    externalCustomerId: accountId,
+    metadata: { hosting_account_id: accountId },
+    successUrl: null,
+  });
   return id;
 }
 
@@ -64,7 +76,7 @@ async function finalState(app: TestApp) {
 
 function shuffle<T>(items: T[], seed: number): T[] {
   let s = seed;
-  const random = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -75,11 +87,18 @@ function shuffle<T>(items: T[], seed: number): T[] {
 
 t.test('5x shuffled replay == each once in order', async (t) => {
   const once = [];
-  for (const event of sim.events) once.push((await sim.deliver(event, { url: `${inOrder.url}/api/webhooks/polar` })).status);
-  t.ok(once.every((s) => s === 200), 'in-order deliveries accepted');
+  for (const event of sim.events)
+    once.push((await sim.deliver(event, { url: `${inOrder.url}/api/webhooks/polar` })).status);
+  t.ok(
+    once.every((s) => s === 200),
+    'in-order deliveries accepted',
+  );
 
   const seed = Date.now() % 10_000;
-  const deliveries = shuffle(sim.events.flatMap((e) => [e, e, e, e, e]), seed);
+  const deliveries = shuffle(
+    sim.events.flatMap((e) => [e, e, e, e, e]),
+    seed,
+  );
   const statuses = await Promise.all(
     // Several at once: concurrent duplicates of one webhook-id must still apply it once.
     chunk(deliveries, 6).map(async (batch) => {
@@ -92,13 +111,20 @@ t.test('5x shuffled replay == each once in order', async (t) => {
       return out;
     }),
   );
-  t.ok(statuses.flat().every((s) => s === 200), `every delivery answered 200 (seed ${seed})`);
+  t.ok(
+    statuses.flat().every((s) => s === 200),
+    `every delivery answered 200 (seed ${seed})`,
+  );
 
   const expected = await finalState(inOrder);
   const actual = await finalState(shuffled);
   t.same(actual.hosting, expected.hosting, 'same hosting accounts (plan, period, subscription)');
   t.same(actual.subs, expected.subs, 'same subscription states');
-  t.same(actual.claims.map((c) => c['key']), expected.claims.map((c) => c['key']), 'each webhook-id claimed once');
+  t.same(
+    actual.claims.map((c) => c['key']),
+    expected.claims.map((c) => c['key']),
+    'each webhook-id claimed once',
+  );
   t.match(
     expected.hosting.map((h) => [h['accountId'], h['planCode']]),
     [

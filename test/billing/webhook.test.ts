@@ -4,22 +4,44 @@ import { createOwner, dashboardHeaders, login, type TestOwner } from '../helpers
 import { PolarSimulator, type SimSubscription } from '../helpers/polar-simulator.js';
 
 const sim = await PolarSimulator.start(t);
-const products = { starter: sim.addProduct('Starter'), pro: sim.addProduct('Pro', 4500), business: sim.addProduct('Business', 15000) };
+const products = {
+  starter: sim.addProduct('Starter'),
+  pro: sim.addProduct('Pro', 4500),
+  business: sim.addProduct('Business', 15000),
+};
 const stranger = sim.addProduct('Not on the allowlist');
 const app = await startTestApp(t, { env: sim.billingEnv(products) });
 sim.webhookUrl = `${app.url}/api/webhooks/polar`;
 const { sql } = app.database;
 
 async function hostingOf(accountId: string) {
-  const [row] = await sql<[{ planCode: string; periodStart: Date; periodEnd: Date; billingSubscriptionId: string | null; billingSubscriptionStatus: string | null }]>`
+  const [row] = await sql<
+    [
+      {
+        planCode: string;
+        periodStart: Date;
+        periodEnd: Date;
+        billingSubscriptionId: string | null;
+        billingSubscriptionStatus: string | null;
+      },
+    ]
+  >`
     select plan_code, period_start, period_end, billing_subscription_id, billing_subscription_status from hosting_accounts where account_id = ${accountId}`;
   return row!;
 }
 
 /** An owner who bought `plan` through the real checkout route and whose subscription events were delivered. */
-async function subscribe(app: TestApp, owner: TestOwner, plan: 'starter' | 'pro' | 'business'): Promise<SimSubscription> {
+async function subscribe(
+  app: TestApp,
+  owner: TestOwner,
+  plan: 'starter' | 'pro' | 'business',
+): Promise<SimSubscription> {
   const cookie = await login(app.url, owner.email, owner.password);
-  const res = await fetch(`${app.url}/api/v1/account/billing/checkout`, { method: 'POST', headers: dashboardHeaders(app.url, cookie), body: JSON.stringify({ planCode: plan }) });
+  const res = await fetch(`${app.url}/api/v1/account/billing/checkout`, {
+    method: 'POST',
+    headers: dashboardHeaders(app.url, cookie),
+    body: JSON.stringify({ planCode: plan }),
+  });
   const { url } = (await res.json()) as { url: string };
   const checkoutId = url.split('polar_c_')[1]!;
   const before = sim.events.length;
@@ -38,19 +60,33 @@ t.test('checkout -> subscription.created/active: plan and period synced from the
   t.equal(h.periodEnd.toISOString(), new Date(sub.current_period_end!).toISOString());
   t.equal(h.billingSubscriptionId, sub.id);
   const cookie = await login(app.url, owner.email, owner.password);
-  const summary = (await (await fetch(`${app.url}/api/v1/account/usage/summary`, { headers: { cookie } })).json()) as { summary: { planCode: string; limitMicros: number } };
+  const summary = (await (await fetch(`${app.url}/api/v1/account/usage/summary`, { headers: { cookie } })).json()) as {
+    summary: { planCode: string; limitMicros: number };
+  };
   t.match(summary.summary, { planCode: 'pro', limitMicros: 45_000_000 });
 
   sim.renew(sub.id);
   t.same(await sim.deliverAll(sim.events.slice(-1)), [200]);
-  t.equal((await hostingOf(owner.accountId)).periodStart.toISOString(), new Date(sim.subscriptions.get(sub.id)!.current_period_start).toISOString(), 'renewal moves the period');
+  t.equal(
+    (await hostingOf(owner.accountId)).periodStart.toISOString(),
+    new Date(sim.subscriptions.get(sub.id)!.current_period_start).toISOString(),
+    'renewal moves the period',
+  );
 
   sim.cancel(sub.id);
   await sim.deliverAll(sim.events.slice(-1));
-  t.equal((await hostingOf(owner.accountId)).planCode, 'pro', 'a cancellation keeps the plan until the subscription ends');
+  t.equal(
+    (await hostingOf(owner.accountId)).planCode,
+    'pro',
+    'a cancellation keeps the plan until the subscription ends',
+  );
   sim.revoke(sub.id);
   await sim.deliverAll(sim.events.slice(-1));
-  t.match(await hostingOf(owner.accountId), { planCode: 'free', billingSubscriptionStatus: 'revoked' }, 'revoked returns the account to free');
+  t.match(
+    await hostingOf(owner.accountId),
+    { planCode: 'free', billingSubscriptionStatus: 'revoked' },
+    'revoked returns the account to free',
+  );
 });
 
 t.test('a replay, even after later changes, changes nothing and answers 200', async (t) => {
@@ -66,7 +102,9 @@ t.test('a replay, even after later changes, changes nothing and answers 200', as
     t.same(await res.json(), { ok: true, replay: true });
   }
   t.equal((await hostingOf(owner.accountId)).planCode, 'business', 'the replay did not re-apply the old plan');
-  const [stored] = await sql<[{ n: number }]>`select count(*)::int8 as n from idempotency_keys where scope = 'billing:polar' and key = ${delivered[0]!.webhookId}`;
+  const [stored] = await sql<
+    [{ n: number }]
+  >`select count(*)::int8 as n from idempotency_keys where scope = 'billing:polar' and key = ${delivered[0]!.webhookId}`;
   t.equal(stored?.n, 1, 'the webhook-id is stored durably');
 });
 
@@ -81,7 +119,13 @@ t.test('only active or trialing subscriptions of allowlisted products grant a pl
   t.equal((await hostingOf(owner.accountId)).planCode, 'business', 'trialing grants the plan');
 
   const other = await createOwner(sql);
-  sim.checkouts.set('forged', { id: 'forged', productId: stranger, externalCustomerId: other.accountId, metadata: { hosting_account_id: other.accountId }, successUrl: null });
+  sim.checkouts.set('forged', {
+    id: 'forged',
+    productId: stranger,
+    externalCustomerId: other.accountId,
+    metadata: { hosting_account_id: other.accountId },
+    successUrl: null,
+  });
   const before = sim.events.length;
   sim.completeCheckout('forged');
   t.same(await sim.deliverAll(sim.events.slice(before)), [200, 200]);
@@ -90,7 +134,13 @@ t.test('only active or trialing subscriptions of allowlisted products grant a pl
 
 t.test('bad signatures are 400 and leave no trace', async (t) => {
   const owner = await createOwner(sql);
-  sim.checkouts.set('sig', { id: 'sig', productId: products.pro, externalCustomerId: owner.accountId, metadata: { hosting_account_id: owner.accountId }, successUrl: null });
+  sim.checkouts.set('sig', {
+    id: 'sig',
+    productId: products.pro,
+    externalCustomerId: owner.accountId,
+    metadata: { hosting_account_id: owner.accountId },
+    successUrl: null,
+  });
   const before = sim.events.length;
   sim.completeCheckout('sig');
   const [created] = sim.events.slice(before);
@@ -102,10 +152,16 @@ t.test('bad signatures are 400 and leave no trace', async (t) => {
     t.equal(res.status, 400, label);
     t.equal(((await res.json()) as { code: string }).code, 'BILLING_BAD_SIGNATURE');
   }
-  const missing = await fetch(sim.webhookUrl!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: created!.body });
+  const missing = await fetch(sim.webhookUrl!, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: created!.body,
+  });
   t.equal(missing.status, 400, 'no signature headers');
   await missing.arrayBuffer();
-  const [claims] = await sql<[{ n: number }]>`select count(*)::int8 as n from idempotency_keys where key = ${created!.webhookId}`;
+  const [claims] = await sql<
+    [{ n: number }]
+  >`select count(*)::int8 as n from idempotency_keys where key = ${created!.webhookId}`;
   t.equal(claims?.n, 0);
   t.equal((await hostingOf(owner.accountId)).planCode, 'free');
 
@@ -116,7 +172,13 @@ t.test('bad signatures are 400 and leave no trace', async (t) => {
 
 t.test('a failure releases the claim and answers 5xx so the provider retries', async (t) => {
   const owner = await createOwner(sql);
-  sim.checkouts.set('fail', { id: 'fail', productId: products.pro, externalCustomerId: owner.accountId, metadata: { hosting_account_id: owner.accountId }, successUrl: null });
+  sim.checkouts.set('fail', {
+    id: 'fail',
+    productId: products.pro,
+    externalCustomerId: owner.accountId,
+    metadata: { hosting_account_id: owner.accountId },
+    successUrl: null,
+  });
   const before = sim.events.length;
   sim.completeCheckout('fail');
   const events = sim.events.slice(before);
@@ -130,7 +192,9 @@ t.test('a failure releases the claim and answers 5xx so the provider retries', a
   const failed = await sim.deliver(events[0]!);
   t.equal(failed.status, 500);
   await failed.arrayBuffer();
-  const [claims] = await sql<[{ n: number }]>`select count(*)::int8 as n from idempotency_keys where key = ${events[0]!.webhookId}`;
+  const [claims] = await sql<
+    [{ n: number }]
+  >`select count(*)::int8 as n from idempotency_keys where key = ${events[0]!.webhookId}`;
   t.equal(claims?.n, 0, 'the claim was released');
   await restore();
   t.same(await sim.deliverAll(events), [200, 200], 'the retry is processed');
@@ -145,7 +209,9 @@ t.test('events Parley does not act on are acknowledged', async (t) => {
 
 t.test('503 when BILLING_WEBHOOK_SECRET is unset', async (t) => {
   const bare = await startTestApp(t);
-  const res = await sim.deliver(sim.emitOther('order.paid', { id: 'ord_2' }), { url: `${bare.url}/api/webhooks/polar` });
+  const res = await sim.deliver(sim.emitOther('order.paid', { id: 'ord_2' }), {
+    url: `${bare.url}/api/webhooks/polar`,
+  });
   t.equal(res.status, 503);
   t.equal(((await res.json()) as { code: string }).code, 'BILLING_NOT_CONFIGURED');
 });

@@ -28,14 +28,22 @@ function newestMtime(path: string): number {
  */
 export async function ensureDashboardBuilt(): Promise<string> {
   const built = newestMtime(join(DASHBOARD_DIST, 'index.html'));
-  const inputs = ['web/dashboard/src', 'web/dashboard/public', 'web/dashboard/index.html', 'web/dashboard/vite.config.ts', 'sdk/src'].map((p) =>
-    newestMtime(join(ROOT, p)),
-  );
+  const inputs = [
+    'web/dashboard/src',
+    'web/dashboard/public',
+    'web/dashboard/index.html',
+    'web/dashboard/vite.config.ts',
+    'sdk/src',
+  ].map((p) => newestMtime(join(ROOT, p)));
   if (built === 0 || Math.max(...inputs) > built) {
-    await run(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'web/dashboard/vite.config.ts'], {
-      cwd: ROOT,
-      timeout: 120_000,
-    });
+    await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'web/dashboard/vite.config.ts'],
+      {
+        cwd: ROOT,
+        timeout: 120_000,
+      },
+    );
   }
   return DASHBOARD_DIST;
 }

@@ -25,7 +25,10 @@ const browser = await launchBrowser(t, { fakeAudioWav: wav });
 const page = await browser.newPage();
 page.setDefaultTimeout(20_000);
 
-const hook = () => page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest ?? null))`) as Promise<any>;
+const hook = () =>
+  page.evaluate(
+    `JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest ?? null))`,
+  ) as Promise<any>;
 
 /** Waits (bounded) until the widget's test hook satisfies `ok`; on timeout the error shows what it saw. */
 async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeoutMs = 30_000): Promise<any> {
@@ -33,7 +36,10 @@ async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeout
   for (;;) {
     const h = await hook();
     if (h && ok(h)) return h;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; hook: ${JSON.stringify(h).slice(-2000)}; page errors: ${browser.errors.join(' | ')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}; hook: ${JSON.stringify(h).slice(-2000)}; page errors: ${browser.errors.join(' | ')}`,
+      );
     await p.waitForTimeout(50);
   }
 }
@@ -51,15 +57,26 @@ t.test('a playground voice call through the widget, metered as playground second
   t.equal(await page.locator('parley-assistant').getAttribute('source'), 'playground');
 
   // The browser tests read the widget's test hook, which exists only with data-test: add it and re-attach the element.
-  await page.evaluate(`(() => { const el = document.querySelector('parley-assistant'); el.setAttribute('data-test', ''); el.parentNode.append(el); })()`);
+  await page.evaluate(
+    `(() => { const el = document.querySelector('parley-assistant'); el.setAttribute('data-test', ''); el.parentNode.append(el); })()`,
+  );
   await start.click();
-  const listening = await untilHook(page, (h) => h.timeline.some((e: any) => e.kind === 'state' && e.value === 'listening'), 'listening');
+  const listening = await untilHook(
+    page,
+    (h) => h.timeline.some((e: any) => e.kind === 'state' && e.value === 'listening'),
+    'listening',
+  );
   const sessionId = listening.session?.sessionId as string;
   t.match(sessionId, /^vs_/, 'a voice session was minted');
   const [row] = await app.database.sql`select source, account_id from voice_sessions where id = ${sessionId}`;
   t.match(row, { source: 'playground', accountId: owner.accountId }, 'as the signed-in owner, source playground');
 
-  const heard = await untilHook(page, (h) => h.audibleSamples >= 3 && h.timeline.some((e: any) => e.kind === 'caption' && e.value.startsWith('assistant:')), 'the spoken answer');
+  const heard = await untilHook(
+    page,
+    (h) =>
+      h.audibleSamples >= 3 && h.timeline.some((e: any) => e.kind === 'caption' && e.value.startsWith('assistant:')),
+    'the spoken answer',
+  );
   t.ok(heard.maxOutputRms > 0.01, `the assistant's answer was heard (max RMS ${heard.maxOutputRms.toFixed(3)})`);
 
   await page.getByRole('button', { name: 'End call' }).click();
@@ -69,22 +86,32 @@ t.test('a playground voice call through the widget, metered as playground second
   t.equal(ended!.state, 'ended');
   const balance = (await balanceOf(app.database.sql, owner.accountId))!;
   t.ok(balance.playgroundVoiceSeconds >= 1, `playground seconds counted (${balance.playgroundVoiceSeconds})`);
-  t.equal(balance.playgroundVoiceSeconds, ended!.billableSeconds, 'exactly the call\'s billable seconds');
+  t.equal(balance.playgroundVoiceSeconds, ended!.billableSeconds, "exactly the call's billable seconds");
   t.equal(balance.voiceSecondsUsed, 0, 'not counted toward the voice minutes');
 
   await page.getByRole('link', { name: 'Usage' }).click();
   await page.getByRole('heading', { name: /Current period/ }).waitFor();
   const stats = await page.locator('dl.stats').innerText();
-  t.match(stats, new RegExp(`Playground voice minutes\\s+[0-9.]+ \\(${balance.playgroundVoiceSeconds} s\\)`), 'the Usage page shows the playground seconds');
+  t.match(
+    stats,
+    new RegExp(`Playground voice minutes\\s+[0-9.]+ \\(${balance.playgroundVoiceSeconds} s\\)`),
+    'the Usage page shows the playground seconds',
+  );
   t.match(stats, /Voice minutes used\s+0 \/ 10/, 'and no voice minutes used');
 
   // The call's conversation: the transcript shows the call with its duration, what was billed and why it ended.
   const [conv] = await app.database.sql`select conversation_id from voice_sessions where id = ${sessionId}`;
-  await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conv!.conversationId)}`);
+  await page.goto(
+    `${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conv!.conversationId)}`,
+  );
   const call = page.getByRole('group', { name: 'Voice call 1' });
   await call.waitFor();
   const shown = await call.innerText();
   t.match(shown, sessionId, 'the transcript lists the call');
-  t.match(shown, new RegExp(`Duration \\d+ s · billed ${ended!.billableSeconds} s · the caller hung up`), 'with its duration, billed seconds and end reason');
+  t.match(
+    shown,
+    new RegExp(`Duration \\d+ s · billed ${ended!.billableSeconds} s · the caller hung up`),
+    'with its duration, billed seconds and end reason',
+  );
   t.same(browser.errors.slice(errorsBefore), [], 'no console errors or uncaught exceptions once signed in');
 });

@@ -36,46 +36,57 @@ async function signIn(p: Page, email: string, password: string): Promise<void> {
 }
 
 /** Widest element edge beyond the viewport: 0 when nothing scrolls sideways. */
-const overflowX = (p: Page) => p.evaluate('document.documentElement.scrollWidth - window.innerWidth') as Promise<number>;
+const overflowX = (p: Page) =>
+  p.evaluate('document.documentElement.scrollWidth - window.innerWidth') as Promise<number>;
 
-t.test('serving: index no-cache with a strict CSP, hashed assets immutable, client routes fall back, missing files 404', async (t) => {
-  const index = await fetch(`${url}/dashboard`);
-  t.equal(index.status, 200);
-  t.match(index.headers.get('content-type'), /^text\/html/);
-  t.equal(index.headers.get('cache-control'), 'no-cache');
-  const csp = index.headers.get('content-security-policy') ?? '';
-  t.match(csp, /script-src 'self'(;|$)/, 'scripts only from this origin');
-  t.notMatch(csp, /unsafe-inline|unsafe-eval/, 'nothing inline, no eval');
-  t.match(csp, /frame-ancestors 'none'/);
-  const html = await index.text();
-  t.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script in the page');
-  const asset = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
-  t.ok(asset, 'the page loads a hashed script');
+t.test(
+  'serving: index no-cache with a strict CSP, hashed assets immutable, client routes fall back, missing files 404',
+  async (t) => {
+    const index = await fetch(`${url}/dashboard`);
+    t.equal(index.status, 200);
+    t.match(index.headers.get('content-type'), /^text\/html/);
+    t.equal(index.headers.get('cache-control'), 'no-cache');
+    const csp = index.headers.get('content-security-policy') ?? '';
+    t.match(csp, /script-src 'self'(;|$)/, 'scripts only from this origin');
+    t.notMatch(csp, /unsafe-inline|unsafe-eval/, 'nothing inline, no eval');
+    t.match(csp, /frame-ancestors 'none'/);
+    const html = await index.text();
+    t.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script in the page');
+    const asset = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    t.ok(asset, 'the page loads a hashed script');
 
-  const js = await fetch(`${url}${asset}`, { headers: { 'accept-encoding': 'gzip' } });
-  t.equal(js.status, 200);
-  t.match(js.headers.get('content-type'), /^text\/javascript/);
-  t.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-  t.equal(js.headers.get('content-encoding'), 'gzip');
+    const js = await fetch(`${url}${asset}`, { headers: { 'accept-encoding': 'gzip' } });
+    t.equal(js.status, 200);
+    t.match(js.headers.get('content-type'), /^text\/javascript/);
+    t.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    t.equal(js.headers.get('content-encoding'), 'gzip');
 
-  const etag = index.headers.get('etag')!;
-  const again = await fetch(`${url}/dashboard/`, { headers: { 'if-none-match': etag } });
-  t.equal(again.status, 304, 'the index revalidates with its ETag');
+    const etag = index.headers.get('etag')!;
+    const again = await fetch(`${url}/dashboard/`, { headers: { 'if-none-match': etag } });
+    t.equal(again.status, 304, 'the index revalidates with its ETag');
 
-  const deep = await fetch(`${url}/dashboard/assistants/asst_x/documents`);
-  t.equal(deep.status, 200, 'a client route gets the index');
-  t.equal(await deep.text(), html);
+    const deep = await fetch(`${url}/dashboard/assistants/asst_x/documents`);
+    t.equal(deep.status, 200, 'a client route gets the index');
+    t.equal(await deep.text(), html);
 
-  for (const missing of ['/dashboard/assets/index-deadbeef.js', '/dashboard/nope.css', '/dashboard/assets/']) {
-    const res = await fetch(`${url}${missing}`);
-    t.equal(res.status, 404, `${missing} is 404, not the index`);
-    t.equal(((await res.json()) as { code: string }).code, 'DASHBOARD_ASSET_NOT_FOUND');
-  }
-  const config = (await (await fetch(`${url}/api/dashboard/config`)).json()) as { signupEnabled: boolean; widgetScript: string | null };
-  t.equal(config.signupEnabled, false, 'sign-up is off unless SIGNUP_ENABLED');
-  const widget = await fetch(`${url}/widget/v1/parley.js`);
-  t.equal(config.widgetScript, widget.status === 404 ? null : '/widget/v1/parley.js', 'the widget script is offered exactly when the server routes it');
-});
+    for (const missing of ['/dashboard/assets/index-deadbeef.js', '/dashboard/nope.css', '/dashboard/assets/']) {
+      const res = await fetch(`${url}${missing}`);
+      t.equal(res.status, 404, `${missing} is 404, not the index`);
+      t.equal(((await res.json()) as { code: string }).code, 'DASHBOARD_ASSET_NOT_FOUND');
+    }
+    const config = (await (await fetch(`${url}/api/dashboard/config`)).json()) as {
+      signupEnabled: boolean;
+      widgetScript: string | null;
+    };
+    t.equal(config.signupEnabled, false, 'sign-up is off unless SIGNUP_ENABLED');
+    const widget = await fetch(`${url}/widget/v1/parley.js`);
+    t.equal(
+      config.widgetScript,
+      widget.status === 404 ? null : '/widget/v1/parley.js',
+      'the widget script is offered exactly when the server routes it',
+    );
+  },
+);
 
 t.test('the JavaScript the dashboard ships is under 150 KB gzipped', async (t) => {
   const files = readdirSync(join(dist, 'assets')).filter((f) => f.endsWith('.js'));
@@ -87,7 +98,11 @@ t.test('the JavaScript the dashboard ships is under 150 KB gzipped', async (t) =
 
 t.test('owner REST routes take the dashboard session; a cross-site mutation with it is refused', async (t) => {
   const cookie = await login(url, owner.email, owner.password);
-  t.equal((await fetch(`${url}/api/v1/assistants`, { headers: { cookie } })).status, 200, 'the session reads like a key');
+  t.equal(
+    (await fetch(`${url}/api/v1/assistants`, { headers: { cookie } })).status,
+    200,
+    'the session reads like a key',
+  );
   t.equal((await fetch(`${url}/api/v1/assistants`)).status, 401, 'nothing sent: 401');
   const crossSite = await fetch(`${url}/api/v1/assistants`, {
     method: 'POST',
@@ -156,7 +171,9 @@ t.test('upload a Markdown document and watch it become ready', async (t) => {
   await page.getByLabel('Choose files to upload').setInputFiles({
     name: 'returns.md',
     mimeType: 'text/markdown',
-    buffer: Buffer.from('# Returns\n\nYou can return any unworn item within 45 days of delivery for a full refund.\n\nShipping is free over 30 euros.\n'),
+    buffer: Buffer.from(
+      '# Returns\n\nYou can return any unworn item within 45 days of delivery for a full refund.\n\nShipping is free over 30 euros.\n',
+    ),
   });
   await page.getByRole('listitem', { name: 'returns.md: ready' }).waitFor({ timeout: 30_000 });
   t.pass('the document reached ready without a reload');
@@ -190,9 +207,16 @@ t.test('sources by drag-and-drop and text; conversations, transcript, analytics 
 
   await page.getByRole('link', { name: 'Conversations', exact: true }).click();
   await page.getByRole('cell', { name: 'playground' }).waitFor();
-  await page.getByRole('link', { name: /\d{4}|AM|PM/ }).first().click();
+  await page
+    .getByRole('link', { name: /\d{4}|AM|PM/ })
+    .first()
+    .click();
   await page.getByRole('heading', { name: 'Transcript' }).waitFor();
-  t.match(await page.locator('.transcript').innerText(), /Within how many days can I return an item\?/, 'the playground turn is in the transcript');
+  t.match(
+    await page.locator('.transcript').innerText(),
+    /Within how many days can I return an item\?/,
+    'the playground turn is in the transcript',
+  );
 
   await page.getByRole('link', { name: 'Analytics' }).click();
   await page.getByText('Messages per day').waitFor();
@@ -220,7 +244,11 @@ t.test('settings: security policy and voice are saved as the server stores them'
   t.match(await alert.innerText(), /VALIDATION_FAILED/, 'a refused value shows the server error and code');
   await page.getByRole('link', { name: 'Playground' }).click();
   await page.getByRole('button', { name: 'Start voice call' }).waitFor();
-  t.equal(await page.locator('parley-assistant').getAttribute('source'), 'playground', 'voice is on: the playground offers a call through the widget (dashboard-voice.test.ts places one)');
+  t.equal(
+    await page.locator('parley-assistant').getAttribute('source'),
+    'playground',
+    'voice is on: the playground offers a call through the widget (dashboard-voice.test.ts places one)',
+  );
 });
 
 t.test('an API key: created with scopes, secret shown once, gone after reload, still listed', async (t) => {
@@ -248,7 +276,11 @@ t.test('an API key: created with scopes, secret shown once, gone after reload, s
 t.test('an expired session sends the owner to sign-in and back', async (t) => {
   const cookie = (await page.context().cookies()).find((c) => c.name === 'parley_session');
   t.ok(cookie);
-  await fetch(`${url}/api/auth/logout`, { method: 'POST', headers: dashboardHeaders(url, `parley_session=${cookie!.value}`), body: '{}' });
+  await fetch(`${url}/api/auth/logout`, {
+    method: 'POST',
+    headers: dashboardHeaders(url, `parley_session=${cookie!.value}`),
+    body: '{}',
+  });
   await page.getByRole('link', { name: 'Usage' }).click();
   await page.waitForURL(/\/dashboard\/sign-in\?next=%2Fusage&expired=1/);
   await page.getByText('Your session ended').waitFor();
@@ -261,7 +293,12 @@ t.test('an expired session sends the owner to sign-in and back', async (t) => {
 
 t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
   await page.setViewportSize({ width: 375, height: 760 });
-  for (const path of ['/usage', '/keys', '/assistants', assistantUrl.slice(assistantUrl.indexOf('/dashboard') + '/dashboard'.length)]) {
+  for (const path of [
+    '/usage',
+    '/keys',
+    '/assistants',
+    assistantUrl.slice(assistantUrl.indexOf('/dashboard') + '/dashboard'.length),
+  ]) {
     await page.goto(`${url}/dashboard${path}`);
     await page.locator('main h1').waitFor();
     if (path === '/keys') await shoot('keys-375px');
@@ -275,40 +312,47 @@ t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 
-t.test('an operator signs in by keyboard, sees the admin link, the accounts, grants credit and reads the audit log', async (t) => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL(/\/dashboard\/sign-in$/);
-  // Keyboard only: the heading has focus, Tab reaches Email then Password, Enter submits.
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  // The page moves focus to its heading once rendered; typing before that would go nowhere.
-  await page.waitForFunction("document.activeElement !== null && document.activeElement.tagName === 'H1'");
-  await page.keyboard.press('Tab');
-  await page.keyboard.type(operator.email);
-  await page.keyboard.press('Tab');
-  await page.keyboard.type(operator.password);
-  await page.keyboard.press('Enter');
-  await page.getByRole('link', { name: 'Admin' }).focus();
-  await page.keyboard.press('Enter');
-  const accounts = page.getByRole('list', { name: 'Accounts' });
-  await accounts.waitFor();
-  const text = await accounts.innerText();
-  t.match(text, new RegExp(owner.email.replace(/[.]/g, '\\.')), "the owner's account is listed");
-  t.match(text, /free/);
-  const ownerCard = page.getByRole('listitem', { name: `Account ${owner.email}` });
-  await ownerCard.getByLabel('Credit in dollars').fill('2.50');
-  await ownerCard.getByRole('button', { name: 'Grant credit' }).click();
-  await ownerCard.getByText('Credit granted (audit-logged).').waitFor();
-  t.match(await ownerCard.locator('dl.stats').innerText(), /Credit\s+\$2\.50/, 'the server answer shows the credit');
-  const audit = page.getByRole('table', { name: 'Audit log' });
-  await audit.getByRole('cell', { name: 'hosting_account.credit_granted' }).waitFor();
-  t.match(await audit.innerText(), new RegExp(owner.accountId), 'the audit row names the account');
-  await ownerCard.getByRole('combobox', { name: /^Plan/ }).selectOption('pro');
-  await ownerCard.getByRole('button', { name: 'Save changes' }).click();
-  await ownerCard.getByText('Saved (audit-logged).').waitFor();
-  t.match(await ownerCard.locator('dl.stats').innerText(), /Plan\s+pro/, 'the plan change is what the server now says');
-  await audit.getByRole('cell', { name: 'hosting_account.updated' }).waitFor();
-  await shoot('admin');
-});
+t.test(
+  'an operator signs in by keyboard, sees the admin link, the accounts, grants credit and reads the audit log',
+  async (t) => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/dashboard\/sign-in$/);
+    // Keyboard only: the heading has focus, Tab reaches Email then Password, Enter submits.
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The page moves focus to its heading once rendered; typing before that would go nowhere.
+    await page.waitForFunction("document.activeElement !== null && document.activeElement.tagName === 'H1'");
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(operator.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(operator.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Admin' }).focus();
+    await page.keyboard.press('Enter');
+    const accounts = page.getByRole('list', { name: 'Accounts' });
+    await accounts.waitFor();
+    const text = await accounts.innerText();
+    t.match(text, new RegExp(owner.email.replace(/[.]/g, '\\.')), "the owner's account is listed");
+    t.match(text, /free/);
+    const ownerCard = page.getByRole('listitem', { name: `Account ${owner.email}` });
+    await ownerCard.getByLabel('Credit in dollars').fill('2.50');
+    await ownerCard.getByRole('button', { name: 'Grant credit' }).click();
+    await ownerCard.getByText('Credit granted (audit-logged).').waitFor();
+    t.match(await ownerCard.locator('dl.stats').innerText(), /Credit\s+\$2\.50/, 'the server answer shows the credit');
+    const audit = page.getByRole('table', { name: 'Audit log' });
+    await audit.getByRole('cell', { name: 'hosting_account.credit_granted' }).waitFor();
+    t.match(await audit.innerText(), new RegExp(owner.accountId), 'the audit row names the account');
+    await ownerCard.getByRole('combobox', { name: /^Plan/ }).selectOption('pro');
+    await ownerCard.getByRole('button', { name: 'Save changes' }).click();
+    await ownerCard.getByText('Saved (audit-logged).').waitFor();
+    t.match(
+      await ownerCard.locator('dl.stats').innerText(),
+      /Plan\s+pro/,
+      'the plan change is what the server now says',
+    );
+    await audit.getByRole('cell', { name: 'hosting_account.updated' }).waitFor();
+    await shoot('admin');
+  },
+);
 
 t.test('sign-up, on a server with SIGNUP_ENABLED, creates the account and signs it in', async (t) => {
   const open = await startTestApp(t, { database, env: { SIGNUP_ENABLED: 'true' } });
@@ -328,6 +372,8 @@ t.test('sign-up, on a server with SIGNUP_ENABLED, creates the account and signs 
 });
 
 t.test('no uncaught errors in the page (failed requests the tests caused on purpose aside)', async (t) => {
-  const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|403|503)/.test(e));
+  const unexpected = browser.errors.filter(
+    (e) => !/Failed to load resource: the server responded with a status of (400|401|403|503)/.test(e),
+  );
   t.same(unexpected, []);
 });

@@ -54,7 +54,8 @@ async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin,
-    url: (assistantId, attributes = {}) => `${origin}/?a=${encodeURIComponent(assistantId)}&attrs=${encodeURIComponent(JSON.stringify(attributes))}`,
+    url: (assistantId, attributes = {}) =>
+      `${origin}/?a=${encodeURIComponent(assistantId)}&attrs=${encodeURIComponent(JSON.stringify(attributes))}`,
   };
 }
 
@@ -85,17 +86,29 @@ async function until(page: Page, expression: string, what: string, timeoutMs = 3
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const seen = await page.evaluate('JSON.stringify(window.__parley).slice(-3000)').catch(() => '?');
-  const hook = await page.evaluate(`JSON.stringify(document.querySelector('parley-assistant').parleyTest).slice(-2000)`).catch(() => '?');
+  const hook = await page
+    .evaluate(`JSON.stringify(document.querySelector('parley-assistant').parleyTest).slice(-2000)`)
+    .catch(() => '?');
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nevents: ${seen}\ntest hook: ${hook}`);
 }
 
-const events = (page: Page, type: string) => page.evaluate(`window.__parley.filter((e) => e.type === ${JSON.stringify(type)}).map((e) => e.detail)`) as Promise<any[]>;
+const events = (page: Page, type: string) =>
+  page.evaluate(`window.__parley.filter((e) => e.type === ${JSON.stringify(type)}).map((e) => e.detail)`) as Promise<
+    any[]
+  >;
 const voiceStates = async (page: Page) => (await events(page, 'parley:state')).map((d) => d.voice as string);
-const hookOf = (page: Page) => page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest))`) as Promise<any>;
+const hookOf = (page: Page) =>
+  page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest))`) as Promise<any>;
 const visitorOf = (page: Page) => page.evaluate(`localStorage.getItem('parley:visitor-id')`) as Promise<string>;
-const stateIs = (state: string) => `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === ${JSON.stringify(state)})`;
+const stateIs = (state: string) =>
+  `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === ${JSON.stringify(state)})`;
 
-async function uploadHandbook(t: Test, app: TestApp, owner: Awaited<ReturnType<typeof ownerWithVoice>>, publicId: string): Promise<void> {
+async function uploadHandbook(
+  t: Test,
+  app: TestApp,
+  owner: Awaited<ReturnType<typeof ownerWithVoice>>,
+  publicId: string,
+): Promise<void> {
   const cookie = await login(app.url, owner.email, owner.password);
   const res = await fetch(`${app.url}/api/assistants/${publicId}/uploads?filename=handbook.md`, {
     method: 'POST',
@@ -104,7 +117,14 @@ async function uploadHandbook(t: Test, app: TestApp, owner: Awaited<ReturnType<t
   });
   t.equal(res.status, 201, 'the handbook is uploaded');
   const { document } = (await res.json()) as { document: { id: string } };
-  const doc = await waitForDocument(async () => ((await (await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers: bearer(owner.secret) })).json()) as { document: { status: string; error: string | null } }).document);
+  const doc = await waitForDocument(
+    async () =>
+      (
+        (await (
+          await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers: bearer(owner.secret) })
+        ).json()) as { document: { status: string; error: string | null } }
+      ).document,
+  );
   t.equal(doc.status, 'ready');
 }
 
@@ -126,18 +146,38 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     t.ok(app.app.voice.sessions.has(hook.session.sessionId), 'and runs on the service');
 
     // The simulator hears the espeak sentence, then answers in words and audio once its turn opens the gate.
-    await until(page, `(() => { const h = document.querySelector('parley-assistant').parleyTest; return h.audibleSamples >= 3 && h.timeline.some((e) => e.kind === 'caption' && e.value.startsWith('assistant:')); })()`, 'the assistant heard and captioned');
+    await until(
+      page,
+      `(() => { const h = document.querySelector('parley-assistant').parleyTest; return h.audibleSamples >= 3 && h.timeline.some((e) => e.kind === 'caption' && e.value.startsWith('assistant:')); })()`,
+      'the assistant heard and captioned',
+    );
     const heard = await hookOf(page);
-    t.ok(heard.maxOutputRms > 0.01, `a non-silent signal reached the AudioContext destination (max RMS ${heard.maxOutputRms.toFixed(3)})`);
+    t.ok(
+      heard.maxOutputRms > 0.01,
+      `a non-silent signal reached the AudioContext destination (max RMS ${heard.maxOutputRms.toFixed(3)})`,
+    );
     const timeline = heard.timeline as Array<{ kind: string; value: string }>;
     const assistantCaptions = timeline.filter((e) => e.kind === 'caption' && e.value.startsWith('assistant:'));
     t.ok(assistantCaptions.length > 0, 'assistant captions were shown');
-    t.same(assistantCaptions.filter((e) => !e.value.endsWith(':open')), [], 'every assistant caption was shown while the gate was open');
+    t.same(
+      assistantCaptions.filter((e) => !e.value.endsWith(':open')),
+      [],
+      'every assistant caption was shown while the gate was open',
+    );
     const firstOpen = timeline.findIndex((e) => e.kind === 'gate' && e.value === 'open');
-    t.ok(firstOpen >= 0 && firstOpen < timeline.findIndex((e) => e.kind === 'caption' && e.value.startsWith('assistant:')), 'the gate opened before the first assistant caption');
-    t.ok(timeline.some((e) => e.kind === 'caption' && e.value.startsWith('user:')), 'the visitor\'s words were captioned');
+    t.ok(
+      firstOpen >= 0 && firstOpen < timeline.findIndex((e) => e.kind === 'caption' && e.value.startsWith('assistant:')),
+      'the gate opened before the first assistant caption',
+    );
+    t.ok(
+      timeline.some((e) => e.kind === 'caption' && e.value.startsWith('user:')),
+      "the visitor's words were captioned",
+    );
     const messages = await events(page, 'parley:message');
-    t.ok(messages.some((m) => m.role === 'assistant' && m.text.length > 0), 'parley:message carried the assistant captions');
+    t.ok(
+      messages.some((m) => m.role === 'assistant' && m.text.length > 0),
+      'parley:message carried the assistant captions',
+    );
     t.ok((await voiceStates(page)).includes('speaking'), 'the state went through speaking');
     const captions = page.locator('parley-assistant .captions');
     t.equal(await captions.getAttribute('aria-live'), 'polite', 'captions are an aria-live region');
@@ -145,20 +185,32 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const relay = () => app.app.voice.media?.relays.get(hook.session.sessionId);
     const mute = page.getByRole('button', { name: 'Mute microphone' });
     await mute.click();
-    t.equal(await page.getByRole('button', { name: 'Unmute microphone' }).getAttribute('aria-pressed'), 'true', 'mute is a pressed toggle');
+    t.equal(
+      await page.getByRole('button', { name: 'Unmute microphone' }).getAttribute('aria-pressed'),
+      'true',
+      'mute is a pressed toggle',
+    );
     await waitFor(() => relay()?.stats.mutes === 1, 'the service to hear of the mute');
     const framesMuted = relay()!.stats.callerFrames;
     await new Promise((resolve) => setTimeout(resolve, 300));
     t.equal(relay()!.stats.callerFrames, framesMuted, 'no microphone frames leave the page while muted');
     await page.getByRole('button', { name: 'Unmute microphone' }).click();
-    await waitFor(() => relay()?.stats.unmutes === 1 && relay()!.stats.callerFrames > framesMuted, 'frames again after unmute');
+    await waitFor(
+      () => relay()?.stats.unmutes === 1 && relay()!.stats.callerFrames > framesMuted,
+      'frames again after unmute',
+    );
 
     await page.getByRole('button', { name: 'End call' }).click();
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
     t.same((await events(page, 'parley:ended'))[0], { endReason: null }, 'ended by the visitor');
     t.equal((await voiceStates(page)).at(-1), 'ended');
     await waitFor(() => !app.app.voice.sessions.has(hook.session.sessionId), 'the session ended at the service');
-    const final = await post(app.url, `/api/v1/voice/sessions/${hook.session.sessionId}/end`, { visitorId: await visitorOf(page) }, { origin: host.origin });
+    const final = await post(
+      app.url,
+      `/api/v1/voice/sessions/${hook.session.sessionId}/end`,
+      { visitorId: await visitorOf(page) },
+      { origin: host.origin },
+    );
     t.match(final.body, { status: 'ended', endReason: null }, 'the service says the visitor ended it');
     t.ok(await page.getByRole('button', { name: 'Start voice call' }).isVisible(), 'a new call can be started');
     await page.close();
@@ -172,7 +224,12 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const visitorId = await visitorOf(page);
     await page.goto('about:blank');
     await waitFor(() => !app.app.voice.sessions.has(session.sessionId), 'the call ended when the page went away');
-    const final = await post(app.url, `/api/v1/voice/sessions/${session.sessionId}/end`, { visitorId }, { origin: host.origin });
+    const final = await post(
+      app.url,
+      `/api/v1/voice/sessions/${session.sessionId}/end`,
+      { visitorId },
+      { origin: host.origin },
+    );
     t.match(final.body, { status: 'ended', endReason: null }, 'ended by the client, not by a timeout');
     await page.close();
   });
@@ -184,10 +241,18 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
     await page.getByRole('button', { name: 'Send' }).click();
     const body = (await chatRequest).postDataJSON();
-    t.match(body, { assistantId: assistant.publicId, message: 'How long do I have to ask for a refund?', source: 'widget' });
+    t.match(body, {
+      assistantId: assistant.publicId,
+      message: 'How long do I have to ask for a refund?',
+      source: 'widget',
+    });
     t.match(body.visitorId, /^v_/, 'a visitor id kept in localStorage');
     t.notOk('voiceUnavailable' in body);
-    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
+    await until(
+      page,
+      `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`,
+      'the answer',
+    );
     const answers = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant');
     t.ok(answers.length >= 2 && answers.some((m) => !m.final), 'the answer streamed in pieces');
     t.match(answers.at(-1).text, /30 days/, 'from the handbook');
@@ -203,8 +268,10 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const page = await openHost(browser, host.url(assistant.publicId));
     const el = `document.querySelector('parley-assistant')`;
     const panel = page.getByRole('region', { name: 'Assistant' });
-    const radius = await page.evaluate(`getComputedStyle(${el}.shadowRoot.querySelector('.panel')).borderTopLeftRadius`);
-    t.equal(radius, '14px', 'styled under a CSP with style-src \'none\' (a constructable stylesheet)');
+    const radius = await page.evaluate(
+      `getComputedStyle(${el}.shadowRoot.querySelector('.panel')).borderTopLeftRadius`,
+    );
+    t.equal(radius, '14px', "styled under a CSP with style-src 'none' (a constructable stylesheet)");
     await page.evaluate(`${el}.close()`);
     t.notOk(await panel.isVisible(), 'close() collapses');
     await page.evaluate(`${el}.open()`);
@@ -216,42 +283,62 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     // Once the media socket is up the call is live: listening, or already thinking/speaking when the simulator's
     // greeting opened the gate first (which of them depends on timing, not on the widget).
     const states = await voiceStates(page);
-    t.ok(states.some((s) => s === 'listening' || s === 'thinking' || s === 'speaking'), `startVoice() resolves once the call is live (${states.join(' > ')})`);
+    t.ok(
+      states.some((s) => s === 'listening' || s === 'thinking' || s === 'speaking'),
+      `startVoice() resolves once the call is live (${states.join(' > ')})`,
+    );
     await page.evaluate(`${el}.endVoice()`);
     t.same((await events(page, 'parley:ended')).at(-1), { endReason: null }, 'endVoice() resolves once the call ended');
     await page.close();
   });
 
-  await t.test('a second tab of the same visitor supersedes the first call, on a plan with one concurrent call', async (t) => {
-    // Its own service in enforce mode: the free plan allows one concurrent voice call per account.
-    const enforced = await startTestApp(t, { env: { HOSTED_USAGE_ENFORCEMENT: 'enforce' } });
-    const site = await hostSite(t, enforced.url);
-    const o = await ownerWithVoice(enforced);
-    const a = await voiceAssistant(enforced, o, { settings: { allowedDomains: [site.origin] } });
-    const first = await openHost(browser, site.url(a.publicId));
-    await first.getByRole('button', { name: 'Start voice call' }).click();
-    await until(first, stateIs('listening'), 'the first tab listening');
-    const second = await openHost(browser, site.url(a.publicId)); // same browser profile: the same visitor id
-    await second.getByRole('button', { name: 'Start voice call' }).click();
-    await until(second, stateIs('listening'), 'the second tab listening (admitted, not refused)');
-    await until(first, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the first call to end');
-    t.same((await events(first, 'parley:ended'))[0], { endReason: 'superseded' });
-    t.ok(await first.getByText('This call continues in another window.').isVisible(), 'the first tab says where the call went');
-    await second.getByRole('button', { name: 'End call' }).click();
-    await until(second, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the second call to end');
-    await first.close();
-    await second.close();
-  });
+  await t.test(
+    'a second tab of the same visitor supersedes the first call, on a plan with one concurrent call',
+    async (t) => {
+      // Its own service in enforce mode: the free plan allows one concurrent voice call per account.
+      const enforced = await startTestApp(t, { env: { HOSTED_USAGE_ENFORCEMENT: 'enforce' } });
+      const site = await hostSite(t, enforced.url);
+      const o = await ownerWithVoice(enforced);
+      const a = await voiceAssistant(enforced, o, { settings: { allowedDomains: [site.origin] } });
+      const first = await openHost(browser, site.url(a.publicId));
+      await first.getByRole('button', { name: 'Start voice call' }).click();
+      await until(first, stateIs('listening'), 'the first tab listening');
+      const second = await openHost(browser, site.url(a.publicId)); // same browser profile: the same visitor id
+      await second.getByRole('button', { name: 'Start voice call' }).click();
+      await until(second, stateIs('listening'), 'the second tab listening (admitted, not refused)');
+      await until(first, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the first call to end');
+      t.same((await events(first, 'parley:ended'))[0], { endReason: 'superseded' });
+      t.ok(
+        await first.getByText('This call continues in another window.').isVisible(),
+        'the first tab says where the call went',
+      );
+      await second.getByRole('button', { name: 'End call' }).click();
+      await until(second, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the second call to end');
+      await first.close();
+      await second.close();
+    },
+  );
 
   await t.test('a page whose origin is not allowed: a clear error, no hang', async (t) => {
     const stranger = await hostSite(t, app.url);
     const page = await openHost(browser, stranger.url(assistant.publicId));
     await until(page, `window.__parley.some((e) => e.type === 'parley:error')`, 'parley:error', 10_000);
-    t.match((await events(page, 'parley:error'))[0], { code: 'WIDGET_ORIGIN_NOT_ALLOWED', message: 'This assistant is not available on this site.' });
-    t.ok(await page.getByText('This assistant is not available on this site.').first().isVisible(), 'the visitor reads why');
+    t.match((await events(page, 'parley:error'))[0], {
+      code: 'WIDGET_ORIGIN_NOT_ALLOWED',
+      message: 'This assistant is not available on this site.',
+    });
+    t.ok(
+      await page.getByText('This assistant is not available on this site.').first().isVisible(),
+      'the visitor reads why',
+    );
     const before = app.app.voice.sessions.size;
     await page.getByRole('button', { name: 'Start voice call' }).click();
-    await until(page, `(() => { const s = window.__parley.filter((e) => e.type === 'parley:state').map((e) => e.detail.voice); return s.at(-2) === 'connecting' && s.at(-1) === 'error'; })()`, 'connecting, then the voice error state', 10_000);
+    await until(
+      page,
+      `(() => { const s = window.__parley.filter((e) => e.type === 'parley:state').map((e) => e.detail.voice); return s.at(-2) === 'connecting' && s.at(-1) === 'error'; })()`,
+      'connecting, then the voice error state',
+      10_000,
+    );
     t.equal(app.app.voice.sessions.size, before, 'no voice session was started');
     await page.close();
   });
@@ -266,28 +353,47 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'the call to end', 30_000);
     const [ended] = await events(page, 'parley:ended');
     t.equal(ended.endReason, 'disconnected', 'widget callers see disconnected');
-    t.ok((await voiceStates(page)).includes('reconnecting'), 'the visitor saw "Reconnecting…" while the service tried the provider again');
+    t.ok(
+      (await voiceStates(page)).includes('reconnecting'),
+      'the visitor saw "Reconnecting…" while the service tried the provider again',
+    );
     t.ok(await page.getByText('The call was disconnected. You can start a new one.').isVisible(), 'a neutral message');
     t.equal((await voiceStates(page)).at(-1), 'ended');
     await page.close();
   });
 
-  await t.test('the provider refuses the session: a clear error, and the next chat says voice is unavailable', async (t) => {
-    const refusing = await voiceAssistant(app, owner, { instructions: 'Be brief. [sim:start-refused]', settings: { allowedDomains: [host.origin] } });
-    const page = await openHost(browser, host.url(refusing.publicId));
-    await page.getByRole('button', { name: 'Start voice call' }).click();
-    await until(page, stateIs('error'), 'the voice error state', 15_000);
-    t.match((await events(page, 'parley:error')).at(-1), { code: 'VOICE_UNAVAILABLE', message: 'Voice is not available right now. You can keep typing here.' });
-    const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
-    await page.getByRole('textbox', { name: 'Message' }).fill('Why did the call stop?');
-    await page.getByRole('textbox', { name: 'Message' }).press('Enter'); // the keyboard sends too
-    t.equal((await chatRequest).postDataJSON().voiceUnavailable, true, 'the next chat carries voiceUnavailable');
-    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
-    await page.close();
-  });
+  await t.test(
+    'the provider refuses the session: a clear error, and the next chat says voice is unavailable',
+    async (t) => {
+      const refusing = await voiceAssistant(app, owner, {
+        instructions: 'Be brief. [sim:start-refused]',
+        settings: { allowedDomains: [host.origin] },
+      });
+      const page = await openHost(browser, host.url(refusing.publicId));
+      await page.getByRole('button', { name: 'Start voice call' }).click();
+      await until(page, stateIs('error'), 'the voice error state', 15_000);
+      t.match((await events(page, 'parley:error')).at(-1), {
+        code: 'VOICE_UNAVAILABLE',
+        message: 'Voice is not available right now. You can keep typing here.',
+      });
+      const chatRequest = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
+      await page.getByRole('textbox', { name: 'Message' }).fill('Why did the call stop?');
+      await page.getByRole('textbox', { name: 'Message' }).press('Enter'); // the keyboard sends too
+      t.equal((await chatRequest).postDataJSON().voiceUnavailable, true, 'the next chat carries voiceUnavailable');
+      await until(
+        page,
+        `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`,
+        'the answer',
+      );
+      await page.close();
+    },
+  );
 
   await t.test('an assistant that records asks for consent first; the call starts only after yes', async (t) => {
-    const recording = await voiceAssistant(app, owner, { voice: { recording: 'on' }, settings: { allowedDomains: [host.origin] } });
+    const recording = await voiceAssistant(app, owner, {
+      voice: { recording: 'on' },
+      settings: { allowedDomains: [host.origin] },
+    });
     const page = await openHost(browser, host.url(recording.publicId));
     const before = app.app.voice.sessions.size;
     await page.getByRole('button', { name: 'Start voice call' }).click();
@@ -300,38 +406,69 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.getByRole('button', { name: 'Start voice call' }).click();
     const mint = page.waitForRequest((r) => r.url().endsWith('/api/v1/voice/sessions') && r.method() === 'POST');
     await page.getByRole('button', { name: 'Agree and start call' }).click();
-    t.match((await mint).postDataJSON(), { recordingConsent: true, capabilities: ['heartbeat', 'playback_gate'], source: 'widget' });
+    t.match((await mint).postDataJSON(), {
+      recordingConsent: true,
+      capabilities: ['heartbeat', 'playback_gate'],
+      source: 'widget',
+    });
     await until(page, stateIs('listening'), 'listening');
     await page.getByRole('button', { name: 'End call' }).click();
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
     await page.close();
   });
 
-  await t.test('a signed visitor (signature and visitor-id attributes) chats; an unsigned one is refused neutrally', async (t) => {
-    const signed = await voiceAssistant(app, owner, { settings: { allowedDomains: [host.origin], requireWidgetSigning: true } });
-    const visitorId = 'customer-000042';
-    const sign = await post(app.url, '/api/v1/widget/sign', { assistantId: signed.publicId, visitorId }, { origin: host.origin });
-    t.equal(sign.status, 200);
-    const page = await openHost(browser, host.url(signed.publicId, { 'visitor-id': visitorId, signature: sign.body.signature }));
-    const chat = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
-    await page.getByRole('textbox', { name: 'Message' }).fill('Hello');
-    await page.getByRole('button', { name: 'Send' }).click();
-    const request = await chat;
-    t.equal(request.headers()['x-parley-signature'], sign.body.signature, 'the signature is sent as X-Parley-Signature');
-    t.equal(request.postDataJSON().visitorId, visitorId);
-    await until(page, `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`, 'the answer');
-    await page.close();
+  await t.test(
+    'a signed visitor (signature and visitor-id attributes) chats; an unsigned one is refused neutrally',
+    async (t) => {
+      const signed = await voiceAssistant(app, owner, {
+        settings: { allowedDomains: [host.origin], requireWidgetSigning: true },
+      });
+      const visitorId = 'customer-000042';
+      const sign = await post(
+        app.url,
+        '/api/v1/widget/sign',
+        { assistantId: signed.publicId, visitorId },
+        { origin: host.origin },
+      );
+      t.equal(sign.status, 200);
+      const page = await openHost(
+        browser,
+        host.url(signed.publicId, { 'visitor-id': visitorId, signature: sign.body.signature }),
+      );
+      const chat = page.waitForRequest((r) => r.url().endsWith('/api/v1/chat') && r.method() === 'POST');
+      await page.getByRole('textbox', { name: 'Message' }).fill('Hello');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const request = await chat;
+      t.equal(
+        request.headers()['x-parley-signature'],
+        sign.body.signature,
+        'the signature is sent as X-Parley-Signature',
+      );
+      t.equal(request.postDataJSON().visitorId, visitorId);
+      await until(
+        page,
+        `window.__parley.some((e) => e.type === 'parley:message' && e.detail.role === 'assistant' && e.detail.final)`,
+        'the answer',
+      );
+      await page.close();
 
-    const unsigned = await openHost(browser, host.url(signed.publicId));
-    await unsigned.getByRole('textbox', { name: 'Message' }).fill('Hello');
-    await unsigned.getByRole('button', { name: 'Send' }).click();
-    await until(unsigned, `window.__parley.some((e) => e.type === 'parley:error')`, 'parley:error', 10_000);
-    t.match((await events(unsigned, 'parley:error')).at(-1), { code: 'WIDGET_SIGNATURE_REQUIRED', message: 'This conversation could not be verified. Please reload the page.' });
-    await unsigned.close();
-  });
+      const unsigned = await openHost(browser, host.url(signed.publicId));
+      await unsigned.getByRole('textbox', { name: 'Message' }).fill('Hello');
+      await unsigned.getByRole('button', { name: 'Send' }).click();
+      await until(unsigned, `window.__parley.some((e) => e.type === 'parley:error')`, 'parley:error', 10_000);
+      t.match((await events(unsigned, 'parley:error')).at(-1), {
+        code: 'WIDGET_SIGNATURE_REQUIRED',
+        message: 'This conversation could not be verified. Please reload the page.',
+      });
+      await unsigned.close();
+    },
+  );
 
   await t.test('mode: chat only when the assistant has no voice; mode="voice" hides the chat box', async (t) => {
-    const textOnly = await voiceAssistant(app, owner, { voice: { enabled: false }, settings: { allowedDomains: [host.origin] } });
+    const textOnly = await voiceAssistant(app, owner, {
+      voice: { enabled: false },
+      settings: { allowedDomains: [host.origin] },
+    });
     const page = await openHost(browser, host.url(textOnly.publicId));
     await page.getByRole('heading', { name: 'Voice helper' }).waitFor({ state: 'visible', timeout: 10_000 }); // the config is in
     t.ok(await page.getByRole('textbox', { name: 'Message' }).isVisible(), 'the chat box');
@@ -350,7 +487,10 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.getByRole('button', { name: 'Start voice call' }).click();
     await until(page, stateIs('error'), 'the voice error state', 10_000);
     t.match((await events(page, 'parley:error')).at(-1), { code: 'MICROPHONE_DENIED' });
-    t.ok(await page.getByText('The microphone is blocked.', { exact: false }).isVisible(), 'the visitor reads what to do');
+    t.ok(
+      await page.getByText('The microphone is blocked.', { exact: false }).isVisible(),
+      'the visitor reads what to do',
+    );
     t.equal(app.app.voice.sessions.size, before, 'no voice session was minted');
     t.ok(await page.getByRole('button', { name: 'Start voice call' }).isVisible(), 'the visitor can try again');
     t.same(denied.errors, [], 'no console or page errors');
@@ -358,6 +498,8 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
   });
 
   // The refusals above (403 origin, 502 provider) are logged by the browser as failed loads; nothing else may be.
-  const unexpected = browser.errors.filter((e) => !/^\[console\] Failed to load resource: the server responded with a status of (403|502) /.test(e));
+  const unexpected = browser.errors.filter(
+    (e) => !/^\[console\] Failed to load resource: the server responded with a status of (403|502) /.test(e),
+  );
   t.same(unexpected, [], 'no other console errors, no page errors, no CSP violations');
 });

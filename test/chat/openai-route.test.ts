@@ -7,7 +7,13 @@ import { parseSse } from './helpers.js';
 t.test('POST /api/v1/chat over the openai provider (simulator on loopback)', async (t) => {
   const sim = await startChatSimulator(t);
   const { url, deps, logs } = await startTestApp(t, {
-    env: { CHAT_PROVIDER: 'openai', OPENAI_BASE_URL: sim.baseUrl, OPENAI_API_KEY: 'sk-upstream-secret', OPENAI_MODEL: 'gpt-4o-mini', OPENAI_TIMEOUT_MS: '300' },
+    env: {
+      CHAT_PROVIDER: 'openai',
+      OPENAI_BASE_URL: sim.baseUrl,
+      OPENAI_API_KEY: 'sk-upstream-secret',
+      OPENAI_MODEL: 'gpt-4o-mini',
+      OPENAI_TIMEOUT_MS: '300',
+    },
   });
   const owner = await createOwner(deps.sql);
   const created = await fetch(`${url}/api/v1/assistants`, {
@@ -24,7 +30,11 @@ t.test('POST /api/v1/chat over the openai provider (simulator on loopback)', asy
     });
 
   t.test('JSON: the streamed chunks become one answer; tokens and cost are stored', async (t) => {
-    sim.script({ kind: 'stream', pieces: ['Hello', ', ', 'friend.'], usage: { prompt_tokens: 200, completion_tokens: 3 } });
+    sim.script({
+      kind: 'stream',
+      pieces: ['Hello', ', ', 'friend.'],
+      usage: { prompt_tokens: 200, completion_tokens: 3 },
+    });
     const res = await chat();
     t.equal(res.status, 200);
     const body = (await res.json()) as { answer: string; messageId: string };
@@ -32,9 +42,14 @@ t.test('POST /api/v1/chat over the openai provider (simulator on loopback)', asy
     const system = sim.requests.at(-1)!.body.messages![0]!;
     t.equal(system.role, 'system');
     t.match(system.content, /Always be brief\./, 'the owner instructions reach the model');
-    const [row] = await deps.sql<Array<{ inputTokens: number; outputTokens: number; costMicros: number; provider: string; model: string }>>`
+    const [row] = await deps.sql<
+      Array<{ inputTokens: number; outputTokens: number; costMicros: number; provider: string; model: string }>
+    >`
       select input_tokens, output_tokens, cost_micros, provider, model from messages where id = ${body.messageId}`;
-    t.same({ ...row }, { inputTokens: 200, outputTokens: 3, costMicros: row!.costMicros, provider: 'openai', model: 'gpt-4o-mini' });
+    t.same(
+      { ...row },
+      { inputTokens: 200, outputTokens: 3, costMicros: row!.costMicros, provider: 'openai', model: 'gpt-4o-mini' },
+    );
     t.ok(row!.costMicros > 0, 'a priced model call has a cost');
   });
 
@@ -44,13 +59,28 @@ t.test('POST /api/v1/chat over the openai provider (simulator on loopback)', asy
     t.equal(res.status, 200);
     const events = parseSse(await res.text());
     const names = events.map((e) => e.event);
-    t.ok(names.slice(0, -2).length > 0 && names.slice(0, -2).every((n) => n === 'token'), `tokens first (${names.join(',')})`);
-    t.equal(events.filter((e) => e.event === 'token').map((e) => (e.data as { text: string }).text).join(''), 'Partial', 'the text that arrived was sent');
+    t.ok(
+      names.slice(0, -2).length > 0 && names.slice(0, -2).every((n) => n === 'token'),
+      `tokens first (${names.join(',')})`,
+    );
+    t.equal(
+      events
+        .filter((e) => e.event === 'token')
+        .map((e) => (e.data as { text: string }).text)
+        .join(''),
+      'Partial',
+      'the text that arrived was sent',
+    );
     t.equal(events.at(-1)?.event, 'done', 'the stream is closed properly with done');
     t.equal(events.at(-2)?.event, 'error', 'an error event before done');
     t.equal((events.at(-2)?.data as { code: string }).code, 'CHAT_STREAM_INTERRUPTED');
-    t.notOk(events.some((e) => e.event === 'meta'), 'no meta after a failure');
-    const stored = await deps.sql<Array<{ outcome: string; content: string }>>`select outcome, content from messages where role = 'assistant' order by seq desc limit 1`;
+    t.notOk(
+      events.some((e) => e.event === 'meta'),
+      'no meta after a failure',
+    );
+    const stored = await deps.sql<
+      Array<{ outcome: string; content: string }>
+    >`select outcome, content from messages where role = 'assistant' order by seq desc limit 1`;
     t.equal(stored[0]?.outcome, 'model_failure', 'the failure is recorded');
     t.equal(stored[0]?.content, 'Partial');
   });
@@ -61,7 +91,11 @@ t.test('POST /api/v1/chat over the openai provider (simulator on loopback)', asy
     t.equal(json.status, 502);
     const body = (await json.json()) as { code: string; error: string };
     t.equal(body.code, 'CHAT_PROVIDER_FAILED');
-    t.notMatch(JSON.stringify(body), /sk-upstream-secret|simulated failure/, 'neither the key nor the upstream text leaks');
+    t.notMatch(
+      JSON.stringify(body),
+      /sk-upstream-secret|simulated failure/,
+      'neither the key nor the upstream text leaks',
+    );
     const sse = await chat('text/event-stream');
     t.equal(sse.status, 502, 'SSE answers a status, not a stream, when nothing was sent yet');
     sim.script({ kind: 'slow', delayMs: 2000 });

@@ -5,15 +5,23 @@ import t from 'tap';
 import { createSql, migrate, startEmbeddedPostgres, type Sql } from '../../src/db/index.js';
 import { chunkText } from '../../src/documents/chunker.js';
 import { replaceChunks } from '../../src/documents/queries.js';
-import { addDocumentTerms, lockAssistantTerms, planQuery, removeDocumentTerms, retrievePassages } from '../../src/retrieval/index.js';
+import {
+  addDocumentTerms,
+  lockAssistantTerms,
+  planQuery,
+  removeDocumentTerms,
+  retrievePassages,
+} from '../../src/retrieval/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 const ASSISTANT = '00000000-0000-4000-8000-00000000000a';
 const OTHER = '00000000-0000-4000-8000-00000000000b';
 
 const DOCS: Record<string, string> = {
-  doc_refunds: '# Refunds\n\nCustomers can request a refund within 30 days of delivery. Refunds go back to the original card.\n\n## Exceptions\n\nGift cards are not refundable.',
-  doc_shipping: '# Shipping\n\nOrders ship within two business days. Shipping to islands takes longer.\n\n## International shipping\n\nWe ship to every country in the European Union.',
+  doc_refunds:
+    '# Refunds\n\nCustomers can request a refund within 30 days of delivery. Refunds go back to the original card.\n\n## Exceptions\n\nGift cards are not refundable.',
+  doc_shipping:
+    '# Shipping\n\nOrders ship within two business days. Shipping to islands takes longer.\n\n## International shipping\n\nWe ship to every country in the European Union.',
   doc_hours: '# Opening hours\n\nThe shop opens at nine and closes at six. On Sundays we are closed.',
   doc_running: 'Running shoes are tested by running coaches. The runners ran fifty kilometres in them.',
 };
@@ -25,7 +33,10 @@ async function seed(sql: Sql, language: string): Promise<void> {
     await sql`insert into assistants (id, public_id, account_id, name, language) values (${id}, ${'asst_' + id.slice(-1)}, 'acct_r', 'R', ${language})`;
   }
   for (const [id, text] of Object.entries(DOCS)) {
-    for (const [owner, docId] of [[ASSISTANT, id], [OTHER, `${id}_other`]] as const) {
+    for (const [owner, docId] of [
+      [ASSISTANT, id],
+      [OTHER, `${id}_other`],
+    ] as const) {
       await sql`insert into documents (id, assistant_id, account_id, type, name, status) values (${docId}, ${owner}, 'acct_r', 'text', ${id.slice(4)}, 'pending')`;
       await sql.begin(async (tx) => {
         await lockAssistantTerms(tx, owner);
@@ -51,7 +62,11 @@ const QUESTIONS = [
 async function rankings(sql: Sql, language: string) {
   const out: Record<string, Array<{ documentId: string; heading: string | null; score: number }>> = {};
   for (const q of QUESTIONS) {
-    out[q] = (await retrievePassages(sql, { id: ASSISTANT, language }, q, 5)).map((p) => ({ documentId: p.documentId, heading: p.heading, score: Number(p.score.toFixed(5)) }));
+    out[q] = (await retrievePassages(sql, { id: ASSISTANT, language }, q, 5)).map((p) => ({
+      documentId: p.documentId,
+      heading: p.heading,
+      score: Number(p.score.toFixed(5)),
+    }));
   }
   return out;
 }
@@ -81,7 +96,11 @@ t.test('retrieval ranks the same on the server and on the embedded PGlite', asyn
   t.same(a['the and of'], [], 'stop words alone match nothing');
   t.same(a['quantum chromodynamics'], [], 'unknown words match nothing');
   t.ok(a[QUESTIONS[7]!]!.length > 0, 'query syntax characters are harmless');
-  for (const q of QUESTIONS) t.ok(a[q]!.every((p) => !p.documentId.endsWith('_other')), `only this assistant's passages (${q})`);
+  for (const q of QUESTIONS)
+    t.ok(
+      a[q]!.every((p) => !p.documentId.endsWith('_other')),
+      `only this assistant's passages (${q})`,
+    );
 });
 
 t.test('the language is per assistant: simple does not stem', async (t) => {
@@ -102,7 +121,10 @@ t.test('query planning: rare terms select candidates, common ones only rank', as
   ])!;
   t.equal(plan.candidateQuery, "'rare' | 'mid'");
   t.equal(plan.fullQuery, "'rare' | 'mid' | 'common'");
-  const allCommon = planQuery([{ lexeme: 'a', df: 9000 }, { lexeme: 'b', df: 5000 }])!;
+  const allCommon = planQuery([
+    { lexeme: 'a', df: 9000 },
+    { lexeme: 'b', df: 5000 },
+  ])!;
   t.equal(allCommon.candidateQuery, "'b' & 'a'", 'only common terms: the two rarest together');
   t.equal(planQuery([{ lexeme: "it's", df: 2 }])!.fullQuery, "'it''s'", 'quotes are escaped');
 });

@@ -24,7 +24,12 @@ function cli(args: string[], env: Record<string, string>, stdin?: string): Promi
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: ROOT,
-      env: { DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-cli-')), SECRET_KEY: IDENTITY_TEST_SECRET_KEY, LOG_LEVEL: 'info', ...env },
+      env: {
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-cli-')),
+        SECRET_KEY: IDENTITY_TEST_SECRET_KEY,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -64,7 +69,10 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
   t.equal(r.code, 0);
   t.same(r.json, { ok: true, applied: [] }, 'a second run has nothing to do');
 
-  r = await cli(['user:create', '--email', 'Op@Example.test', '--password', 'a long operator password', '--name', 'Operator'], env);
+  r = await cli(
+    ['user:create', '--email', 'Op@Example.test', '--password', 'a long operator password', '--name', 'Operator'],
+    env,
+  );
   t.equal(r.code, 0, r.stderr);
   oneJsonLine(t, r);
   t.match(r.json, { userId: /^usr_/, accountId: /^acct_/, email: 'Op@Example.test' });
@@ -99,9 +107,18 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
   t.equal(docs.status, 403);
   await docs.arrayBuffer();
 
-  const audit = await database.sql<Array<{ action: string; actorUserId: string | null }>>`select action, actor_user_id from audit_log order by created_at`;
-  t.same(audit.map((a) => a.action), ['user.created', 'user.created', 'api_key.created'], 'operator changes are audited');
-  t.ok(audit.every((a) => a.actorUserId === null), 'with the CLI as actor');
+  const audit = await database.sql<
+    Array<{ action: string; actorUserId: string | null }>
+  >`select action, actor_user_id from audit_log order by created_at`;
+  t.same(
+    audit.map((a) => a.action),
+    ['user.created', 'user.created', 'api_key.created'],
+    'operator changes are audited',
+  );
+  t.ok(
+    audit.every((a) => a.actorUserId === null),
+    'with the CLI as actor',
+  );
 
   r = await cli(['key:create', '--email', 'nobody@example.test', '--scopes', 'chat'], env);
   t.equal(r.code, 1, 'an unknown user is a failure');
@@ -119,7 +136,10 @@ t.test('bad arguments exit 2 with a JSON error and touch nothing', async (t) => 
     ['missing password', ['user:create', '--email', 'a@example.test']],
     ['bad email', ['user:create', '--email', 'not-an-email', '--password', 'long enough pw']],
     ['short password', ['user:create', '--email', 'a@example.test', '--password', 'short']],
-    ['oversized name', ['user:create', '--email', 'a@example.test', '--password', 'long enough pw', '--name', 'n'.repeat(101)]],
+    [
+      'oversized name',
+      ['user:create', '--email', 'a@example.test', '--password', 'long enough pw', '--name', 'n'.repeat(101)],
+    ],
     ['flag without value', ['user:create', '--email']],
     ['unknown scope', ['key:create', '--email', 'a@example.test', '--scopes', 'chat,admin']],
     ['no scopes', ['key:create', '--email', 'a@example.test']],

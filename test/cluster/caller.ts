@@ -54,7 +54,11 @@ export class Caller {
     return this.statuses.filter((s) => s === 421).length;
   }
 
-  private async post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  private async post(
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: any }> {
     const res = await fetch(`${this.proxyUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
@@ -73,12 +77,17 @@ export class Caller {
   }
 
   async start(): Promise<void> {
-    const minted = await this.post('/api/v1/voice/sessions', { assistantId: this.assistantId, capabilities: ['heartbeat', 'playback_gate'] }, { authorization: `Bearer ${this.apiKey}` });
+    const minted = await this.post(
+      '/api/v1/voice/sessions',
+      { assistantId: this.assistantId, capabilities: ['heartbeat', 'playback_gate'] },
+      { authorization: `Bearer ${this.apiKey}` },
+    );
     if (minted.status !== 200) throw new Error(`mint answered ${minted.status}: ${JSON.stringify(minted.body)}`);
     this.sessionId = minted.body.sessionId;
     this.controlToken = minted.body.controlToken;
     const streamUrl: string = minted.body.stream.url;
-    if (!streamUrl.startsWith(this.proxyUrl.replace(/^http/, 'ws'))) throw new Error(`stream url does not point at the proxy: ${streamUrl}`);
+    if (!streamUrl.startsWith(this.proxyUrl.replace(/^http/, 'ws')))
+      throw new Error(`stream url does not point at the proxy: ${streamUrl}`);
     this.gateDone = this.readGate();
     await this.openMedia(streamUrl);
     this.mediaTimer = setInterval(() => {
@@ -89,7 +98,9 @@ export class Caller {
     }, 100);
     const every = Number(minted.body.heartbeatIntervalMs ?? 1000);
     const beat = async () => {
-      const answer = await this.post(`/api/v1/voice/sessions/${this.sessionId}/heartbeat`, { token: this.controlToken }).catch((err: Error) => ({ status: 0, body: { code: err.message } }));
+      const answer = await this.post(`/api/v1/voice/sessions/${this.sessionId}/heartbeat`, {
+        token: this.controlToken,
+      }).catch((err: Error) => ({ status: 0, body: { code: err.message } }));
       const seen: HeartbeatSeen = { status: answer.status, body: answer.body };
       this.heartbeats.push(seen);
       if (answer.status === 200 && (answer.body?.status === 'lost' || answer.body?.status === 'ended')) {
@@ -153,7 +164,11 @@ export class Caller {
   /** Hang up: POST end with the key (also the final answer of a call that is already over), close the media socket. */
   async end(): Promise<EndSeen> {
     this.quiet();
-    const answer = await this.post(`/api/v1/voice/sessions/${this.sessionId}/end`, {}, { authorization: `Bearer ${this.apiKey}` });
+    const answer = await this.post(
+      `/api/v1/voice/sessions/${this.sessionId}/end`,
+      {},
+      { authorization: `Bearer ${this.apiKey}` },
+    );
     if (answer.status !== 200) throw new Error(`end answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     this.ended = answer.body as EndSeen;
     this.media?.close(1000);

@@ -18,10 +18,17 @@ export async function checkLedger(
   t.equal(rows.length, seen.size, 'one row per call');
   const disagreements = rows.filter((r) => {
     const s = seen.get(r.id);
-    return s === undefined || s.status !== r.state || (s.endReason ?? null) !== (r.endReason ?? null) || s.billableSeconds !== r.billableSeconds;
+    return (
+      s === undefined ||
+      s.status !== r.state ||
+      (s.endReason ?? null) !== (r.endReason ?? null) ||
+      s.billableSeconds !== r.billableSeconds
+    );
   });
   t.same(disagreements, [], 'every row says what its caller was told (state, end reason, billable seconds)');
-  const usage = await sql<Array<{ sessionId: string; open: number; reservations: number; events: number; units: number }>>`
+  const usage = await sql<
+    Array<{ sessionId: string; open: number; reservations: number; events: number; units: number }>
+  >`
     select r.voice_session_id as session_id,
            count(*) filter (where r.status = 'open')::int as open,
            count(*)::int as reservations,
@@ -31,7 +38,11 @@ export async function checkLedger(
     where r.account_id = ${accountId} and r.kind = 'voice'
     group by r.voice_session_id`;
   t.equal(usage.filter((u) => seen.has(u.sessionId)).length, seen.size, 'every call was metered');
-  const unsettled = usage.filter((u) => seen.has(u.sessionId) && (u.open !== 0 || u.events !== u.reservations || u.units !== seen.get(u.sessionId)?.billableSeconds));
+  const unsettled = usage.filter(
+    (u) =>
+      seen.has(u.sessionId) &&
+      (u.open !== 0 || u.events !== u.reservations || u.units !== seen.get(u.sessionId)?.billableSeconds),
+  );
   t.same(unsettled, [], 'each call settled exactly once, for the seconds its caller was told');
   return usage.filter((u) => !seen.has(u.sessionId));
 }

@@ -29,11 +29,23 @@ export async function startTestCluster(
 ): Promise<TestCluster> {
   const database = await createTestDatabase(t);
   const owner = await createOwner(database.sql);
-  const assistant = await createAssistant(database.sql, { accountId: owner.accountId }, {
-    name: `${options.name} voice`,
-    instructions: 'Be brief.',
-    settings: { voice: { enabled: true, recording: 'off', requireConsent: false, maxDurationSeconds: 900, idleTimeoutSeconds: 600 } },
-  });
+  const assistant = await createAssistant(
+    database.sql,
+    { accountId: owner.accountId },
+    {
+      name: `${options.name} voice`,
+      instructions: 'Be brief.',
+      settings: {
+        voice: {
+          enabled: true,
+          recording: 'off',
+          requireConsent: false,
+          maxDurationSeconds: 900,
+          idleTimeoutSeconds: 600,
+        },
+      },
+    },
+  );
   const workDir = mkdtempSync(join(tmpdir(), `parley-${options.name.toLowerCase()}-`));
   t.teardown(() => rmSync(workDir, { recursive: true, force: true }));
   const output: string[] = [];

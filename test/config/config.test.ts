@@ -54,7 +54,17 @@ t.test('every problem is reported at once, without echoing secrets', async (t) =
   ) as ConfigError;
   t.type(err, ConfigError);
   const names = err.problems.map((p) => p.split(':')[0]);
-  t.same(names.sort(), ['API_RATE_LIMIT_PER_MINUTE', 'DATABASE_URL', 'HOSTED_USAGE_ENFORCEMENT', 'HOSTED_USAGE_EXEMPT_PLAYGROUND', 'PORT', 'SECRET_KEY'].sort());
+  t.same(
+    names.sort(),
+    [
+      'API_RATE_LIMIT_PER_MINUTE',
+      'DATABASE_URL',
+      'HOSTED_USAGE_ENFORCEMENT',
+      'HOSTED_USAGE_EXEMPT_PLAYGROUND',
+      'PORT',
+      'SECRET_KEY',
+    ].sort(),
+  );
   t.match(err.message, /PORT: must be a whole number, got "eighty"/);
   t.notMatch(err.message, /short-secret-value/, 'a secret value is never echoed');
 });

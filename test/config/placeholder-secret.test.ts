@@ -23,7 +23,15 @@ t.test('production refuses the example SECRET_KEY; other modes and real keys sta
   t.type(err, ConfigError, 'refused in production');
   t.match((err as ConfigError).problems.join('\n'), /SECRET_KEY: is the example's placeholder/);
   t.notMatch((err as ConfigError).message, placeholder!, 'the value itself is not echoed');
-  t.equal(loadConfig({ ...base, NODE_ENV: 'development', SECRET_KEY: placeholder! }).secretKeySource, 'env', 'development may use it');
+  t.equal(
+    loadConfig({ ...base, NODE_ENV: 'development', SECRET_KEY: placeholder! }).secretKeySource,
+    'env',
+    'development may use it',
+  );
   const real = 'kP9v2Qe7Lr4Tz8Xw1Nb6Hs3Jd5Fg0Ym2Ca7Ue4Io9Pq1Rt';
-  t.equal(loadConfig({ ...base, NODE_ENV: 'production', SECRET_KEY: real }).secretKey, real, 'a real key starts in production');
+  t.equal(
+    loadConfig({ ...base, NODE_ENV: 'production', SECRET_KEY: real }).secretKey,
+    real,
+    'a real key starts in production',
+  );
 });

@@ -37,7 +37,11 @@ if (command === 'types') {
   const diff = compareFingerprint(previous, current);
   const changes = `  added: ${diff.added.join(', ') || '-'}\n  removed: ${diff.removed.join(', ') || '-'}\n`;
   if (process.argv.includes('--check')) {
-    process.stdout.write(diff.ok ? `fingerprint ${current.sha256} matches (${current.operations.length} operations)\n` : `fingerprint differs\n${changes}`);
+    process.stdout.write(
+      diff.ok
+        ? `fingerprint ${current.sha256} matches (${current.operations.length} operations)\n`
+        : `fingerprint differs\n${changes}`,
+    );
     if (!diff.ok) process.exitCode = 1;
   } else {
     writeFileSync(FINGERPRINT_FILE, JSON.stringify(current, null, 2) + '\n');

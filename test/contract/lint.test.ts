@@ -19,8 +19,14 @@ function run(file: string, args: string[]): Promise<{ code: number; stdout: stri
     execFile(
       file,
       args,
-      { cwd: root, timeout: 120_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' } },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      {
+        cwd: root,
+        timeout: 120_000,
+        maxBuffer: 32 * 1024 * 1024,
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -33,17 +39,37 @@ t.test('redocly lint and spectral lint (oas): zero errors, zero warnings', async
 
   const [redocly, spectral] = await Promise.all([
     run(bin('redocly'), ['lint', file, '--config', join(root, 'sdk/contract/redocly.yaml'), '--format', 'json']),
-    run(bin('spectral'), ['lint', file, '--ruleset', join(root, 'sdk/contract/spectral.yaml'), '--format', 'json', '--quiet', '--fail-severity', 'hint']),
+    run(bin('spectral'), [
+      'lint',
+      file,
+      '--ruleset',
+      join(root, 'sdk/contract/spectral.yaml'),
+      '--format',
+      'json',
+      '--quiet',
+      '--fail-severity',
+      'hint',
+    ]),
   ]);
 
-  const redoclyReport = JSON.parse(redocly.stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; severity: string; message: string; location?: Array<{ pointer?: string }> }> };
-  const redoclyProblems = redoclyReport.problems.map((p) => `${p.severity} ${p.ruleId} ${p.location?.[0]?.pointer ?? ''}: ${p.message}`);
+  const redoclyReport = JSON.parse(redocly.stdout) as {
+    totals: { errors: number; warnings: number };
+    problems: Array<{ ruleId: string; severity: string; message: string; location?: Array<{ pointer?: string }> }>;
+  };
+  const redoclyProblems = redoclyReport.problems.map(
+    (p) => `${p.severity} ${p.ruleId} ${p.location?.[0]?.pointer ?? ''}: ${p.message}`,
+  );
   t.same(redoclyProblems, [], 'redocly: no problems');
   t.match(redoclyReport.totals, { errors: 0, warnings: 0 });
 
-  const spectralProblems = (JSON.parse(spectral.stdout === '' ? '[]' : spectral.stdout) as Array<{ code: string; severity: number; message: string; path: string[] }>).map(
-    (p) => `${['error', 'warning', 'info', 'hint'][p.severity]} ${p.code} ${p.path.join('.')}: ${p.message}`,
-  );
+  const spectralProblems = (
+    JSON.parse(spectral.stdout === '' ? '[]' : spectral.stdout) as Array<{
+      code: string;
+      severity: number;
+      message: string;
+      path: string[];
+    }>
+  ).map((p) => `${['error', 'warning', 'info', 'hint'][p.severity]} ${p.code} ${p.path.join('.')}: ${p.message}`);
   t.same(spectralProblems, [], 'spectral: no problems of any severity');
   t.equal(spectral.code, 0, `spectral exit code (stderr: ${spectral.stderr.slice(0, 500)})`);
 });

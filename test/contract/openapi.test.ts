@@ -2,7 +2,13 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { routeTableDocument } from '../../src/app.js';
-import { compareFingerprint, generateTypes, GENERATED_TYPES_FILE, operationsFingerprint, readCommittedFingerprint } from '../../sdk/contract/tooling.js';
+import {
+  compareFingerprint,
+  generateTypes,
+  GENERATED_TYPES_FILE,
+  operationsFingerprint,
+  readCommittedFingerprint,
+} from '../../sdk/contract/tooling.js';
 import { startTestApp } from '../helpers/app.js';
 
 const committed = readCommittedFingerprint();
@@ -26,7 +32,10 @@ t.test('the served document is valid OpenAPI 3.1, byte-identical at both paths',
   t.ok(result.valid, `validates against the OpenAPI 3.1 schema: ${JSON.stringify(result.errors ?? []).slice(0, 2000)}`);
   const paths = Object.keys(doc['paths'] as object);
   t.notOk(paths.includes('/api/v1/account/usage/summary'), 'dashboard-only routes are not in the v1 document');
-  t.ok(paths.every((p) => p.startsWith('/api/v1/')), 'only /api/v1 routes are documented');
+  t.ok(
+    paths.every((p) => p.startsWith('/api/v1/')),
+    'only /api/v1 routes are documented',
+  );
 
   // The SDK's checked-in types are what the live document generates (npm run sdk:generate rewrites them).
   const checkedIn = readFileSync(GENERATED_TYPES_FILE, 'utf8');
@@ -40,11 +49,18 @@ t.test('the served document is valid OpenAPI 3.1, byte-identical at both paths',
   }
 });
 
-t.test('the committed fingerprint (sdk/contract/operations.json) matches the route table (run npm run openapi:fingerprint on purpose)', async (t) => {
-  const diff = compareFingerprint(committed, operationsFingerprint(routeTableDocument()));
-  t.same({ added: diff.added, removed: diff.removed }, { added: [], removed: [] }, 'no documented operation added, removed or renamed without updating the fingerprint');
-  t.ok(diff.ok);
-});
+t.test(
+  'the committed fingerprint (sdk/contract/operations.json) matches the route table (run npm run openapi:fingerprint on purpose)',
+  async (t) => {
+    const diff = compareFingerprint(committed, operationsFingerprint(routeTableDocument()));
+    t.same(
+      { added: diff.added, removed: diff.removed },
+      { added: [], removed: [] },
+      'no documented operation added, removed or renamed without updating the fingerprint',
+    );
+    t.ok(diff.ok);
+  },
+);
 
 t.test('the fingerprint changes when a route is renamed', async (t) => {
   const doc = routeTableDocument();

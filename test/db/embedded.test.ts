@@ -45,7 +45,11 @@ t.test('embedded database: start, migrate, concurrency, restart, close', async (
   t.match(db.url, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
   t.ok(existsSync(join(dataDir, 'pglite', 'PG_VERSION')), 'data lives under DATA_DIR/pglite');
   const files = await readMigrationFiles();
-  t.same(db.applied.map((m) => m.version), files.map((f) => f.version), 'migrations ran');
+  t.same(
+    db.applied.map((m) => m.version),
+    files.map((f) => f.version),
+    'migrations ran',
+  );
   const { sql } = db;
 
   await t.test('concurrent read-modify-write transactions stay serial', async (t) => {
@@ -79,7 +83,10 @@ t.test('embedded database: start, migrate, concurrency, restart, close', async (
     await committing;
     await plain;
     const rows = await sql<{ label: string }[]>`select label from tx_probe order by label`;
-    t.same(rows.map((r) => r.label), ['autocommit', 'committed']);
+    t.same(
+      rows.map((r) => r.label),
+      ['autocommit', 'committed'],
+    );
   });
 
   await t.test('only one process may open the data directory', async (t) => {
@@ -99,7 +106,10 @@ t.test('embedded database: start, migrate, concurrency, restart, close', async (
     t.comment(`restart took ${Math.round(performance.now() - restarted)} ms`);
     t.same(db.applied, [], 'nothing to migrate');
     const rows = await db.sql<{ key: string }[]>`select key from idempotency_keys where scope = 'test'`;
-    t.same(rows.map((r) => r.key), ['survives']);
+    t.same(
+      rows.map((r) => r.key),
+      ['survives'],
+    );
     const [counter] = await db.sql<{ value: number }[]>`select value from counter`;
     t.equal(counter?.value, 10);
   });
@@ -121,7 +131,11 @@ t.test('fresh embedded: a stale lock is taken over; concurrent migrators apply e
   await writeFile(join(dir, '9001_b.sql'), 'insert into embedded_a values (1);');
   const [x, y] = await Promise.all([migrate(sql, { dir }), migrate(sql, { dir })]);
   const files = await readMigrationFiles(dir);
-  t.same([...x, ...y].map((m) => m.version).sort((a, b) => a - b), files.map((f) => f.version), 'each applied once');
+  t.same(
+    [...x, ...y].map((m) => m.version).sort((a, b) => a - b),
+    files.map((f) => f.version),
+    'each applied once',
+  );
   const [count] = await sql<{ n: number }[]>`select count(*) as n from embedded_a`;
   t.equal(count?.n, 1);
 

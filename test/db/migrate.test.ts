@@ -18,13 +18,23 @@ async function migrationsDir(t: Test, extra: Record<string, string> = {}): Promi
 t.test('a fresh database gets every migration, a second run applies nothing', async (t) => {
   const { sql } = await createTestDatabase(t, { migrate: false });
   const files = await readMigrationFiles();
-  t.ok(files.some((f) => f.version === 1 && f.name === 'foundation'), '0001_foundation ships');
+  t.ok(
+    files.some((f) => f.version === 1 && f.name === 'foundation'),
+    '0001_foundation ships',
+  );
 
   const first = await migrate(sql);
-  t.same(first.map((m) => m.version), files.map((f) => f.version), 'all applied, in order');
+  t.same(
+    first.map((m) => m.version),
+    files.map((f) => f.version),
+    'all applied, in order',
+  );
   const rows = await sql<{ version: number; name: string; checksum: string; appliedAt: Date }[]>`
     select version, name, checksum, applied_at from schema_migrations order by version`;
-  t.same(rows.map((r) => [r.version, r.name, r.checksum]), files.map((f) => [f.version, f.name, f.checksum]));
+  t.same(
+    rows.map((r) => [r.version, r.name, r.checksum]),
+    files.map((f) => [f.version, f.name, f.checksum]),
+  );
   t.ok(rows[0]?.appliedAt instanceof Date);
 
   t.same(await migrate(sql), [], 'second run applies nothing');
@@ -38,7 +48,9 @@ t.test('0001 foundation: idempotency_keys claims a key once, touch_updated_at wo
   t.equal((await claim()).length, 1, 'first claim inserts');
   t.equal((await claim()).length, 0, 'a retry finds the key taken');
   await sql`update idempotency_keys set response = ${sql.json({ status_code: 200 })} where key = 'msg_1'`;
-  const [row] = await sql<{ response: unknown; expiresAt: Date | null }[]>`select response, expires_at from idempotency_keys`;
+  const [row] = await sql<
+    { response: unknown; expiresAt: Date | null }[]
+  >`select response, expires_at from idempotency_keys`;
   t.same(row?.response, { status_code: 200 }, 'jsonb keys are stored and read back unchanged');
   t.equal(row?.expiresAt, null);
 
@@ -53,19 +65,28 @@ t.test('0001 foundation: idempotency_keys claims a key once, touch_updated_at wo
 t.test('a changed or missing applied migration refuses to start', async (t) => {
   const { sql } = await createTestDatabase(t);
   const dir = await migrationsDir(t, { '9000_probe.sql': 'create table probe (id int);\n' });
-  t.same((await migrate(sql, { dir })).map((m) => m.name), ['probe']);
+  t.same(
+    (await migrate(sql, { dir })).map((m) => m.name),
+    ['probe'],
+  );
 
   await writeFile(join(dir, '9000_probe.sql'), 'create table probe (id int);\r\n');
   t.same(await migrate(sql, { dir }), [], 'CRLF line endings are not a change');
 
   await writeFile(join(dir, '9000_probe.sql'), 'create table probe (id bigint);\n');
   await writeFile(join(dir, '9001_next.sql'), 'create table next_one (id int);\n');
-  await t.rejects(migrate(sql, { dir }), { name: 'MigrationError', message: /9000_probe changed after it was applied/ });
+  await t.rejects(migrate(sql, { dir }), {
+    name: 'MigrationError',
+    message: /9000_probe changed after it was applied/,
+  });
   const [next] = await sql`select to_regclass('next_one') as found`;
   t.equal(next?.found, null, 'nothing later was applied');
 
   await unlink(join(dir, '9000_probe.sql'));
-  await t.rejects(migrate(sql, { dir }), { name: 'MigrationError', message: /9000_probe is applied .* file is missing/ });
+  await t.rejects(migrate(sql, { dir }), {
+    name: 'MigrationError',
+    message: /9000_probe is applied .* file is missing/,
+  });
 });
 
 t.test('a failing migration rolls back alone and is not recorded', async (t) => {
@@ -79,7 +100,10 @@ t.test('a failing migration rolls back alone and is not recorded', async (t) => 
   t.equal(state?.good, 'good', 'the earlier migration stays applied');
   t.equal(state?.half, null, 'the failed one left nothing behind');
   const versions = await sql<{ version: number }[]>`select version from schema_migrations where version >= 9000`;
-  t.same(versions.map((r) => r.version), [9000]);
+  t.same(
+    versions.map((r) => r.version),
+    [9000],
+  );
 });
 
 t.test('badly named files refuse', async (t) => {
@@ -103,7 +127,11 @@ t.test('two concurrent migrators apply each migration exactly once', async (t) =
   const [fromA, fromB] = await Promise.all([migrate(a, { dir }), migrate(b, { dir })]);
   const versions = [...fromA, ...fromB].map((m) => m.version).sort((x, y) => x - y);
   const files = await readMigrationFiles(dir);
-  t.same(versions, files.map((f) => f.version), 'together they applied every file, none twice');
+  t.same(
+    versions,
+    files.map((f) => f.version),
+    'together they applied every file, none twice',
+  );
   const [count] = await a<{ n: number }[]>`select count(*) as n from after_slow`;
   t.equal(count?.n, 1, 'the data migration ran once');
   const [rows] = await a<{ n: number }[]>`select count(*) as n from schema_migrations`;

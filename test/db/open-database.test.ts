@@ -11,8 +11,14 @@ t.test('with DATABASE_URL: uses it, migrates, logs no credentials, closes', asyn
   t.equal(db.embedded, false);
   t.equal(db.url, url);
   const files = await readMigrationFiles();
-  t.same(db.applied.map((m) => m.version), files.map((f) => f.version));
-  t.match(logs.lines.find((l) => l.msg === 'using postgres'), { database: { host: '127.0.0.1' }, poolSize: 3 });
+  t.same(
+    db.applied.map((m) => m.version),
+    files.map((f) => f.version),
+  );
+  t.match(
+    logs.lines.find((l) => l.msg === 'using postgres'),
+    { database: { host: '127.0.0.1' }, poolSize: 3 },
+  );
   await db.close();
   await db.close();
   await t.rejects(db.sql`select 1`, 'the client is closed');

@@ -45,13 +45,43 @@ async function setup(t: Test, mode: EnforcementMode) {
   const serviceDeps = { sql: db.sql, addressPolicy: publicAddressesOnly };
   const add = (text = TEXT) => addSource(serviceDeps, owner, assistant.id, { type: 'text', name: 'Doc', text });
   const document = async (id: string) =>
-    (await db.sql<Array<{ status: string; error: string | null; chunkCount: number }>>`select status, error, chunk_count from documents where id = ${id}`)[0]!;
+    (
+      await db.sql<
+        Array<{ status: string; error: string | null; chunkCount: number }>
+      >`select status, error, chunk_count from documents where id = ${id}`
+    )[0]!;
   const events = () =>
-    db.sql<Array<{ outcome: string; kind: string; source: string; mode: string; units: number; costMicros: number; assistantId: string }>>`
+    db.sql<
+      Array<{
+        outcome: string;
+        kind: string;
+        source: string;
+        mode: string;
+        units: number;
+        costMicros: number;
+        assistantId: string;
+      }>
+    >`
       select outcome, kind, source, mode, units, cost_micros, assistant_id from usage_events where account_id = ${owner.accountId} order by created_at, id`;
   const openReservations = async () =>
-    (await db.sql<[{ n: number }]>`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and status = 'open'`)[0].n;
-  return { db, owner, assistant, meter, worker, add, document, events, openReservations, serviceDeps, processed: () => processed };
+    (
+      await db.sql<
+        [{ n: number }]
+      >`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and status = 'open'`
+    )[0].n;
+  return {
+    db,
+    owner,
+    assistant,
+    meter,
+    worker,
+    add,
+    document,
+    events,
+    openReservations,
+    serviceDeps,
+    processed: () => processed,
+  };
 }
 
 t.test('enforce, within budget: one settled ingestion event priced per stored chunk, not a request', async (t) => {
@@ -63,7 +93,17 @@ t.test('enforce, within budget: one settled ingestion event priced per stored ch
   t.ok(price > 0);
   t.same(
     (await events()).map((e) => ({ ...e })),
-    [{ outcome: 'settled', kind: 'ingestion', source: 'dashboard', mode: 'enforce', units: CHUNKS, costMicros: price, assistantId: assistant.id }],
+    [
+      {
+        outcome: 'settled',
+        kind: 'ingestion',
+        source: 'dashboard',
+        mode: 'enforce',
+        units: CHUNKS,
+        costMicros: price,
+        assistantId: assistant.id,
+      },
+    ],
   );
   const balance = await balanceOf(db.sql, owner.accountId);
   t.equal(balance!.consumedMicros, price, 'the spend is on the balance');
@@ -72,29 +112,45 @@ t.test('enforce, within budget: one settled ingestion event priced per stored ch
   t.equal(await openReservations(), 0);
 });
 
-t.test('enforce, over budget: the document fails with an owner-facing message, is not retried, and can be reprocessed later', async (t) => {
-  const { db, owner, worker, add, document, events, openReservations, serviceDeps, processed } = await setup(t, 'enforce');
-  // A budget smaller than the document's price.
-  await setPlan(db.sql, owner.accountId, 'free', priceIngestion(CHUNKS) - 1);
-  const doc = await add();
-  t.equal(await worker.runOnce(), true);
-  t.same(await document(doc.id), { status: 'failed', error: INGESTION_REFUSED_MESSAGE, chunkCount: 0 }, 'failed, with the reason');
-  t.match(INGESTION_REFUSED_MESSAGE, /usage budget/);
-  t.notOk(await db.sql`select 1 from document_chunks where document_id = ${doc.id}`.then((r) => r.length), 'nothing stored');
-  t.equal(await worker.runOnce(), false, 'no job left: a refusal is not retried');
-  t.equal(processed(), 1);
-  t.same(await events(), [], 'a refused job holds and records nothing');
-  t.equal(await openReservations(), 0);
-  t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, 0);
+t.test(
+  'enforce, over budget: the document fails with an owner-facing message, is not retried, and can be reprocessed later',
+  async (t) => {
+    const { db, owner, worker, add, document, events, openReservations, serviceDeps, processed } = await setup(
+      t,
+      'enforce',
+    );
+    // A budget smaller than the document's price.
+    await setPlan(db.sql, owner.accountId, 'free', priceIngestion(CHUNKS) - 1);
+    const doc = await add();
+    t.equal(await worker.runOnce(), true);
+    t.same(
+      await document(doc.id),
+      { status: 'failed', error: INGESTION_REFUSED_MESSAGE, chunkCount: 0 },
+      'failed, with the reason',
+    );
+    t.match(INGESTION_REFUSED_MESSAGE, /usage budget/);
+    t.notOk(
+      await db.sql`select 1 from document_chunks where document_id = ${doc.id}`.then((r) => r.length),
+      'nothing stored',
+    );
+    t.equal(await worker.runOnce(), false, 'no job left: a refusal is not retried');
+    t.equal(processed(), 1);
+    t.same(await events(), [], 'a refused job holds and records nothing');
+    t.equal(await openReservations(), 0);
+    t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, 0);
 
-  // The owner gets more room (an upgrade or credit) and reprocesses.
-  await setPlan(db.sql, owner.accountId, 'free', null);
-  await reprocessDocument(serviceDeps, owner, doc.id);
-  t.equal(await worker.runOnce(), true);
-  t.same(await document(doc.id), { status: 'ready', error: null, chunkCount: CHUNKS });
-  t.same((await events()).map((e) => e.outcome), ['settled']);
-  t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, priceIngestion(CHUNKS));
-});
+    // The owner gets more room (an upgrade or credit) and reprocesses.
+    await setPlan(db.sql, owner.accountId, 'free', null);
+    await reprocessDocument(serviceDeps, owner, doc.id);
+    t.equal(await worker.runOnce(), true);
+    t.same(await document(doc.id), { status: 'ready', error: null, chunkCount: CHUNKS });
+    t.same(
+      (await events()).map((e) => e.outcome),
+      ['settled'],
+    );
+    t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, priceIngestion(CHUNKS));
+  },
+);
 
 t.test('enforce, suspended hosting account: the document fails saying so', async (t) => {
   const { db, owner, worker, add, document, events } = await setup(t, 'enforce');
@@ -119,7 +175,11 @@ t.test('shadow, over budget: the document is ingested and the spend recorded', a
     recorded.map((e) => ({ outcome: e.outcome, mode: e.mode, units: e.units, costMicros: e.costMicros })),
     [{ outcome: 'settled', mode: 'shadow', units: CHUNKS, costMicros: priceIngestion(CHUNKS) }],
   );
-  t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, priceIngestion(CHUNKS), 'recorded beyond the limit');
+  t.equal(
+    (await balanceOf(db.sql, owner.accountId))!.consumedMicros,
+    priceIngestion(CHUNKS),
+    'recorded beyond the limit',
+  );
   t.equal(await openReservations(), 0);
 });
 
@@ -143,13 +203,20 @@ t.test('a retried job is billed once: the failed attempt is released, the succes
   t.equal(await worker.runOnce(), true);
   const pending = await document(doc.id);
   t.equal(pending.status, 'pending', 'scheduled for a retry');
-  t.same((await events()).map((e) => ({ outcome: e.outcome, costMicros: e.costMicros })), [{ outcome: 'released', costMicros: 0 }]);
+  t.same(
+    (await events()).map((e) => ({ outcome: e.outcome, costMicros: e.costMicros })),
+    [{ outcome: 'released', costMicros: 0 }],
+  );
   t.equal(await openReservations(), 0, 'the failed attempt holds nothing');
 
   await db.sql`update assistants set language = 'english' where id = ${assistant.id}`;
   t.equal(await worker.runOnce(), true);
   t.same(await document(doc.id), { status: 'ready', error: null, chunkCount: CHUNKS });
-  t.same((await events()).map((e) => e.outcome), ['released', 'settled'], 'one event per attempt, one of them billed');
+  t.same(
+    (await events()).map((e) => e.outcome),
+    ['released', 'settled'],
+    'one event per attempt, one of them billed',
+  );
   const balance = await balanceOf(db.sql, owner.accountId);
   t.equal(balance!.consumedMicros, priceIngestion(CHUNKS), 'billed exactly once');
   t.equal(balance!.reservedMicros, 0);
@@ -178,53 +245,82 @@ t.test('a stale worker fenced out by a newer claim does not bill; the newer clai
   await inside;
   // Reprocessed while the slow worker holds the job: its lease token is gone.
   await db.sql`update ingestion_jobs set lease_token = null, locked_until = null, attempts = 0 where document_id = ${doc.id}`;
-  const fresh = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('fresh result') });
+  const fresh = createIngestionWorker({
+    sql: db.sql,
+    meter,
+    log: captureLogger().log,
+    process: async () => chunksOf('fresh result'),
+  });
   t.equal(await fresh.runOnce(), true);
   release();
   await slowRun;
   t.equal((await document(doc.id)).status, 'ready');
   const recorded = await events();
   t.same(recorded.map((e) => e.outcome).sort(), ['released', 'settled'], 'the stale attempt was released, not settled');
-  t.equal((await balanceOf(db.sql, owner.accountId))!.consumedMicros, priceIngestion(1), 'only the stored result is billed');
+  t.equal(
+    (await balanceOf(db.sql, owner.accountId))!.consumedMicros,
+    priceIngestion(1),
+    'only the stored result is billed',
+  );
   t.equal(await openReservations(), 0);
 });
 
-t.test('through the app (enforce): an owner over budget sees the document fail; within budget it is ready and billed', async (t) => {
-  const app = await startTestApp(t, { env: { HOSTED_USAGE_ENFORCEMENT: 'enforce' }, knowledge: { documents: { pollMs: 20 } } });
-  const sql = app.deps.sql;
-
-  async function ingest(budgetMicros: number | null) {
-    const owner = await createOwner(sql);
-    if (budgetMicros !== null) await setPlan(sql, owner.accountId, 'free', budgetMicros);
-    const assistant = await createAssistant(sql, owner, { name: 'App ingestion' });
-    const cookie = await login(app.url, owner.email, owner.password);
-    const res = await fetch(`${app.url}/api/assistants/${assistant.id}/sources`, {
-      method: 'POST',
-      headers: dashboardHeaders(app.url, cookie),
-      body: JSON.stringify({ type: 'text', name: 'Handbook', text: TEXT }),
+t.test(
+  'through the app (enforce): an owner over budget sees the document fail; within budget it is ready and billed',
+  async (t) => {
+    const app = await startTestApp(t, {
+      env: { HOSTED_USAGE_ENFORCEMENT: 'enforce' },
+      knowledge: { documents: { pollMs: 20 } },
     });
-    t.equal(res.status, 201);
-    const { document } = (await res.json()) as { document: { id: string } };
-    // The app's own worker picks the job up; wait until the document leaves pending/processing.
-    const settled = await eventually('the document to be ready or failed', async () => {
-      const get = await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers: { authorization: `Bearer ${owner.secret}` } });
-      const body = (await get.json()) as { document: { status: string; error: string | null; chunkCount: number } };
-      return body.document.status === 'ready' || body.document.status === 'failed' ? body.document : undefined;
-    });
-    return { owner, document: settled };
-  }
+    const sql = app.deps.sql;
 
-  const refused = await ingest(priceIngestion(CHUNKS) - 1);
-  t.has(refused.document, { status: 'failed', error: INGESTION_REFUSED_MESSAGE, chunkCount: 0 }, 'the owner reads why');
-  const fine = await ingest(null);
-  t.has(fine.document, { status: 'ready', error: null, chunkCount: CHUNKS });
-  // The settle follows the commit of the chunks (its own transaction): wait for the worker to close the reservation.
-  const closed = async () =>
-    (await sql<[{ n: number }]>`select count(*)::int8 as n from usage_reservations where account_id = ${fine.owner.accountId} and status <> 'open'`)[0].n;
-  await eventually('the ingestion reservation to close', async () => ((await closed()) > 0 ? true : undefined));
-  const billed = await sql<Array<{ outcome: string; source: string; costMicros: number }>>`
+    async function ingest(budgetMicros: number | null) {
+      const owner = await createOwner(sql);
+      if (budgetMicros !== null) await setPlan(sql, owner.accountId, 'free', budgetMicros);
+      const assistant = await createAssistant(sql, owner, { name: 'App ingestion' });
+      const cookie = await login(app.url, owner.email, owner.password);
+      const res = await fetch(`${app.url}/api/assistants/${assistant.id}/sources`, {
+        method: 'POST',
+        headers: dashboardHeaders(app.url, cookie),
+        body: JSON.stringify({ type: 'text', name: 'Handbook', text: TEXT }),
+      });
+      t.equal(res.status, 201);
+      const { document } = (await res.json()) as { document: { id: string } };
+      // The app's own worker picks the job up; wait until the document leaves pending/processing.
+      const settled = await eventually('the document to be ready or failed', async () => {
+        const get = await fetch(`${app.url}/api/v1/documents/${document.id}`, {
+          headers: { authorization: `Bearer ${owner.secret}` },
+        });
+        const body = (await get.json()) as { document: { status: string; error: string | null; chunkCount: number } };
+        return body.document.status === 'ready' || body.document.status === 'failed' ? body.document : undefined;
+      });
+      return { owner, document: settled };
+    }
+
+    const refused = await ingest(priceIngestion(CHUNKS) - 1);
+    t.has(
+      refused.document,
+      { status: 'failed', error: INGESTION_REFUSED_MESSAGE, chunkCount: 0 },
+      'the owner reads why',
+    );
+    const fine = await ingest(null);
+    t.has(fine.document, { status: 'ready', error: null, chunkCount: CHUNKS });
+    // The settle follows the commit of the chunks (its own transaction): wait for the worker to close the reservation.
+    const closed = async () =>
+      (
+        await sql<
+          [{ n: number }]
+        >`select count(*)::int8 as n from usage_reservations where account_id = ${fine.owner.accountId} and status <> 'open'`
+      )[0].n;
+    await eventually('the ingestion reservation to close', async () => ((await closed()) > 0 ? true : undefined));
+    const billed = await sql<Array<{ outcome: string; source: string; costMicros: number }>>`
     select outcome, source, cost_micros from usage_events where account_id = ${fine.owner.accountId} and kind = 'ingestion'`;
-  t.same(billed.map((e) => ({ ...e })), [{ outcome: 'settled', source: 'dashboard', costMicros: priceIngestion(CHUNKS) }], 'the app meters its worker');
-  const refusedEvents = await sql`select 1 from usage_events where account_id = ${refused.owner.accountId}`;
-  t.equal(refusedEvents.length, 0, 'the refused document cost nothing');
-});
+    t.same(
+      billed.map((e) => ({ ...e })),
+      [{ outcome: 'settled', source: 'dashboard', costMicros: priceIngestion(CHUNKS) }],
+      'the app meters its worker',
+    );
+    const refusedEvents = await sql`select 1 from usage_events where account_id = ${refused.owner.accountId}`;
+    t.equal(refusedEvents.length, 0, 'the refused document cost nothing');
+  },
+);

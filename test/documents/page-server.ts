@@ -5,7 +5,10 @@ import type { Test } from 'tap';
 export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A loopback web server for URL sources; `routes` may be changed while it runs. */
-export async function startPageServer(t: Test, routes: Record<string, PageHandler>): Promise<{ url: string; port: number; hits: Record<string, number> }> {
+export async function startPageServer(
+  t: Test,
+  routes: Record<string, PageHandler>,
+): Promise<{ url: string; port: number; hits: Record<string, number> }> {
   const hits: Record<string, number> = {};
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((req, res) => {

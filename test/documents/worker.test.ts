@@ -17,9 +17,20 @@ async function setup(t: Test) {
   const assistant = await createAssistant(db.sql, owner, { name: 'Worker test' });
   // The default deployment mode: every job is metered and recorded, never refused.
   const { meter } = createTestMeter(db.sql, { config: { HOSTED_USAGE_ENFORCEMENT: 'shadow' } });
-  const add = (text: string) => addSource({ sql: db.sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, { type: 'text', name: 'Doc', text });
-  const status = async (id: string) => (await db.sql<Array<{ status: string; error: string | null; chunkCount: number }>>`select status, error, chunk_count from documents where id = ${id}`)[0]!;
-  const job = async (id: string) => (await db.sql<Array<{ attempts: number }>>`select attempts from ingestion_jobs where document_id = ${id}`)[0];
+  const add = (text: string) =>
+    addSource({ sql: db.sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, {
+      type: 'text',
+      name: 'Doc',
+      text,
+    });
+  const status = async (id: string) =>
+    (
+      await db.sql<
+        Array<{ status: string; error: string | null; chunkCount: number }>
+      >`select status, error, chunk_count from documents where id = ${id}`
+    )[0]!;
+  const job = async (id: string) =>
+    (await db.sql<Array<{ attempts: number }>>`select attempts from ingestion_jobs where document_id = ${id}`)[0];
   return { db, owner, assistant, add, status, job, meter };
 }
 
@@ -31,7 +42,13 @@ t.test('a job whose worker died mid-way is claimed again once its lease expires'
   // A worker claims the job and dies (never finishes, never releases).
   const dead = await claimJob(db.sql, 'dead-worker-token', 200);
   t.equal(dead?.documentId, doc.id);
-  const worker = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async (d) => chunksOf((d.source ?? Buffer.alloc(0)).toString()), leaseMs: 200 });
+  const worker = createIngestionWorker({
+    sql: db.sql,
+    meter,
+    log: captureLogger().log,
+    process: async (d) => chunksOf((d.source ?? Buffer.alloc(0)).toString()),
+    leaseMs: 200,
+  });
   t.equal(await worker.runOnce(), false, 'while the lease holds, nobody else takes the job');
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await worker.runOnce(), true, 'after the lease expired, the job is claimed again');
@@ -60,11 +77,18 @@ t.test('a stale worker cannot finish a job that was claimed again (fencing by le
   await waitFor(() => processing, 'the slow worker to claim the job');
   // Reprocess while the slow worker holds the job: its lease token is replaced.
   await db.sql`update ingestion_jobs set lease_token = null, locked_until = null, attempts = 0 where document_id = ${doc.id}`;
-  const fresh = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('fresh result') });
+  const fresh = createIngestionWorker({
+    sql: db.sql,
+    meter,
+    log: captureLogger().log,
+    process: async () => chunksOf('fresh result'),
+  });
   t.equal(await fresh.runOnce(), true);
   release();
   await slowRun;
-  const [row] = await db.sql<Array<{ content: string }>>`select content from document_chunks where document_id = ${doc.id}`;
+  const [row] = await db.sql<
+    Array<{ content: string }>
+  >`select content from document_chunks where document_id = ${doc.id}`;
   t.equal(row?.content, 'fresh result', 'the stale result was dropped');
   t.equal((await status(doc.id)).status, 'ready');
 });
@@ -85,7 +109,11 @@ t.test('retries with backoff, then fails with the error message after max attemp
   });
   await db.sql`update ingestion_jobs set max_attempts = 3 where document_id = ${doc.id}`;
   t.equal(await worker.runOnce(), true);
-  t.same(await status(doc.id), { status: 'pending', error: 'Processing failed unexpectedly.', chunkCount: 0 }, 'pending again, with the error shown');
+  t.same(
+    await status(doc.id),
+    { status: 'pending', error: 'Processing failed unexpectedly.', chunkCount: 0 },
+    'pending again, with the error shown',
+  );
   t.equal((await job(doc.id))?.attempts, 1);
   await worker.runOnce();
   await worker.runOnce();
@@ -117,7 +145,12 @@ t.test('stop() during a job hands it back for the next worker at once', async (t
   await worker.stop();
   t.equal((await status(doc.id)).status, 'pending', 'back to pending');
   t.equal((await job(doc.id))?.attempts, 0, 'the interrupted attempt does not count');
-  const next = createIngestionWorker({ sql: db.sql, meter, log: captureLogger().log, process: async () => chunksOf('done') });
+  const next = createIngestionWorker({
+    sql: db.sql,
+    meter,
+    log: captureLogger().log,
+    process: async () => chunksOf('done'),
+  });
   t.equal(await next.runOnce(), true, 'claimable immediately');
   t.equal((await status(doc.id)).status, 'ready');
 });

@@ -5,7 +5,13 @@ import { createIngestionWorker, publicAddressesOnly } from '../../src/documents/
 import { addSource } from '../../src/documents/service.js';
 import { createEval, createEvalRunner, EvalErrorCodes, type EvalDeps } from '../../src/evals/index.js';
 import { priceChat, type EnforcementMode } from '../../src/metering/index.js';
-import { ChatProviderError, type ChatCompletionRequest, type ChatProvider, type ChatProviders, type ChatStreamEvent } from '../../src/providers/chat/index.js';
+import {
+  ChatProviderError,
+  type ChatCompletionRequest,
+  type ChatProvider,
+  type ChatProviders,
+  type ChatStreamEvent,
+} from '../../src/providers/chat/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { createOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
@@ -58,9 +64,22 @@ async function setup(t: Test, mode: EnforcementMode = 'enforce') {
   const assistant = await createAssistant(sql, owner, { name: 'Runner' });
   const { meter } = createTestMeter(sql, { config: { HOSTED_USAGE_ENFORCEMENT: mode } });
   const log = captureLogger().log;
-  const ingestion = createIngestionWorker({ sql, meter, log, process: async (d) => ({ chunks: chunkText((d.source ?? Buffer.alloc(0)).toString()) }) });
-  const returns = await addSource({ sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, { type: 'text', name: 'Returns', text: 'Returns are free within 60 days of delivery.' });
-  const hours = await addSource({ sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, { type: 'text', name: 'Hours', text: 'The desk is open from nine to five on weekdays.' });
+  const ingestion = createIngestionWorker({
+    sql,
+    meter,
+    log,
+    process: async (d) => ({ chunks: chunkText((d.source ?? Buffer.alloc(0)).toString()) }),
+  });
+  const returns = await addSource({ sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, {
+    type: 'text',
+    name: 'Returns',
+    text: 'Returns are free within 60 days of delivery.',
+  });
+  const hours = await addSource({ sql, addressPolicy: publicAddressesOnly }, owner, assistant.id, {
+    type: 'text',
+    name: 'Hours',
+    text: 'The desk is open from nine to five on weekdays.',
+  });
   while (await ingestion.runOnce());
   const deps = (stream: Stream): EvalDeps => ({ sql, log, meter, providers: scriptedProviders(stream) });
   const runners: Array<ReturnType<typeof createEvalRunner>> = [];
@@ -73,9 +92,24 @@ async function setup(t: Test, mode: EnforcementMode = 'enforce') {
     for (const r of runners) await r.stop();
   });
   const evalRow = async (id: string) =>
-    (await sql<Array<{ status: string; attempts: number; errorCode: string | null; error: string | null }>>`select status, attempts, error_code, error from evals where id = ${id}`)[0]!;
+    (
+      await sql<
+        Array<{ status: string; attempts: number; errorCode: string | null; error: string | null }>
+      >`select status, attempts, error_code, error from evals where id = ${id}`
+    )[0]!;
   const cases = (id: string) =>
-    sql<Array<{ ordinal: number; answer: string | null; outcome: string | null; score: number | null; costMicros: number; reservationId: string | null; sources: Array<{ documentId: string }>; completedAt: Date | null }>>`
+    sql<
+      Array<{
+        ordinal: number;
+        answer: string | null;
+        outcome: string | null;
+        score: number | null;
+        costMicros: number;
+        reservationId: string | null;
+        sources: Array<{ documentId: string }>;
+        completedAt: Date | null;
+      }>
+    >`
       select ordinal, answer, outcome, score, cost_micros, reservation_id, sources, completed_at from eval_cases where eval_id = ${id} order by ordinal`;
   /** Per case: the usage events of its reservation (outcome, cost). */
   const eventsPerCase = async (id: string) =>
@@ -85,11 +119,31 @@ async function setup(t: Test, mode: EnforcementMode = 'enforce') {
         from eval_cases c left join usage_events e on e.reservation_id = c.reservation_id
         where c.eval_id = ${id} group by c.ordinal order by c.ordinal`
     ).map((r) => r.outcomes ?? []);
-  const evalEvents = () => sql<Array<{ reservationId: string; outcome: string; costMicros: number; model: string | null }>>`
+  const evalEvents = () => sql<
+    Array<{ reservationId: string; outcome: string; costMicros: number; model: string | null }>
+  >`
     select reservation_id, outcome, cost_micros, model from usage_events where account_id = ${owner.accountId} and kind = 'eval'`;
   const openEvalReservations = async () =>
-    (await sql<[{ n: number }]>`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and kind = 'eval' and status = 'open'`)[0].n;
-  return { sql, owner, assistant, meter, deps, runner, returns, hours, evalRow, cases, eventsPerCase, evalEvents, openEvalReservations };
+    (
+      await sql<
+        [{ n: number }]
+      >`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and kind = 'eval' and status = 'open'`
+    )[0].n;
+  return {
+    sql,
+    owner,
+    assistant,
+    meter,
+    deps,
+    runner,
+    returns,
+    hours,
+    evalRow,
+    cases,
+    eventsPerCase,
+    evalEvents,
+    openEvalReservations,
+  };
 }
 
 const TWO = [
@@ -109,92 +163,126 @@ t.test('a run: cases answered in order, scored, each settled once at the priced 
   t.equal(cases[0]!.score, 0.7692, 'F1: 5 shared of 8 answer and 5 expected tokens (P 0.625, R 1)');
   const price = priceChat('gpt-4o-mini', USAGE.inputTokens, USAGE.outputTokens);
   t.ok(price > 0);
-  t.same(cases.map((c) => c.costMicros), [price, price]);
+  t.same(
+    cases.map((c) => c.costMicros),
+    [price, price],
+  );
   t.same(await s.eventsPerCase(created.id), [['settled'], ['settled']]);
   t.equal(await s.openEvalReservations(), 0);
   t.equal(await s.runner(quoting).runOnce(), false, 'nothing left to claim');
 });
 
-t.test('a crashed runner: a live lease is left alone; once it expires the eval resumes and settles the case\'s open reservation', async (t) => {
-  const s = await setup(t);
-  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
-  // The dead runner had claimed the eval and admitted case 0 (its reservation stored on the case) before dying.
-  const held = await s.meter.admit({ accountId: s.owner.accountId, kind: 'eval', source: 'dashboard', audience: 'owner', estimateMicros: 500, countsAsRequest: false, assistantId: s.assistant.id });
-  await s.sql`update evals set status = 'running', attempts = 1, lease_token = 'dead-runner', locked_until = now() + interval '1 hour' where id = ${created.id}`;
-  await s.sql`update eval_cases set reservation_id = ${held.id} where eval_id = ${created.id} and ordinal = 0`;
+t.test(
+  "a crashed runner: a live lease is left alone; once it expires the eval resumes and settles the case's open reservation",
+  async (t) => {
+    const s = await setup(t);
+    const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
+    // The dead runner had claimed the eval and admitted case 0 (its reservation stored on the case) before dying.
+    const held = await s.meter.admit({
+      accountId: s.owner.accountId,
+      kind: 'eval',
+      source: 'dashboard',
+      audience: 'owner',
+      estimateMicros: 500,
+      countsAsRequest: false,
+      assistantId: s.assistant.id,
+    });
+    await s.sql`update evals set status = 'running', attempts = 1, lease_token = 'dead-runner', locked_until = now() + interval '1 hour' where id = ${created.id}`;
+    await s.sql`update eval_cases set reservation_id = ${held.id} where eval_id = ${created.id} and ordinal = 0`;
 
-  const runner = s.runner(quoting);
-  t.equal(await runner.runOnce(), false, 'a running eval with a live lease is not claimed');
-  await s.sql`update evals set locked_until = now() - interval '1 second' where id = ${created.id}`;
-  t.equal(await runner.runOnce(), true, 'claimed after the lease expired');
-  const row = await s.evalRow(created.id);
-  t.equal(row.status, 'done');
-  t.equal(row.attempts, 2);
-  const cases = await s.cases(created.id);
-  t.equal(cases[0]!.reservationId, held.id, 'case 0 kept the reservation of the crashed run');
-  t.same(await s.eventsPerCase(created.id), [['settled'], ['settled']], 'one usage event per case, no second reservation');
-  t.equal((await s.evalEvents()).length, 2);
-  t.equal(await s.openEvalReservations(), 0);
-});
+    const runner = s.runner(quoting);
+    t.equal(await runner.runOnce(), false, 'a running eval with a live lease is not claimed');
+    await s.sql`update evals set locked_until = now() - interval '1 second' where id = ${created.id}`;
+    t.equal(await runner.runOnce(), true, 'claimed after the lease expired');
+    const row = await s.evalRow(created.id);
+    t.equal(row.status, 'done');
+    t.equal(row.attempts, 2);
+    const cases = await s.cases(created.id);
+    t.equal(cases[0]!.reservationId, held.id, 'case 0 kept the reservation of the crashed run');
+    t.same(
+      await s.eventsPerCase(created.id),
+      [['settled'], ['settled']],
+      'one usage event per case, no second reservation',
+    );
+    t.equal((await s.evalEvents()).length, 2);
+    t.equal(await s.openEvalReservations(), 0);
+  },
+);
 
-t.test('shutdown mid-case: back to queued with the reservation open; the next runner resumes it, one event per case', async (t) => {
-  const s = await setup(t);
-  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
-  const stuck = s.runner(hanging);
-  stuck.start();
-  await eventually('case 0 admitted', async () => ((await s.cases(created.id))[0]!.reservationId ? true : undefined));
-  await stuck.stop();
-  const row = await s.evalRow(created.id);
-  t.equal(row.status, 'queued', 'requeued by the shutdown');
-  t.equal(row.attempts, 0, 'an interrupted claim is not an attempt');
-  t.equal(await s.openEvalReservations(), 1, 'the case reservation stays open for the resumed run');
-  t.equal((await s.evalEvents()).length, 0);
+t.test(
+  'shutdown mid-case: back to queued with the reservation open; the next runner resumes it, one event per case',
+  async (t) => {
+    const s = await setup(t);
+    const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
+    const stuck = s.runner(hanging);
+    stuck.start();
+    await eventually('case 0 admitted', async () => ((await s.cases(created.id))[0]!.reservationId ? true : undefined));
+    await stuck.stop();
+    const row = await s.evalRow(created.id);
+    t.equal(row.status, 'queued', 'requeued by the shutdown');
+    t.equal(row.attempts, 0, 'an interrupted claim is not an attempt');
+    t.equal(await s.openEvalReservations(), 1, 'the case reservation stays open for the resumed run');
+    t.equal((await s.evalEvents()).length, 0);
 
-  t.equal(await s.runner(quoting).runOnce(), true);
-  t.equal((await s.evalRow(created.id)).status, 'done');
-  t.same(await s.eventsPerCase(created.id), [['settled'], ['settled']]);
-  t.equal(await s.openEvalReservations(), 0);
-});
+    t.equal(await s.runner(quoting).runOnce(), true);
+    t.equal((await s.evalRow(created.id)).status, 'done');
+    t.same(await s.eventsPerCase(created.id), [['settled'], ['settled']]);
+    t.equal(await s.openEvalReservations(), 0);
+  },
+);
 
-t.test('provider failures: could not connect -> released; broke mid-answer -> settled; both model_failure, unscored; the eval still finishes', async (t) => {
-  const s = await setup(t);
-  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, [
-    { question: 'Returns when unreachable?', expected: 'Within 60 days.' },
-    { question: 'Returns when broken?', expected: 'Within 60 days.' },
-    { question: 'When is the desk open?' },
-  ]);
-  t.equal(await s.runner(quoting).runOnce(), true);
-  t.equal((await s.evalRow(created.id)).status, 'done');
-  const cases = await s.cases(created.id);
-  t.same(cases.map((c) => c.outcome), ['model_failure', 'model_failure', 'answered']);
-  t.same(cases.map((c) => c.score), [null, null, null], 'failures and cases without expected are unscored');
-  t.equal(cases[1]!.answer, 'Half an ans', 'the partial answer is kept');
-  t.same(await s.eventsPerCase(created.id), [['released'], ['settled'], ['settled']]);
-  t.equal(await s.openEvalReservations(), 0);
-});
+t.test(
+  'provider failures: could not connect -> released; broke mid-answer -> settled; both model_failure, unscored; the eval still finishes',
+  async (t) => {
+    const s = await setup(t);
+    const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, [
+      { question: 'Returns when unreachable?', expected: 'Within 60 days.' },
+      { question: 'Returns when broken?', expected: 'Within 60 days.' },
+      { question: 'When is the desk open?' },
+    ]);
+    t.equal(await s.runner(quoting).runOnce(), true);
+    t.equal((await s.evalRow(created.id)).status, 'done');
+    const cases = await s.cases(created.id);
+    t.same(
+      cases.map((c) => c.outcome),
+      ['model_failure', 'model_failure', 'answered'],
+    );
+    t.same(
+      cases.map((c) => c.score),
+      [null, null, null],
+      'failures and cases without expected are unscored',
+    );
+    t.equal(cases[1]!.answer, 'Half an ans', 'the partial answer is kept');
+    t.same(await s.eventsPerCase(created.id), [['released'], ['settled'], ['settled']]);
+    t.equal(await s.openEvalReservations(), 0);
+  },
+);
 
-t.test('enforce: the budget runs out mid-run -> failed EVAL_USAGE_REFUSED, finished cases kept, the refused case leaves no event', async (t) => {
-  const s = await setup(t);
-  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
-  // Each answer uses the whole output ceiling, so one case costs about its estimate: a budget of one and a half
-  // estimates admits the first case and refuses the second.
-  const ceiling = s.meter.estimateChat('gpt-4o-mini', 0);
-  await setPlan(s.sql, s.owner.accountId, 'pro', Math.floor(ceiling * 1.5));
-  const greedy: Stream = async function* (request) {
-    yield { type: 'text', text: request.passages[0]?.content ?? 'I do not know.' };
-    yield { type: 'usage', inputTokens: 100, outputTokens: s.meter.maxOutputTokens };
-  };
-  t.equal(await s.runner(greedy).runOnce(), true);
-  const row = await s.evalRow(created.id);
-  t.equal(row.status, 'failed');
-  t.equal(row.errorCode, EvalErrorCodes.USAGE_REFUSED);
-  t.match(row.error, /budget/);
-  const cases = await s.cases(created.id);
-  t.equal(cases[0]!.outcome, 'answered', 'the first case finished');
-  t.equal(cases[1]!.completedAt, null, 'the second was refused before its provider call');
-  t.same(await s.eventsPerCase(created.id), [['settled'], []]);
-  t.equal(await s.openEvalReservations(), 0);
-});
+t.test(
+  'enforce: the budget runs out mid-run -> failed EVAL_USAGE_REFUSED, finished cases kept, the refused case leaves no event',
+  async (t) => {
+    const s = await setup(t);
+    const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
+    // Each answer uses the whole output ceiling, so one case costs about its estimate: a budget of one and a half
+    // estimates admits the first case and refuses the second.
+    const ceiling = s.meter.estimateChat('gpt-4o-mini', 0);
+    await setPlan(s.sql, s.owner.accountId, 'pro', Math.floor(ceiling * 1.5));
+    const greedy: Stream = async function* (request) {
+      yield { type: 'text', text: request.passages[0]?.content ?? 'I do not know.' };
+      yield { type: 'usage', inputTokens: 100, outputTokens: s.meter.maxOutputTokens };
+    };
+    t.equal(await s.runner(greedy).runOnce(), true);
+    const row = await s.evalRow(created.id);
+    t.equal(row.status, 'failed');
+    t.equal(row.errorCode, EvalErrorCodes.USAGE_REFUSED);
+    t.match(row.error, /budget/);
+    const cases = await s.cases(created.id);
+    t.equal(cases[0]!.outcome, 'answered', 'the first case finished');
+    t.equal(cases[1]!.completedAt, null, 'the second was refused before its provider call');
+    t.same(await s.eventsPerCase(created.id), [['settled'], []]);
+    t.equal(await s.openEvalReservations(), 0);
+  },
+);
 
 t.test('an eval whose runner keeps dying is given up after max_attempts claims', async (t) => {
   const s = await setup(t);
@@ -207,12 +295,18 @@ t.test('an eval whose runner keeps dying is given up after max_attempts claims',
   t.equal((await s.evalEvents()).length, 0);
 });
 
-t.test('creation refuses an assistant whose provider is not configured (503), and off mode meters nothing', async (t) => {
-  const s = await setup(t, 'off');
-  const none: ChatProviders = { defaultName: 'openai', get: () => undefined };
-  await t.rejects(createEval({ ...s.deps(quoting), providers: none }, s.owner, s.assistant.id, TWO), { code: EvalErrorCodes.PROVIDER_NOT_CONFIGURED, status: 503 });
-  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
-  t.equal(await s.runner(quoting).runOnce(), true);
-  t.equal((await s.evalRow(created.id)).status, 'done');
-  t.equal((await s.evalEvents()).length, 0, 'off writes no usage');
-});
+t.test(
+  'creation refuses an assistant whose provider is not configured (503), and off mode meters nothing',
+  async (t) => {
+    const s = await setup(t, 'off');
+    const none: ChatProviders = { defaultName: 'openai', get: () => undefined };
+    await t.rejects(createEval({ ...s.deps(quoting), providers: none }, s.owner, s.assistant.id, TWO), {
+      code: EvalErrorCodes.PROVIDER_NOT_CONFIGURED,
+      status: 503,
+    });
+    const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, TWO);
+    t.equal(await s.runner(quoting).runOnce(), true);
+    t.equal((await s.evalRow(created.id)).status, 'done');
+    t.equal((await s.evalEvents()).length, 0, 'off writes no usage');
+  },
+);

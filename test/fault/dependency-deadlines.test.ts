@@ -14,10 +14,21 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
   const owner = await ownerWithVoice(app);
   const assistant = await voiceAssistant(app, owner);
 
-  const mint = () => timedRequest(`${app.url}/api/v1/voice/sessions`, { json: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, headers: bearer(owner.secret) });
+  const mint = () =>
+    timedRequest(`${app.url}/api/v1/voice/sessions`, {
+      json: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+      headers: bearer(owner.secret),
+    });
   const keylessChat = (n: number) =>
-    timedRequest(`${app.url}/api/v1/chat`, { json: { assistantId: assistant.publicId, message: `Is anyone there? (${n})`, visitorId: `visitor-${n}` }, headers: { origin: ORIGIN } });
-  const keyChat = () => timedRequest(`${app.url}/api/v1/chat`, { json: { assistantId: assistant.publicId, message: 'Hello?' }, headers: bearer(owner.secret) });
+    timedRequest(`${app.url}/api/v1/chat`, {
+      json: { assistantId: assistant.publicId, message: `Is anyone there? (${n})`, visitorId: `visitor-${n}` },
+      headers: { origin: ORIGIN },
+    });
+  const keyChat = () =>
+    timedRequest(`${app.url}/api/v1/chat`, {
+      json: { assistantId: assistant.publicId, message: 'Hello?' },
+      headers: bearer(owner.secret),
+    });
   const ready = () => timedRequest(`${app.url}/readyz`);
 
   // The bound a caller can rely on: a few dependency deadlines (a request makes a handful of calls, each bounded).
@@ -49,7 +60,10 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
     const minted = await mint();
     t.equal(minted.status, 200, 'a mint works again');
     if (minted.status === 200) {
-      const end = await timedRequest(`${app.url}/api/v1/voice/sessions/${minted.body.sessionId}/end`, { json: {}, headers: bearer(owner.secret) });
+      const end = await timedRequest(`${app.url}/api/v1/voice/sessions/${minted.body.sessionId}/end`, {
+        json: {},
+        headers: bearer(owner.secret),
+      });
       t.equal(end.status, 200, 'and ends');
     }
     t.equal((await keylessChat(99)).status, 200, 'a keyless chat works again');
@@ -88,7 +102,11 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
   await t.test('PostgreSQL stalled', async (t) => {
     rig.pgProxy.stall();
     const [m, c, k, r] = await Promise.all([mint(), keylessChat(3), keyChat(), ready()]);
-    for (const [res, what] of [[m, 'mint'], [c, 'keyless chat'], [k, 'chat with a key']] as const) {
+    for (const [res, what] of [
+      [m, 'mint'],
+      [c, 'keyless chat'],
+      [k, 'chat with a key'],
+    ] as const) {
       expectUnavailable(t, res, what);
       t.equal(res.status, 503, `${what}: 503`);
     }
@@ -100,7 +118,11 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
   await t.test('PostgreSQL cut (connections reset, new ones refused)', async (t) => {
     rig.pgProxy.refuse();
     const [m, c, k, r] = await Promise.all([mint(), keylessChat(4), keyChat(), ready()]);
-    for (const [res, what] of [[m, 'mint'], [c, 'keyless chat'], [k, 'chat with a key']] as const) {
+    for (const [res, what] of [
+      [m, 'mint'],
+      [c, 'keyless chat'],
+      [k, 'chat with a key'],
+    ] as const) {
       expectUnavailable(t, res, what, 'database');
       t.equal(res.status, 503, `${what}: 503`);
     }
@@ -110,6 +132,10 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
   });
 
   // Nothing minted during a fault was left behind: no active session, nothing billed for a refused mint.
-  const rows = await rig.database.sql`select state, count(*)::int as n from voice_sessions group by state order by state`;
-  t.notOk(rows.some((r) => r.state === 'active'), 'no session is left active');
+  const rows = await rig.database
+    .sql`select state, count(*)::int as n from voice_sessions group by state order by state`;
+  t.notOk(
+    rows.some((r) => r.state === 'active'),
+    'no session is left active',
+  );
 });

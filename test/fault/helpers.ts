@@ -23,7 +23,10 @@ export interface FaultRig {
 export const STORE_DEADLINE_MS = 500;
 export const SQL_DEADLINE_MS = 1500;
 
-export async function startFaultRig(t: Test, options: { env?: Record<string, string>; voice?: VoiceCapabilityOptions } = {}): Promise<FaultRig> {
+export async function startFaultRig(
+  t: Test,
+  options: { env?: Record<string, string>; voice?: VoiceCapabilityOptions } = {},
+): Promise<FaultRig> {
   const redis = await startRedisProcess(t);
   const redisProxy = await startFaultProxy(targetOf(redis.url, 6379), t);
   const database = await createTestDatabase(t);
@@ -47,13 +50,23 @@ export interface Timed {
 }
 
 /** One request with a hard client-side limit (a hang shows as status 0 instead of stalling the test). */
-export async function timedRequest(url: string, init: RequestInit & { json?: unknown } = {}, limitMs = 15_000): Promise<Timed> {
+export async function timedRequest(
+  url: string,
+  init: RequestInit & { json?: unknown } = {},
+  limitMs = 15_000,
+): Promise<Timed> {
   const started = performance.now();
   const { json, ...rest } = init;
   try {
     const res = await fetch(url, {
       ...rest,
-      ...(json !== undefined ? { method: rest.method ?? 'POST', body: JSON.stringify(json), headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string> | undefined) } } : {}),
+      ...(json !== undefined
+        ? {
+            method: rest.method ?? 'POST',
+            body: JSON.stringify(json),
+            headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string> | undefined) },
+          }
+        : {}),
       signal: AbortSignal.timeout(limitMs),
     });
     const text = await res.text();

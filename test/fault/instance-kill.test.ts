@@ -12,7 +12,10 @@ import { assertBilledRealTime, assertSettledOnce, beat, FAULT_ENV, startCall, vo
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 /** Another instance of the same deployment as a real process (so it can be killed -9). */
-async function startInstance(t: Test, env: Record<string, string>): Promise<{ url: string; kill: () => Promise<void> }> {
+async function startInstance(
+  t: Test,
+  env: Record<string, string>,
+): Promise<{ url: string; kill: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -26,11 +29,15 @@ async function startInstance(t: Test, env: Record<string, string>): Promise<{ ur
     await exited;
   };
   t.teardown(kill);
-  const port = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
-    const line = output.split('\n').find((l) => l.includes('"parley listening"'));
-    return line ? (JSON.parse(line) as { port: number }).port : undefined;
-  }, 'the instance to listen', 60_000);
+  const port = await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
+      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    },
+    'the instance to listen',
+    60_000,
+  );
   return { url: `http://127.0.0.1:${port}`, kill };
 }
 
@@ -63,13 +70,20 @@ t.test('the owner is killed mid-call: lost, settled once by the survivor, billed
   await owner.kill();
   const connectedMs = performance.now() - call.joinedAt;
 
-  const lost = await waitFor(async () => {
-    const res = await beat(call, survivor.url);
-    return res.status === 200 ? res.body : undefined;
-  }, 'the dead owner\'s record to expire', 15_000);
+  const lost = await waitFor(
+    async () => {
+      const res = await beat(call, survivor.url);
+      return res.status === 200 ? res.body : undefined;
+    },
+    "the dead owner's record to expire",
+    15_000,
+  );
   t.match(lost, { status: 'lost', endReason: 'control_lost' }, 'then the call is reported lost');
   const end = await Promise.all([1, 2, 3].map(() => survivor.url).map((base) => beat(call, base)));
-  t.ok(end.every((r) => r.status === 200 && r.body.status === 'lost'), 'every later answer agrees');
+  t.ok(
+    end.every((r) => r.status === 200 && r.body.status === 'lost'),
+    'every later answer agrees',
+  );
   const row = await assertSettledOnce(t, rig.database.sql, call, { state: 'lost' });
   t.equal(row.endReason, 'control_lost');
   t.equal(row.ownerGeneration, 2, 'settled once (one generation bump by the reaper)');

@@ -1,6 +1,15 @@
 import t from 'tap';
 import { startFaultRig } from './helpers.js';
-import { assertBilledRealTime, assertSettledOnce, beatUntil, endCall, FAULT_ENV, heartbeatsWhile, startCall, voiceSetup } from './voice.js';
+import {
+  assertBilledRealTime,
+  assertSettledOnce,
+  beatUntil,
+  endCall,
+  FAULT_ENV,
+  heartbeatsWhile,
+  startCall,
+  voiceSetup,
+} from './voice.js';
 
 /**
  * Issue 12, item 1, at its word: a 60 s Redis outage with the production ownership timings (renewed every 5 s,
@@ -20,12 +29,23 @@ t.test('a live call goes on through a 60 s Redis outage (production ownership ti
     await new Promise((r) => setTimeout(r, 60_000));
     await rig.redis.start(); // empty: the record is gone
   });
-  t.ok(seen.filter((s) => s === 'degraded').length >= 40, `degraded through the outage (${seen.filter((s) => s === 'degraded').length} of ${seen.length} heartbeats)`);
-  t.notOk(seen.some((s) => s === 'ended' || s === 'lost' || s.startsWith('http_5')), 'never ended, lost or 5xx');
+  t.ok(
+    seen.filter((s) => s === 'degraded').length >= 40,
+    `degraded through the outage (${seen.filter((s) => s === 'degraded').length} of ${seen.length} heartbeats)`,
+  );
+  t.notOk(
+    seen.some((s) => s === 'ended' || s === 'lost' || s.startsWith('http_5')),
+    'never ended, lost or 5xx',
+  );
   await beatUntil(call, 'healthy', 15_000);
   const deadline = Date.now() + 15_000;
-  while ((await raw.get(ownerKey).catch(() => null)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-  t.match(JSON.parse((await raw.get(ownerKey)) ?? '{}'), { instanceId: app.config.instanceId, generation: 2 }, 'the owner re-asserted its record, one generation on');
+  while ((await raw.get(ownerKey).catch(() => null)) === null && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 250));
+  t.match(
+    JSON.parse((await raw.get(ownerKey)) ?? '{}'),
+    { instanceId: app.config.instanceId, generation: 2 },
+    'the owner re-asserted its record, one generation on',
+  );
 
   const end = await endCall(call);
   const realMs = performance.now() - call.joinedAt;

@@ -43,26 +43,65 @@ t.test('failed mints leave nothing running and nothing billed', async (t) => {
 
   await t.test('two Host headers: 400 VOICE_HOST_INVALID, no provider session', async (t) => {
     const before = sim.stats.sessionsStarted;
-    const res = await rawRequest(app.port, ['POST /api/v1/voice/sessions HTTP/1.1', 'host: a.example', 'host: b.example', 'content-type: application/json', `authorization: Bearer ${owner.secret}`], body);
+    const res = await rawRequest(
+      app.port,
+      [
+        'POST /api/v1/voice/sessions HTTP/1.1',
+        'host: a.example',
+        'host: b.example',
+        'content-type: application/json',
+        `authorization: Bearer ${owner.secret}`,
+      ],
+      body,
+    );
     t.equal(res.status, 400, 'a clear 400, not a 500');
     t.equal(res.body.code, 'VOICE_HOST_INVALID');
     t.equal(sim.stats.sessionsStarted, before, 'no provider session was started');
     for (const host of ['', 'exa mple.com', 'a.example/evil', 'a.example:99999999']) {
-      const junk = await rawRequest(app.port, ['POST /api/v1/voice/sessions HTTP/1.1', `host: ${host}`, 'content-type: application/json', `authorization: Bearer ${owner.secret}`], body);
+      const junk = await rawRequest(
+        app.port,
+        [
+          'POST /api/v1/voice/sessions HTTP/1.1',
+          `host: ${host}`,
+          'content-type: application/json',
+          `authorization: Bearer ${owner.secret}`,
+        ],
+        body,
+      );
       t.not(junk.status, 500, `Host "${host}": no 500 (${junk.status})`);
       t.not(junk.status, 200, `Host "${host}": not minted`);
     }
     t.equal(sim.stats.sessionsStarted, before, 'still none started');
-    const good = await rawRequest(app.port, ['POST /api/v1/voice/sessions HTTP/1.1', 'host: voice.example:8443', 'content-type: application/json', `authorization: Bearer ${owner.secret}`], body);
+    const good = await rawRequest(
+      app.port,
+      [
+        'POST /api/v1/voice/sessions HTTP/1.1',
+        'host: voice.example:8443',
+        'content-type: application/json',
+        `authorization: Bearer ${owner.secret}`,
+      ],
+      body,
+    );
     t.equal(good.status, 200, 'one valid Host mints');
-    t.match(good.body.stream?.url, /^ws:\/\/voice\.example:8443\/api\/v1\/voice\/sessions\/vs_[^/]+\/stream\?token=/, 'the media URL is built from it');
-    await timedRequest(`${app.url}/api/v1/voice/sessions/${good.body.sessionId}/end`, { json: {}, headers: bearer(owner.secret) });
+    t.match(
+      good.body.stream?.url,
+      /^ws:\/\/voice\.example:8443\/api\/v1\/voice\/sessions\/vs_[^/]+\/stream\?token=/,
+      'the media URL is built from it',
+    );
+    await timedRequest(`${app.url}/api/v1/voice/sessions/${good.body.sessionId}/end`, {
+      json: {},
+      headers: bearer(owner.secret),
+    });
   });
 
   await t.test('the store fails after the provider session started: closed, released, nothing billed', async (t) => {
     const before = sim.stats.sessionsStarted;
     rig.redisProxy.stall();
-    const res = await timedRequest(`${app.url}/api/v1/voice/sessions`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...bearer(owner.secret) } });
+    const res = await timedRequest(`${app.url}/api/v1/voice/sessions`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...bearer(owner.secret) },
+    });
     rig.redisProxy.heal();
     t.equal(res.status, 503, 'the ownership record could not be written: 503');
     t.equal(res.body?.code, 'DEPENDENCY_UNAVAILABLE');
@@ -70,11 +109,14 @@ t.test('failed mints leave nothing running and nothing billed', async (t) => {
     const deadline = Date.now() + 5000;
     while (sim.stats.sessionsActive > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     t.equal(sim.stats.sessionsActive, 0, 'and was closed: no live orphan at the provider');
-    const rows = await rig.database.sql`select state from voice_sessions where account_id = ${owner.accountId} and state = 'active'`;
+    const rows = await rig.database
+      .sql`select state from voice_sessions where account_id = ${owner.accountId} and state = 'active'`;
     t.equal(rows.length, 0, 'no active session row');
-    const open = await rig.database.sql`select status from usage_reservations where account_id = ${owner.accountId} and kind = 'voice' and status = 'open'`;
+    const open = await rig.database
+      .sql`select status from usage_reservations where account_id = ${owner.accountId} and kind = 'voice' and status = 'open'`;
     t.equal(open.length, 0, 'no grant left open');
-    const [balance] = await rig.database.sql`select voice_seconds_used, voice_seconds_reserved from usage_balances where account_id = ${owner.accountId}`;
+    const [balance] = await rig.database
+      .sql`select voice_seconds_used, voice_seconds_reserved from usage_balances where account_id = ${owner.accountId}`;
     t.equal(balance!.voiceSecondsReserved, 0, 'nothing reserved');
   });
 });

@@ -1,7 +1,17 @@
 import t from 'tap';
 import { speechFrames } from '../voice/media-client.js';
 import { SQL_DEADLINE_MS, startFaultRig } from './helpers.js';
-import { assertBilledRealTime, assertSettledOnce, beatUntil, endCall, FAST_OWNERSHIP, FAULT_ENV, heartbeatsWhile, startCall, voiceSetup } from './voice.js';
+import {
+  assertBilledRealTime,
+  assertSettledOnce,
+  beatUntil,
+  endCall,
+  FAST_OWNERSHIP,
+  FAULT_ENV,
+  heartbeatsWhile,
+  startCall,
+  voiceSetup,
+} from './voice.js';
 
 /**
  * Issue 12, item 1 (PostgreSQL): a live call goes on through a PostgreSQL stall longer than the ownership record's
@@ -25,18 +35,28 @@ t.test('a live call survives a PostgreSQL stall; an end during an outage settles
       rig.pgProxy.heal();
     });
     t.ok(seen.includes('degraded'), `heartbeats said degraded during the stall (${seen.join(', ')})`);
-    t.notOk(seen.some((s) => s === 'ended' || s === 'lost' || s.startsWith('http_5')), 'the call never ended; no 5xx');
+    t.notOk(
+      seen.some((s) => s === 'ended' || s === 'lost' || s.startsWith('http_5')),
+      'the call never ended; no 5xx',
+    );
     await beatUntil(call, 'healthy');
-    const [row] = await rig.database.sql`select state, owner_generation from voice_sessions where id = ${call.minted.sessionId}`;
+    const [row] = await rig.database
+      .sql`select state, owner_generation from voice_sessions where id = ${call.minted.sessionId}`;
     t.match(row, { state: 'active', ownerGeneration: 1 }, 'still active, same owner generation: nobody took it over');
     const deadline = Date.now() + 15_000;
     let stored: Array<{ role: string }> = [];
     while (Date.now() < deadline && !stored.some((m) => m.role === 'user')) {
-      stored = await rig.database.sql<{ role: string }[]>`select role from messages where conversation_id = ${call.minted.conversationId}`;
+      stored = await rig.database.sql<
+        { role: string }[]
+      >`select role from messages where conversation_id = ${call.minted.conversationId}`;
       await new Promise((r) => setTimeout(r, 200));
     }
-    t.ok(stored.some((m) => m.role === 'user'), `what the caller said during the stall was stored once it passed (${stored.length} messages)`);
-    const [conversation] = await rig.database.sql`select message_count from conversations where id = ${call.minted.conversationId}`;
+    t.ok(
+      stored.some((m) => m.role === 'user'),
+      `what the caller said during the stall was stored once it passed (${stored.length} messages)`,
+    );
+    const [conversation] = await rig.database
+      .sql`select message_count from conversations where id = ${call.minted.conversationId}`;
     t.equal(conversation!.messageCount, stored.length, 'each turn counted once');
   });
 
@@ -56,7 +76,8 @@ t.test('a live call survives a PostgreSQL stall; an end during an outage settles
     const hb = await beatUntil(call, 'ended');
     t.equal(hb.endReason, 'disconnected', 'heartbeats say ended, disconnected (no database needed)');
     const waitUntil = Date.now() + 10_000;
-    while (app.app.voice.pendingSettlements === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
+    while (app.app.voice.pendingSettlements === 0 && Date.now() < waitUntil)
+      await new Promise((r) => setTimeout(r, 100));
     t.equal(app.app.voice.pendingSettlements, 1, 'the settlement waits in memory');
     const [during] = await rig.database.sql`select state from voice_sessions where id = ${call.minted.sessionId}`;
     t.equal(during!.state, 'active', 'not settled yet: the database is away');
@@ -68,13 +89,22 @@ t.test('a live call survives a PostgreSQL stall; an end during an outage settles
     t.equal(app.app.voice.pendingSettlements, 0, 'the deferred settlement landed');
     const row = await assertSettledOnce(t, rig.database.sql, call, { state: 'ended' });
     t.equal(row.endReason, 'disconnected');
-    assertBilledRealTime(t, row.billableSeconds, hungUpMs, 'the connected time (the media grace after the hang-up is not billed)');
+    assertBilledRealTime(
+      t,
+      row.billableSeconds,
+      hungUpMs,
+      'the connected time (the media grace after the hang-up is not billed)',
+    );
 
     // A sweep and the end route after the fact change nothing.
     await app.app.voice.sweepOrphans();
     const final = await endCall(call);
     t.equal(final.status, 200);
-    t.match(final.body, { status: 'ended', endReason: 'disconnected', billableSeconds: row.billableSeconds }, 'the final answer');
+    t.match(
+      final.body,
+      { status: 'ended', endReason: 'disconnected', billableSeconds: row.billableSeconds },
+      'the final answer',
+    );
     await assertSettledOnce(t, rig.database.sql, call, { state: 'ended', billableSeconds: row.billableSeconds });
   });
 });

@@ -1,6 +1,16 @@
 import t from 'tap';
 import { startFaultRig } from './helpers.js';
-import { assertBilledRealTime, assertSettledOnce, beatUntil, endCall, FAST_OWNERSHIP, FAULT_ENV, heartbeatsWhile, startCall, voiceSetup } from './voice.js';
+import {
+  assertBilledRealTime,
+  assertSettledOnce,
+  beatUntil,
+  endCall,
+  FAST_OWNERSHIP,
+  FAULT_ENV,
+  heartbeatsWhile,
+  startCall,
+  voiceSetup,
+} from './voice.js';
 
 /**
  * Issue 12, item 1 (Redis): a live call goes on through a Redis restart that loses every key and through Redis
@@ -16,8 +26,11 @@ t.test('a live call survives a Redis restart (data lost), a Redis outage and a R
   const id = call.minted.sessionId;
   const raw = await rig.redis.client();
   const ownerKey = `${app.redisPrefix}voice:owner:${id}`;
-  const generationInRedis = async () => JSON.parse((await raw.get(ownerKey)) ?? '{"generation":0}').generation as number;
-  const generationInDb = async () => (await rig.database.sql`select owner_generation from voice_sessions where id = ${id}`)[0]!.ownerGeneration as number;
+  const generationInRedis = async () =>
+    JSON.parse((await raw.get(ownerKey)) ?? '{"generation":0}').generation as number;
+  const generationInDb = async () =>
+    (await rig.database.sql`select owner_generation from voice_sessions where id = ${id}`)[0]!
+      .ownerGeneration as number;
 
   t.equal((await beatUntil(call, 'healthy')).status, 'healthy');
   t.equal(await generationInRedis(), 1, 'the record holds generation 1');
@@ -39,8 +52,14 @@ t.test('a live call survives a Redis restart (data lost), a Redis outage and a R
       await rig.redis.start();
     });
     t.ok(seen.includes('degraded'), `heartbeats said degraded during the outage (${seen.join(', ')})`);
-    t.notOk(seen.some((s) => s === 'ended' || s === 'lost'), 'the call never ended');
-    t.notOk(seen.some((s) => s.startsWith('http_5')), 'no 5xx to the heartbeat');
+    t.notOk(
+      seen.some((s) => s === 'ended' || s === 'lost'),
+      'the call never ended',
+    );
+    t.notOk(
+      seen.some((s) => s.startsWith('http_5')),
+      'no 5xx to the heartbeat',
+    );
     await beatUntil(call, 'healthy');
     const deadline = Date.now() + 5000;
     while ((await generationInRedis()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -54,16 +73,22 @@ t.test('a live call survives a Redis restart (data lost), a Redis outage and a R
       rig.redisProxy.heal();
     });
     t.ok(seen.includes('degraded'), `heartbeats said degraded during the stall (${seen.join(', ')})`);
-    t.notOk(seen.some((s) => s === 'ended' || s === 'lost'), 'the call never ended');
+    t.notOk(
+      seen.some((s) => s === 'ended' || s === 'lost'),
+      'the call never ended',
+    );
     await beatUntil(call, 'healthy');
   });
 
-  t.equal(call.media.ws.readyState, call.media.ws.OPEN, 'the caller\'s media socket stayed open throughout');
+  t.equal(call.media.ws.readyState, call.media.ws.OPEN, "the caller's media socket stayed open throughout");
   const end = await endCall(call);
   const realMs = performance.now() - call.joinedAt;
   t.equal(end.status, 200);
   t.match(end.body, { status: 'ended', endReason: null });
   assertBilledRealTime(t, end.body.billableSeconds, realMs);
-  const row = await assertSettledOnce(t, rig.database.sql, call, { state: 'ended', billableSeconds: end.body.billableSeconds });
+  const row = await assertSettledOnce(t, rig.database.sql, call, {
+    state: 'ended',
+    billableSeconds: end.body.billableSeconds,
+  });
   t.equal(row.endReason, null, 'ended by the caller, not by the faults');
 });

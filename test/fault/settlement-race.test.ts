@@ -50,11 +50,17 @@ t.test('generation bumps of the owner landing during its settlement: settled onc
   await first.holding;
 
   const ended = endCall(call);
-  t.ok(await until('the settlement waits for the row', async () => (await waiting('%set state =%')) === 1), 'the settlement UPDATE waits behind the first bump');
+  t.ok(
+    await until('the settlement waits for the row', async () => (await waiting('%set state =%')) === 1),
+    'the settlement UPDATE waits behind the first bump',
+  );
 
   let releaseSecond!: () => void;
   const second = lateBump(new Promise((r) => (releaseSecond = r)));
-  t.ok(await until('the second bump queues', async () => (await waiting('%for update%')) === 1), 'a second bump queues behind it');
+  t.ok(
+    await until('the second bump queues', async () => (await waiting('%for update%')) === 1),
+    'a second bump queues behind it',
+  );
 
   releaseFirst();
   await first.done;
@@ -62,7 +68,11 @@ t.test('generation bumps of the owner landing during its settlement: settled onc
   // Whatever the owner sends next about this row waits behind the second bump, or the call is already settled.
   let settledFirst = false;
   void ended.then(() => (settledFirst = true));
-  await until('the owner acts again or is done', async () => settledFirst || (await waiting('%voice_sessions%')) > 0, 3000);
+  await until(
+    'the owner acts again or is done',
+    async () => settledFirst || (await waiting('%voice_sessions%')) > 0,
+    3000,
+  );
   releaseSecond();
   await second.done;
 

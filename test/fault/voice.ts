@@ -13,7 +13,10 @@ import { timedRequest } from './helpers.js';
 export const FAULT_ENV = { HOSTED_USAGE_ENFORCEMENT: 'enforce' };
 
 /** Fast ownership for fault scenarios: an outage longer than the record's life takes seconds, not minutes. */
-export const FAST_OWNERSHIP: VoiceCapabilityOptions = { ownership: { renewEveryMs: 250, ttlMs: 1000 }, orphanSweepEveryMs: 500 };
+export const FAST_OWNERSHIP: VoiceCapabilityOptions = {
+  ownership: { renewEveryMs: 250, ttlMs: 1000 },
+  orphanSweepEveryMs: 500,
+};
 
 /** A live call as a caller holds it: the mint's answer, its media socket, and when the caller joined. */
 export interface Call {
@@ -31,8 +34,17 @@ export async function voiceSetup(app: TestApp): Promise<{ owner: TestOwner; assi
 }
 
 /** Mint with the owner's key (heartbeat + gate) and join the media socket, like an integration does. */
-export async function startCall(t: Test, app: TestApp, owner: TestOwner, assistant: Assistant, base = app.url): Promise<Call> {
-  const res = await timedRequest(`${base}/api/v1/voice/sessions`, { json: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, headers: bearer(owner.secret) });
+export async function startCall(
+  t: Test,
+  app: TestApp,
+  owner: TestOwner,
+  assistant: Assistant,
+  base = app.url,
+): Promise<Call> {
+  const res = await timedRequest(`${base}/api/v1/voice/sessions`, {
+    json: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+    headers: bearer(owner.secret),
+  });
   if (res.status !== 200) throw new Error(`mint failed: ${res.status} ${JSON.stringify(res.body)}`);
   const minted = res.body as Minted;
   const media = await openMedia(mediaUrl(app, minted, minted.controlToken, base));
@@ -41,7 +53,9 @@ export async function startCall(t: Test, app: TestApp, owner: TestOwner, assista
 }
 
 export function beat(call: Call, base = call.app.url) {
-  return timedRequest(`${base}/api/v1/voice/sessions/${call.minted.sessionId}/heartbeat`, { json: { token: call.minted.controlToken } });
+  return timedRequest(`${base}/api/v1/voice/sessions/${call.minted.sessionId}/heartbeat`, {
+    json: { token: call.minted.controlToken },
+  });
 }
 
 /**
@@ -81,20 +95,34 @@ export async function beatUntil(call: Call, status: string, timeoutMs = 10_000, 
 }
 
 export function endCall(call: Call, base = call.app.url) {
-  return timedRequest(`${base}/api/v1/voice/sessions/${call.minted.sessionId}/end`, { json: {}, headers: bearer(call.owner.secret) });
+  return timedRequest(`${base}/api/v1/voice/sessions/${call.minted.sessionId}/end`, {
+    json: {},
+    headers: bearer(call.owner.secret),
+  });
 }
 
 /**
  * What is stored for a finished call: the row settled once, every voice grant closed, and the account billed exactly
  * the row's seconds (one settlement). Returns the row.
  */
-export async function assertSettledOnce(t: Test, sql: Sql, call: Call, expected: { state: 'ended' | 'lost'; billableSeconds?: number }): Promise<any> {
-  const [row] = await sql`select state, end_reason, billable_seconds, owner_generation from voice_sessions where id = ${call.minted.sessionId}`;
+export async function assertSettledOnce(
+  t: Test,
+  sql: Sql,
+  call: Call,
+  expected: { state: 'ended' | 'lost'; billableSeconds?: number },
+): Promise<any> {
+  const [row] =
+    await sql`select state, end_reason, billable_seconds, owner_generation from voice_sessions where id = ${call.minted.sessionId}`;
   t.equal(row!.state, expected.state, `the call is stored ${expected.state}`);
-  if (expected.billableSeconds !== undefined) t.equal(row!.billableSeconds, expected.billableSeconds, 'the stored seconds are the ones the caller was told');
+  if (expected.billableSeconds !== undefined)
+    t.equal(row!.billableSeconds, expected.billableSeconds, 'the stored seconds are the ones the caller was told');
   const grants = await sql`select status from usage_reservations where voice_session_id = ${call.minted.sessionId}`;
-  t.ok(grants.length > 0 && grants.every((g) => g.status === 'settled' || g.status === 'released'), 'every voice grant is closed');
-  const [events] = await sql`select count(*)::int as n from usage_events e join usage_reservations r on r.id = e.reservation_id where r.voice_session_id = ${call.minted.sessionId}`;
+  t.ok(
+    grants.length > 0 && grants.every((g) => g.status === 'settled' || g.status === 'released'),
+    'every voice grant is closed',
+  );
+  const [events] =
+    await sql`select count(*)::int as n from usage_events e join usage_reservations r on r.id = e.reservation_id where r.voice_session_id = ${call.minted.sessionId}`;
   t.equal(events!.n, grants.filter((g) => g.status === 'settled').length, 'one usage record per settled grant');
   const balance = await balanceOf(sql, call.owner.accountId);
   t.equal(balance!.voiceSecondsUsed, row!.billableSeconds, 'the account is billed the call once');
@@ -109,5 +137,8 @@ export async function assertSettledOnce(t: Test, sql: Sql, call: Call, expected:
  */
 export function assertBilledRealTime(t: Test, billed: number, realMs: number, what = 'the call', toleranceS = 1): void {
   const real = realMs / 1000;
-  t.ok(Math.abs(billed - real) <= toleranceS, `${what}: billed ${billed} s for ${real.toFixed(2)} s of connected time (within ${toleranceS} s)`);
+  t.ok(
+    Math.abs(billed - real) <= toleranceS,
+    `${what}: billed ${billed} s for ${real.toFixed(2)} s of connected time (within ${toleranceS} s)`,
+  );
 }

@@ -22,7 +22,15 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   planCode: 'plan',
 };
 
-export const ACTORS = ['none', 'bearer', 'bad-bearer', 'cookie', 'cookie-foreign-origin', 'operator', 'keyless'] as const;
+export const ACTORS = [
+  'none',
+  'bearer',
+  'bad-bearer',
+  'cookie',
+  'cookie-foreign-origin',
+  'operator',
+  'keyless',
+] as const;
 export type Actor = (typeof ACTORS)[number];
 
 export type CaseKind = 'http' | 'truncated-end' | 'truncated-hold' | 'raw-line' | 'raw-header';
@@ -34,15 +42,66 @@ export interface FuzzCase {
   after: 'end' | 'hold' | 'wait';
 }
 
-const TRANSPORTS = ['normal', 'normal', 'normal', 'normal', 'normal', 'normal', 'normal', 'normal', 'sse', 'wrong-type', 'no-type', 'duplicate-header', 'bad-json', 'huge-number', 'chunked', 'truncated-end', 'truncated-hold'] as const;
+const TRANSPORTS = [
+  'normal',
+  'normal',
+  'normal',
+  'normal',
+  'normal',
+  'normal',
+  'normal',
+  'normal',
+  'sse',
+  'wrong-type',
+  'no-type',
+  'duplicate-header',
+  'bad-json',
+  'huge-number',
+  'chunked',
+  'truncated-end',
+  'truncated-hold',
+] as const;
 type Transport = (typeof TRANSPORTS)[number];
 
-const WRONG_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=zz', 'application/json; charset=utf-16', 'application/xml', 'application/jsonx', '*/*', 'application/json, text/plain'];
+const WRONG_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=zz',
+  'application/json; charset=utf-16',
+  'application/xml',
+  'application/jsonx',
+  '*/*',
+  'application/json, text/plain',
+];
 
 /** Request lines uWS's parser refuses (answered by uWS itself) and header blocks it never finishes reading. */
-const RAW_LINES = ['GET /readyz HTTP/1.1 extra', 'G\u0000T /readyz HTTP/1.1', 'GET  /readyz HTTP/1.1', 'GET /readyz HTTP/9.9', 'GET http://x/readyz HTTP/1.1', '\u0016\u0003\u0001\u0002\u0000', 'GET /readyz HTTP/1.1\n', 'POST /api/v1/chat HTTP/1.0'];
-const HOSTILE_PATH = ['../../etc/passwd', '..%2f..%2fetc', 'a\u0000b', '\ud800', '%', 'x'.repeat(300), 'assets/../../package.json'];
-const RAW_HEADERS = ['x-a b', 'x-a: a\u0000b', 'x-a: a\u0001b', 'authorization: bearer \u0000', 'host : x', 'x-a: a\r\n b'];
+const RAW_LINES = [
+  'GET /readyz HTTP/1.1 extra',
+  'G\u0000T /readyz HTTP/1.1',
+  'GET  /readyz HTTP/1.1',
+  'GET /readyz HTTP/9.9',
+  'GET http://x/readyz HTTP/1.1',
+  '\u0016\u0003\u0001\u0002\u0000',
+  'GET /readyz HTTP/1.1\n',
+  'POST /api/v1/chat HTTP/1.0',
+];
+const HOSTILE_PATH = [
+  '../../etc/passwd',
+  '..%2f..%2fetc',
+  'a\u0000b',
+  '\ud800',
+  '%',
+  'x'.repeat(300),
+  'assets/../../package.json',
+];
+const RAW_HEADERS = [
+  'x-a b',
+  'x-a: a\u0000b',
+  'x-a: a\u0001b',
+  'authorization: bearer \u0000',
+  'host : x',
+  'x-a: a\r\n b',
+];
 
 interface RouteDraft {
   actor: Actor;
@@ -65,8 +124,13 @@ export function caseArbitrary(world: World, routes: readonly AnyRoute[]): fc.Arb
     const draft: fc.Arbitrary<RouteDraft> = fc.record({
       actor: fc.constantFrom(...ACTORS),
       keyName: fc.constantFrom(...keyNames),
-      params: fc.array(fc.record({ pick: fc.nat(99), hostile: fc.oneof(hostileString, fc.string({ maxLength: 30 })) }), { minLength: paramCount, maxLength: paramCount }),
-      query: route.schemas.query ? fc.option(arbitraryOf(route.schemas.query), { nil: null, freq: 5 }) : fc.constant(null),
+      params: fc.array(
+        fc.record({ pick: fc.nat(99), hostile: fc.oneof(hostileString, fc.string({ maxLength: 30 })) }),
+        { minLength: paramCount, maxLength: paramCount },
+      ),
+      query: route.schemas.query
+        ? fc.option(arbitraryOf(route.schemas.query), { nil: null, freq: 5 })
+        : fc.constant(null),
       queryCorruption: fc.option(fc.tuple(fc.nat(1000), hostileString), { nil: null, freq: 3 }),
       body: route.schemas.body ? arbitraryOf(route.schemas.body) : fc.constant(undefined),
       bodyCorruption: fc.option(fc.tuple(fc.nat(1000), hostileValue), { nil: null, freq: 2 }),
@@ -76,12 +140,27 @@ export function caseArbitrary(world: World, routes: readonly AnyRoute[]): fc.Arb
     });
     return draft.map((d) => buildRouteCase(world, route, d));
   });
-  const rawCase = fc.record({ line: fc.constantFrom(...RAW_LINES), header: fc.option(fc.constantFrom(...RAW_HEADERS), { nil: null, freq: 2 }) }).map(({ line, header }): FuzzCase => {
-    if (header !== null) {
-      return { kind: 'raw-header', label: `raw header ${JSON.stringify(header)}`, bytes: Buffer.from(`GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\n${header}\r\n\r\n`, 'latin1'), after: 'wait' };
-    }
-    return { kind: 'raw-line', label: `raw request line ${JSON.stringify(line)}`, bytes: Buffer.from(`${line}\r\nhost: 127.0.0.1\r\n\r\n`, 'latin1'), after: 'wait' };
-  });
+  const rawCase = fc
+    .record({
+      line: fc.constantFrom(...RAW_LINES),
+      header: fc.option(fc.constantFrom(...RAW_HEADERS), { nil: null, freq: 2 }),
+    })
+    .map(({ line, header }): FuzzCase => {
+      if (header !== null) {
+        return {
+          kind: 'raw-header',
+          label: `raw header ${JSON.stringify(header)}`,
+          bytes: Buffer.from(`GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\n${header}\r\n\r\n`, 'latin1'),
+          after: 'wait',
+        };
+      }
+      return {
+        kind: 'raw-line',
+        label: `raw request line ${JSON.stringify(line)}`,
+        bytes: Buffer.from(`${line}\r\nhost: 127.0.0.1\r\n\r\n`, 'latin1'),
+        after: 'wait',
+      };
+    });
   return fc.oneof({ weight: 97, arbitrary: routeCase }, { weight: 3, arbitrary: rawCase });
 }
 
@@ -108,7 +187,8 @@ function withRealIds(world: World, route: AnyRoute, actor: Actor, body: unknown,
   if ('assistantId' in out || route.path === '/api/v1/chat' || route.path === '/api/v1/voice/sessions') {
     out['assistantId'] = actor === 'keyless' || pick % 2 === 0 ? tenant.assistant.publicId : tenant.assistant.id;
   }
-  if ('conversationId' in out) out['conversationId'] = pick % 4 === 0 ? tenant.apiConversationId : tenant.widgetConversationId;
+  if ('conversationId' in out)
+    out['conversationId'] = pick % 4 === 0 ? tenant.apiConversationId : tenant.widgetConversationId;
   if ('messageId' in out) out['messageId'] = pick % 4 === 0 ? tenant.apiMessageId : tenant.widgetMessageId;
   // Credentials are always the actor's own (B's visitor, B's control token): A's ids, never A's identity.
   if ('visitorId' in out || actor === 'keyless') out['visitorId'] = world.b.visitorId;
@@ -125,29 +205,73 @@ function authHeaders(world: World, route: AnyRoute, d: RouteDraft): Array<[strin
     case 'bearer':
       return [['authorization', `Bearer ${world.b.keys[d.keyName]}`]];
     case 'bad-bearer':
-      return [['authorization', ['Bearer sk_live_xxxxxxxx', 'Basic Zm9vOmJhcg==', 'Bearer', `Bearer ${world.b.keys['all']}x`, 'bearer  x y'][d.variant % 5]!]];
+      return [
+        [
+          'authorization',
+          ['Bearer sk_live_xxxxxxxx', 'Basic Zm9vOmJhcg==', 'Bearer', `Bearer ${world.b.keys['all']}x`, 'bearer  x y'][
+            d.variant % 5
+          ]!,
+        ],
+      ];
     case 'cookie':
       // Logging out with the actor's own cookie would end its session for the rest of the run.
-      return route.path === '/api/auth/logout' ? [['cookie', 'parley_session=fuzz'], ['origin', origin]] : [['cookie', world.b.cookie], ['origin', origin]];
+      return route.path === '/api/auth/logout'
+        ? [
+            ['cookie', 'parley_session=fuzz'],
+            ['origin', origin],
+          ]
+        : [
+            ['cookie', world.b.cookie],
+            ['origin', origin],
+          ];
     case 'cookie-foreign-origin':
-      return [['cookie', world.b.cookie], ['origin', 'https://evil.example']];
+      return [
+        ['cookie', world.b.cookie],
+        ['origin', 'https://evil.example'],
+      ];
     case 'operator':
-      return route.path === '/api/auth/logout' ? [['origin', origin]] : [['cookie', world.operatorCookie], ['origin', origin]];
+      return route.path === '/api/auth/logout'
+        ? [['origin', origin]]
+        : [
+            ['cookie', world.operatorCookie],
+            ['origin', origin],
+          ];
     case 'keyless':
       return [['origin', WIDGET_ORIGIN]];
   }
 }
 
-function bodyText(route: AnyRoute, d: RouteDraft, body: unknown): { text: Buffer | undefined; contentType: string | undefined } {
+function bodyText(
+  route: AnyRoute,
+  d: RouteDraft,
+  body: unknown,
+): { text: Buffer | undefined; contentType: string | undefined } {
   if (route.method === 'GET' || route.method === 'DELETE') return { text: undefined, contentType: undefined };
   if (route.rawBody && route.path.includes('/uploads')) {
-    const filenames = ['notes.txt', 'a\u0000b.txt', '\ud800.md', '../../etc/passwd', 'x'.repeat(400) + '.txt', 'page.html', 'doc.pdf', ''];
+    const filenames = [
+      'notes.txt',
+      'a\u0000b.txt',
+      '\ud800.md',
+      '../../etc/passwd',
+      'x'.repeat(400) + '.txt',
+      'page.html',
+      'doc.pdf',
+      '',
+    ];
     const name = filenames[d.variant % filenames.length]!;
-    const content = ['Plain text about prices: 4.99 euros.', '%PDF-1.4 not really', '<html><title>&#0;</title><body>&#xD800;x</body></html>', '\u0000\u0001binary'][d.variant % 4]!;
+    const content = [
+      'Plain text about prices: 4.99 euros.',
+      '%PDF-1.4 not really',
+      '<html><title>&#0;</title><body>&#xD800;x</body></html>',
+      '\u0000\u0001binary',
+    ][d.variant % 4]!;
     if (d.variant % 3 === 0) return { text: Buffer.from(content), contentType: 'text/plain' };
     const boundary = 'fuzzb';
     return {
-      text: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${content}\r\n--${boundary}--\r\n`, 'utf8'),
+      text: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+        'utf8',
+      ),
       contentType: `multipart/form-data; boundary=${boundary}`,
     };
   }
@@ -156,7 +280,17 @@ function bodyText(route: AnyRoute, d: RouteDraft, body: unknown): { text: Buffer
   if (value === undefined) return { text: undefined, contentType: 'application/json' };
   let json = JSON.stringify(value);
   if (d.transport === 'bad-json') {
-    const mutations = [json.slice(0, Math.max(0, json.length - 1 - (d.variant % 5))), `${json} trailing`, `\ufeff${json}`, json.replace(/"/g, "'"), `${json}${json}`, '{"a":NaN}', '', '{"a":1,"a":2}', '[' .repeat(5000)];
+    const mutations = [
+      json.slice(0, Math.max(0, json.length - 1 - (d.variant % 5))),
+      `${json} trailing`,
+      `\ufeff${json}`,
+      json.replace(/"/g, "'"),
+      `${json}${json}`,
+      '{"a":NaN}',
+      '',
+      '{"a":1,"a":2}',
+      '['.repeat(5000),
+    ];
     json = mutations[d.variant % mutations.length]!;
   }
   if (d.transport === 'huge-number' && json.startsWith('{') && json.length > 2) {
@@ -173,7 +307,9 @@ export function encodeAny(text: string): string {
     let out = '';
     for (const ch of text) {
       const code = ch.codePointAt(0)!;
-      if (code >= 0xd800 && code <= 0xdfff) out += `%${(0xe0 | (code >> 12)).toString(16)}%${(0x80 | ((code >> 6) & 0x3f)).toString(16)}%${(0x80 | (code & 0x3f)).toString(16)}`.toUpperCase();
+      if (code >= 0xd800 && code <= 0xdfff)
+        out +=
+          `%${(0xe0 | (code >> 12)).toString(16)}%${(0x80 | ((code >> 6) & 0x3f)).toString(16)}%${(0x80 | (code & 0x3f)).toString(16)}`.toUpperCase();
       else out += encodeURIComponent(ch);
     }
     return out;
@@ -181,17 +317,27 @@ export function encodeAny(text: string): string {
 }
 
 function buildRouteCase(world: World, route: AnyRoute, d: RouteDraft): FuzzCase {
-  const names = route.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  const names = route.path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
   let path = route.path;
   names.forEach((name, i) => {
     path = path.replace(`:${name}`, encodeAny(paramValue(world, route, name, d.params[i]!)));
   });
-  if (route.path.endsWith('/*')) path = path.replace('/*', `/${encodeAny(d.variant % 2 === 0 ? 'index.html' : HOSTILE_PATH[d.variant % HOSTILE_PATH.length]!)}`);
+  if (route.path.endsWith('/*'))
+    path = path.replace(
+      '/*',
+      `/${encodeAny(d.variant % 2 === 0 ? 'index.html' : HOSTILE_PATH[d.variant % HOSTILE_PATH.length]!)}`,
+    );
   let pairs = toQueryPairs(d.query);
   if (d.queryCorruption) {
     const [pick, hostile] = d.queryCorruption;
     const keys = pairs.map(([k]) => k);
-    const key = keys.length > 0 && pick % 3 !== 0 ? keys[pick % keys.length]! : ['cursor', 'limit', 'from', 'to', 'assistantId', 'filename', 'x'][pick % 7]!;
+    const key =
+      keys.length > 0 && pick % 3 !== 0
+        ? keys[pick % keys.length]!
+        : ['cursor', 'limit', 'from', 'to', 'assistantId', 'filename', 'x'][pick % 7]!;
     pairs = [...pairs.filter(([k]) => k !== key), [key, hostile]];
   }
   const query = pairs.map(([k, v]) => `${encodeAny(k)}=${encodeAny(v)}`).join('&');
@@ -201,12 +347,22 @@ function buildRouteCase(world: World, route: AnyRoute, d: RouteDraft): FuzzCase 
   const { text, contentType } = bodyText(route, d, body);
   const headers: Array<[string, string]> = [['host', `127.0.0.1:${world.app.port}`], ...authHeaders(world, route, d)];
   if (route.path === '/api/webhooks/polar') {
-    headers.push(['webhook-id', `msg_${d.variant}`], ['webhook-timestamp', String([Math.floor(Date.now() / 1000), 0, 99999999999, -1][d.variant % 4])], ['webhook-signature', `v1,${Buffer.from(String(d.variant)).toString('base64')}`]);
+    headers.push(
+      ['webhook-id', `msg_${d.variant}`],
+      ['webhook-timestamp', String([Math.floor(Date.now() / 1000), 0, 99999999999, -1][d.variant % 4])],
+      ['webhook-signature', `v1,${Buffer.from(String(d.variant)).toString('base64')}`],
+    );
   }
-  const type = d.transport === 'wrong-type' ? WRONG_TYPES[d.variant % WRONG_TYPES.length]! : d.transport === 'no-type' ? undefined : contentType;
+  const type =
+    d.transport === 'wrong-type'
+      ? WRONG_TYPES[d.variant % WRONG_TYPES.length]!
+      : d.transport === 'no-type'
+        ? undefined
+        : contentType;
   if (text !== undefined && type !== undefined) headers.push(['content-type', type]);
   if (d.transport === 'sse') headers.push(['accept', 'text/event-stream']);
-  if (d.variant % 4 === 0) headers.push(['x-request-id', ['ok-id-1', 'x'.repeat(200), 'bad id with spaces', ''][(d.variant % 16) / 4] ?? 'x']);
+  if (d.variant % 4 === 0)
+    headers.push(['x-request-id', ['ok-id-1', 'x'.repeat(200), 'bad id with spaces', ''][(d.variant % 16) / 4] ?? 'x']);
   let contentLength: number | 'omit' | undefined;
   if (d.transport === 'duplicate-header') {
     const dup: Array<[string, string]> = [
@@ -230,14 +386,34 @@ function buildRouteCase(world: World, route: AnyRoute, d: RouteDraft): FuzzCase 
   if (d.transport === 'chunked' && text !== undefined) {
     headers.push(['transfer-encoding', 'chunked']);
     const body = Buffer.concat([Buffer.from(`${text.length.toString(16)}\r\n`), text, Buffer.from('\r\n0\r\n\r\n')]);
-    return { kind: 'http', label, bytes: buildRaw({ requestLine, headers, body, contentLength: 'omit' }), after: 'wait' };
+    return {
+      kind: 'http',
+      label,
+      bytes: buildRaw({ requestLine, headers, body, contentLength: 'omit' }),
+      after: 'wait',
+    };
   }
-  if ((d.transport === 'truncated-end' || d.transport === 'truncated-hold') && text !== undefined && route.method !== 'GET' && route.method !== 'DELETE') {
+  if (
+    (d.transport === 'truncated-end' || d.transport === 'truncated-hold') &&
+    text !== undefined &&
+    route.method !== 'GET' &&
+    route.method !== 'DELETE'
+  ) {
     const sent = text.subarray(0, Math.floor(text.length / 2));
     const bytes = buildRaw({ requestLine, headers, body: sent, contentLength: text.length + 1 + (d.variant % 100) });
     return d.transport === 'truncated-end'
       ? { kind: 'truncated-end', label, bytes, after: 'end' }
       : { kind: 'truncated-hold', label, bytes, after: 'hold' };
   }
-  return { kind: 'http', label, bytes: buildRaw({ requestLine, headers, ...(text !== undefined ? { body: text } : {}), ...(contentLength !== undefined ? { contentLength } : {}) }), after: 'wait' };
+  return {
+    kind: 'http',
+    label,
+    bytes: buildRaw({
+      requestLine,
+      headers,
+      ...(text !== undefined ? { body: text } : {}),
+      ...(contentLength !== undefined ? { contentLength } : {}),
+    }),
+    after: 'wait',
+  };
 }

@@ -17,8 +17,18 @@ t.test(`fuzz: ${runs} requests from the route table (seed ${seed})`, async (t) =
   t.comment(summarize(report));
   for (const f of report.failures.slice(0, 20)) t.comment(describeFailure(f));
   t.equal(report.runs, runs, 'every case ran');
-  t.same(report.failures.map((f) => `${f.index}: ${f.label}: ${f.why}`), [], 'no 5xx, no hang, no request left unanswered');
+  t.same(
+    report.failures.map((f) => `${f.index}: ${f.label}: ${f.why}`),
+    [],
+    'no 5xx, no hang, no request left unanswered',
+  );
   t.equal(report.readyAfter, 200, '/readyz answers 200 afterwards');
-  t.ok(report.victimUnchanged, `the other tenant's data is unchanged${report.victimDiff ? `\n${report.victimDiff}` : ''}`);
-  t.ok(Object.keys(report.byStatus).some((s) => s.startsWith('2')), 'some requests went all the way through (the sample is not all refusals)');
+  t.ok(
+    report.victimUnchanged,
+    `the other tenant's data is unchanged${report.victimDiff ? `\n${report.victimDiff}` : ''}`,
+  );
+  t.ok(
+    Object.keys(report.byStatus).some((s) => s.startsWith('2')),
+    'some requests went all the way through (the sample is not all refusals)',
+  );
 });

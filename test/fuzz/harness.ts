@@ -70,16 +70,19 @@ function deadlineOf(c: FuzzCase, options: FuzzOptions): number {
 export function judge(c: FuzzCase, a: RawAnswer): { failure?: string; parser?: 'parser505' | 'parserIdleClose' } {
   if (a.timedOut) return { failure: `no answer and no close within the deadline (${a.elapsedMs} ms): a hang` };
   if (a.status !== undefined && a.status >= 500) {
-    if ((c.kind === 'raw-line' || c.kind === 'raw-header') && a.status === 505 && isUwsPage(a)) return { parser: 'parser505' };
+    if ((c.kind === 'raw-line' || c.kind === 'raw-header') && a.status === 505 && isUwsPage(a))
+      return { parser: 'parser505' };
     return { failure: `answered ${a.status}` };
   }
   if (a.status === undefined) {
     if (c.kind === 'raw-header') return { parser: 'parserIdleClose' };
     if (c.kind === 'raw-line' || c.kind === 'truncated-end') return {};
-    if (c.kind === 'truncated-hold') return { failure: 'closed without an answer (408 expected once the body stalled)' };
+    if (c.kind === 'truncated-hold')
+      return { failure: 'closed without an answer (408 expected once the body stalled)' };
     return { failure: 'closed without an answer' };
   }
-  if (c.kind === 'truncated-hold' && a.status !== 408 && a.status < 400) return { failure: `answered ${a.status} to a body that never arrived` };
+  if (c.kind === 'truncated-hold' && a.status !== 408 && a.status < 400)
+    return { failure: `answered ${a.status} to a body that never arrived` };
   return {};
 }
 
@@ -103,7 +106,8 @@ async function victimSnapshot(world: World): Promise<Snapshot> {
     voice: sql`select id, state, end_reason, conversation_id, visitor_id from voice_sessions where account_id = ${account}`,
   };
   const snapshot: Snapshot = new Map();
-  for (const [table, rows] of Object.entries(tables)) for (const row of await rows) snapshot.set(`${table}:${String(row['id'])}`, JSON.stringify(row));
+  for (const [table, rows] of Object.entries(tables))
+    for (const row of await rows) snapshot.set(`${table}:${String(row['id'])}`, JSON.stringify(row));
   return snapshot;
 }
 
@@ -132,7 +136,12 @@ function victimChanges(world: World, before: Snapshot, after: Snapshot): string[
       (table === 'conversations' && visitorConversations.has(r.id)) ||
       (table === 'messages' && visitorConversations.has(r.conversationId ?? '')) ||
       (table === 'voice' && r.visitorId === world.b.visitorId) ||
-      (table === 'feedback' && [...after.entries()].some(([k, m]) => k === `messages:${r.messageId}` && visitorConversations.has((JSON.parse(m) as { conversationId: string }).conversationId)));
+      (table === 'feedback' &&
+        [...after.entries()].some(
+          ([k, m]) =>
+            k === `messages:${r.messageId}` &&
+            visitorConversations.has((JSON.parse(m) as { conversationId: string }).conversationId),
+        ));
     if (!allowed) changes.push(`${key} appeared: ${row}`);
   }
   return changes;
@@ -150,7 +159,7 @@ async function settleVictim(world: World): Promise<void> {
       (select count(*)::int from evals e join assistants s on s.id = e.assistant_id where s.account_id = ${a.owner.accountId} and e.status in ('queued', 'running')) +
       (select count(*)::int from voice_sessions where account_id = ${a.owner.accountId} and state not in ('ended', 'lost')) as n`;
     if (busy!.n === 0) return;
-    if (Date.now() > deadline) throw new Error('the victim tenant\'s background work did not settle within 30 s');
+    if (Date.now() > deadline) throw new Error("the victim tenant's background work did not settle within 30 s");
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -165,7 +174,18 @@ export async function runFuzz(world: World, options: FuzzOptions): Promise<FuzzR
   const arbitrary = caseArbitrary(world, routes);
   await settleVictim(world);
   const before = await victimSnapshot(world);
-  const report: FuzzReport = { runs: 0, seed: options.seed, elapsedMs: 0, byStatus: {}, byKind: {}, parser505: 0, parserIdleClose: 0, failures: [], readyAfter: 0, victimUnchanged: false };
+  const report: FuzzReport = {
+    runs: 0,
+    seed: options.seed,
+    elapsedMs: 0,
+    byStatus: {},
+    byKind: {},
+    parser505: 0,
+    parserIdleClose: 0,
+    failures: [],
+    readyAfter: 0,
+    victimUnchanged: false,
+  };
   const indices = options.only !== undefined ? [options.only] : Array.from({ length: options.runs }, (_, i) => i);
   const slow: Array<Promise<void>> = [];
 
@@ -229,8 +249,13 @@ export function describeFailure(f: FuzzFailure): string {
 }
 
 export function summarize(r: FuzzReport): string {
-  const statuses = Object.entries(r.byStatus).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}:${v}`).join(' ');
-  const kinds = Object.entries(r.byKind).map(([k, v]) => `${k}:${v}`).join(' ');
+  const statuses = Object.entries(r.byStatus)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}:${v}`)
+    .join(' ');
+  const kinds = Object.entries(r.byKind)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(' ');
   return [
     `fuzz: ${r.runs} requests, seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(1)} s`,
     `  statuses: ${statuses}`,

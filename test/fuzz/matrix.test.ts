@@ -26,8 +26,18 @@ function headersOf(actor: Actor): Record<string, string> {
 /** Every id of A's a response must never contain (A's public assistant id is public, and the widget may show it). */
 function leakedIdsOf(tenant: Tenant, actor: Actor): string[] {
   const ids = [
-    tenant.ids.assistant, tenant.ids.document, tenant.ids.conversation, tenant.ids.key, tenant.ids.voiceSession, tenant.ids.eval, tenant.ids.account,
-    tenant.apiMessageId, tenant.widgetConversationId, tenant.widgetMessageId, tenant.owner.email, tenant.owner.keyId,
+    tenant.ids.assistant,
+    tenant.ids.document,
+    tenant.ids.conversation,
+    tenant.ids.key,
+    tenant.ids.voiceSession,
+    tenant.ids.eval,
+    tenant.ids.account,
+    tenant.apiMessageId,
+    tenant.widgetConversationId,
+    tenant.widgetMessageId,
+    tenant.owner.email,
+    tenant.owner.keyId,
   ];
   return actor === 'keyless' ? ids : [...ids, tenant.ids.publicAssistant];
 }
@@ -37,19 +47,30 @@ function validBody(route: AnyRoute): Record<string, unknown> | undefined {
   const schema = route.schemas.body;
   if (!schema || route.rawBody) return undefined;
   const samples = fc.sample(arbitraryOf(schema), { seed: 42, numRuns: 300 });
-  for (const sample of samples) if (sample !== null && typeof sample === 'object' && schema.safeParse(sample).success) return sample as Record<string, unknown>;
+  for (const sample of samples)
+    if (sample !== null && typeof sample === 'object' && schema.safeParse(sample).success)
+      return sample as Record<string, unknown>;
   return {};
 }
 
 /** Variants of A's ids in the body and query fields that name resources. */
-function foreignFields(route: AnyRoute, actor: Actor): Array<{ label: string; body?: Record<string, unknown>; query: Record<string, string> }> {
+function foreignFields(
+  route: AnyRoute,
+  actor: Actor,
+): Array<{ label: string; body?: Record<string, unknown>; query: Record<string, string> }> {
   const base = validBody(route);
   const bodyKeys = new Set(Object.keys(base ?? {}));
   const schemaKeys = (() => {
-    const def = (route.schemas.body as unknown as { _zod?: { def: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def;
+    const def = (route.schemas.body as unknown as { _zod?: { def: { shape?: Record<string, unknown> } } } | undefined)
+      ?._zod?.def;
     return new Set(Object.keys(def?.shape ?? {}));
   })();
-  const queryKeys = new Set(Object.keys((route.schemas.query as unknown as { _zod?: { def: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def.shape ?? {}));
+  const queryKeys = new Set(
+    Object.keys(
+      (route.schemas.query as unknown as { _zod?: { def: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
+        .shape ?? {},
+    ),
+  );
   const has = (k: string) => bodyKeys.has(k) || schemaKeys.has(k);
   const assistantRef = actor === 'keyless' ? a.ids.publicAssistant : a.ids.assistant;
   const common: Record<string, unknown> = {};
@@ -63,13 +84,18 @@ function foreignFields(route: AnyRoute, actor: Actor): Array<{ label: string; bo
   const body = (extra: Record<string, unknown>) => (base === undefined ? undefined : { ...base, ...common, ...extra });
   if (has('conversationId')) {
     variants.push({ label: "A's API conversation", body: body({ conversationId: a.apiConversationId }), query });
-    variants.push({ label: "A's visitor's conversation", body: body({ conversationId: a.widgetConversationId }), query });
+    variants.push({
+      label: "A's visitor's conversation",
+      body: body({ conversationId: a.widgetConversationId }),
+      query,
+    });
   }
   if (has('messageId')) {
     variants.push({ label: "A's API answer", body: body({ messageId: a.apiMessageId }), query });
     variants.push({ label: "A's visitor's answer", body: body({ messageId: a.widgetMessageId }), query });
   }
-  if (variants.length === 0) variants.push({ label: "A's ids", ...(base !== undefined ? { body: body({}) } : {}), query });
+  if (variants.length === 0)
+    variants.push({ label: "A's ids", ...(base !== undefined ? { body: body({}) } : {}), query });
   return variants;
 }
 
@@ -91,7 +117,7 @@ function pathWith(route: AnyRoute, tenant: Tenant): { path: string; unknown: str
   return { path, unknown, namesForeign };
 }
 
-t.test('every route, called by B with A\'s resources: never 2xx about them, never one of A\'s ids', async (t) => {
+t.test("every route, called by B with A's resources: never 2xx about them, never one of A's ids", async (t) => {
   const routes = app.app.routes.filter((r) => r.path !== '/dashboard/*');
   t.ok(routes.length >= 40, `the matrix sees the whole route table (${routes.length} routes)`);
   const reached: Record<string, number> = {};
@@ -99,15 +125,18 @@ t.test('every route, called by B with A\'s resources: never 2xx about them, neve
     const name = `${route.method} ${route.path}`;
     const { path, unknown, namesForeign } = pathWith(route, a);
     if (unknown.length > 0) {
-      t.fail(`${name}: path parameter ${unknown.map((u) => `:${u}`).join(', ')} names a resource the cross-account matrix does not know. ` +
-        'Add it to PARAM_RESOURCES in test/fuzz/cases.ts and give each world tenant one of that type (test/fuzz/world.ts).');
+      t.fail(
+        `${name}: path parameter ${unknown.map((u) => `:${u}`).join(', ')} names a resource the cross-account matrix does not know. ` +
+          'Add it to PARAM_RESOURCES in test/fuzz/cases.ts and give each world tenant one of that type (test/fuzz/world.ts).',
+      );
       continue;
     }
     for (const actor of ACTORS) {
       for (const variant of foreignFields(route, actor)) {
         const qs = new URLSearchParams(variant.query).toString();
         // Logging out with B's own cookie would end B's session for every later row.
-        const headers = route.path === '/api/auth/logout' && actor === 'cookie' ? { origin: app.url } : headersOf(actor);
+        const headers =
+          route.path === '/api/auth/logout' && actor === 'cookie' ? { origin: app.url } : headersOf(actor);
         const res = await call(app, route.method, qs ? `${path}?${qs}` : path, variant.body, headers);
         const label = `${actor} ${name} (${variant.label}) -> ${res.status}`;
         reached[String(res.status)] = (reached[String(res.status)] ?? 0) + 1;
@@ -115,8 +144,12 @@ t.test('every route, called by B with A\'s resources: never 2xx about them, neve
         const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
         const leaked = leakedIdsOf(a, actor).filter((id) => text.includes(id));
         t.same(leaked, [], `${label}: none of A's ids in the answer`);
-        const foreignBody = variant.label !== "A's ids" || (variant.query['assistantId'] !== undefined);
-        if ((namesForeign || foreignBody) && !PUBLIC_BY_ID.has(name) && !(actor === 'keyless' && variant.label === "A's ids")) {
+        const foreignBody = variant.label !== "A's ids" || variant.query['assistantId'] !== undefined;
+        if (
+          (namesForeign || foreignBody) &&
+          !PUBLIC_BY_ID.has(name) &&
+          !(actor === 'keyless' && variant.label === "A's ids")
+        ) {
           t.ok(res.status >= 400, `${label}: A's resource is not served to B`);
         }
       }
@@ -126,8 +159,18 @@ t.test('every route, called by B with A\'s resources: never 2xx about them, neve
 });
 
 t.test('the matrix knows every path parameter of the route table', async (t) => {
-  const params = new Set(app.app.routes.flatMap((r) => r.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1))));
+  const params = new Set(
+    app.app.routes.flatMap((r) =>
+      r.path
+        .split('/')
+        .filter((s) => s.startsWith(':'))
+        .map((s) => s.slice(1)),
+    ),
+  );
   for (const p of params) t.ok(PARAM_RESOURCES[p] !== undefined, `:${p} maps to a resource type`);
-  for (const type of new Set(Object.values(PARAM_RESOURCES))) t.ok(a.ids[type] && b.ids[type] && a.ids[type] !== b.ids[type] || type === 'plan', `each tenant owns its own ${type}`);
+  for (const type of new Set(Object.values(PARAM_RESOURCES)))
+    t.ok(
+      (a.ids[type] && b.ids[type] && a.ids[type] !== b.ids[type]) || type === 'plan',
+      `each tenant owns its own ${type}`,
+    );
 });
-

@@ -92,8 +92,18 @@ function parseAnswer(buffer: Buffer): Pick<RawAnswer, 'status' | 'headers' | 'bo
 }
 
 /** Builds request bytes; header values may repeat (pairs), the body is sent as given. */
-export function buildRaw(options: { requestLine: string; headers: Array<[string, string]>; body?: Buffer | string; contentLength?: number | 'omit' }): Buffer {
-  const body = options.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body, 'utf8');
+export function buildRaw(options: {
+  requestLine: string;
+  headers: Array<[string, string]>;
+  body?: Buffer | string;
+  contentLength?: number | 'omit';
+}): Buffer {
+  const body =
+    options.body === undefined
+      ? Buffer.alloc(0)
+      : Buffer.isBuffer(options.body)
+        ? options.body
+        : Buffer.from(options.body, 'utf8');
   const lines = [options.requestLine, ...options.headers.map(([k, v]) => `${k}: ${v}`)];
   if (options.contentLength !== 'omit') lines.push(`content-length: ${options.contentLength ?? body.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]);

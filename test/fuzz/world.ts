@@ -30,7 +30,8 @@ export interface Tenant {
 }
 
 /** Every kind of resource a path parameter can name. The matrix fails on a parameter it cannot map to one of these. */
-export type ResourceType = 'assistant' | 'publicAssistant' | 'document' | 'conversation' | 'key' | 'voiceSession' | 'eval' | 'account' | 'plan';
+export type ResourceType =
+  'assistant' | 'publicAssistant' | 'document' | 'conversation' | 'key' | 'voiceSession' | 'eval' | 'account' | 'plan';
 
 export interface World {
   app: TestApp;
@@ -45,7 +46,13 @@ interface JsonAnswer {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export async function call(app: TestApp, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonAnswer> {
+export async function call(
+  app: TestApp,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<JsonAnswer> {
   const res = await fetch(`${app.url}${path}`, {
     method,
     headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -61,7 +68,8 @@ export async function call(app: TestApp, method: string, path: string, body: unk
   return { status: res.status, body: parsed };
 }
 
-async function must(answer: Promise<JsonAnswer>, what: string, status = 200): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function must(answer: Promise<JsonAnswer>, what: string, status = 200): Promise<any> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await answer;
   if (res.status !== status) throw new Error(`world setup: ${what} answered ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
@@ -78,29 +86,81 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
   const dash = { cookie, origin: app.url };
   const assistant = (
     await must(
-      call(app, 'POST', '/api/v1/assistants', { name: `${name} bot`, instructions: 'Answer from the documents.', settings: { allowedDomains: [WIDGET_ORIGIN], voice: { enabled: true, requireConsent: false } } }, key),
+      call(
+        app,
+        'POST',
+        '/api/v1/assistants',
+        {
+          name: `${name} bot`,
+          instructions: 'Answer from the documents.',
+          settings: { allowedDomains: [WIDGET_ORIGIN], voice: { enabled: true, requireConsent: false } },
+        },
+        key,
+      ),
       'create assistant',
       201,
     )
   ).assistant as { id: string; publicId: string };
   const document = (
     await must(
-      call(app, 'POST', `/api/assistants/${assistant.id}/sources`, { type: 'text', name: `${name} prices`, text: `The ${name} plan costs 4.99 euros per month. Support answers within one day.` }, dash),
+      call(
+        app,
+        'POST',
+        `/api/assistants/${assistant.id}/sources`,
+        {
+          type: 'text',
+          name: `${name} prices`,
+          text: `The ${name} plan costs 4.99 euros per month. Support answers within one day.`,
+        },
+        dash,
+      ),
       'add source',
       201,
     )
   ).document as { id: string };
   const visitorId = `visitor-${name}-0001`;
-  const apiChat = await must(call(app, 'POST', '/api/v1/chat', { assistantId: assistant.id, message: 'How much does it cost?' }, key), 'api chat');
+  const apiChat = await must(
+    call(app, 'POST', '/api/v1/chat', { assistantId: assistant.id, message: 'How much does it cost?' }, key),
+    'api chat',
+  );
   const widgetChat = await must(
-    call(app, 'POST', '/api/v1/chat', { assistantId: assistant.publicId, message: 'Hello there', visitorId }, { origin: WIDGET_ORIGIN }),
+    call(
+      app,
+      'POST',
+      '/api/v1/chat',
+      { assistantId: assistant.publicId, message: 'Hello there', visitorId },
+      { origin: WIDGET_ORIGIN },
+    ),
     'widget chat',
   );
-  const extraKey = (await must(call(app, 'POST', '/api/account/keys', { name: `${name} extra`, scopes: ['chat'] }, dash), 'create key', 201)) as { key?: { id: string }; id?: string };
+  const extraKey = (await must(
+    call(app, 'POST', '/api/account/keys', { name: `${name} extra`, scopes: ['chat'] }, dash),
+    'create key',
+    201,
+  )) as { key?: { id: string }; id?: string };
   const keyId = extraKey.key?.id ?? extraKey.id;
   if (typeof keyId !== 'string') throw new Error(`world setup: create key answered ${JSON.stringify(extraKey)}`);
-  const minted = await must(call(app, 'POST', '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, key), 'voice mint');
-  const evalRun = (await must(call(app, 'POST', `/api/assistants/${assistant.id}/evals`, { cases: [{ question: 'How much?', expected: '4.99 euros' }] }, dash), 'eval', 202)) as {
+  const minted = await must(
+    call(
+      app,
+      'POST',
+      '/api/v1/voice/sessions',
+      { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+      key,
+    ),
+    'voice mint',
+  );
+  const evalRun = (await must(
+    call(
+      app,
+      'POST',
+      `/api/assistants/${assistant.id}/evals`,
+      { cases: [{ question: 'How much?', expected: '4.99 euros' }] },
+      dash,
+    ),
+    'eval',
+    202,
+  )) as {
     eval: { id: string };
   };
   return {
@@ -133,7 +193,14 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
 async function tenantKeys(app: TestApp, owner: TestOwner): Promise<Record<string, string>> {
   const keys: Record<string, string> = { all: owner.secret };
   for (const scope of SCOPES) {
-    keys[`only:${scope}`] = (await createApiKey(app.database.sql, { accountId: owner.accountId, userId: owner.userId, name: `only ${scope}`, scopes: [scope] })).secret;
+    keys[`only:${scope}`] = (
+      await createApiKey(app.database.sql, {
+        accountId: owner.accountId,
+        userId: owner.userId,
+        name: `only ${scope}`,
+        scopes: [scope],
+      })
+    ).secret;
   }
   return keys;
 }
@@ -157,7 +224,11 @@ export async function createWorld(t: Test, env: Record<string, string> = {}): Pr
       API_RATE_LIMIT_PER_MINUTE: '1000000',
       WIDGET_RATE_LIMIT_PER_VISITOR_PER_MINUTE: '1000000',
       WIDGET_RATE_LIMIT_PER_ASSISTANT_PER_MINUTE: '1000000',
-      ...polar.billingEnv({ starter: polar.addProduct('Starter'), pro: polar.addProduct('Pro'), business: polar.addProduct('Business') }),
+      ...polar.billingEnv({
+        starter: polar.addProduct('Starter'),
+        pro: polar.addProduct('Pro'),
+        business: polar.addProduct('Business'),
+      }),
       OPENAI_BASE_URL: openai.baseUrl,
       OPENAI_API_KEY: 'sk-fuzz-upstream',
       ...env,

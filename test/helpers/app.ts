@@ -30,7 +30,13 @@ export const TEST_SECRET_KEY = 'test-secret-key-that-is-at-least-32-bytes-long';
  */
 export async function startTestApp(
   t: Test,
-  options: { env?: Record<string, string>; database?: TestDatabase; redisPrefix?: string; voice?: BuildOptions['voice']; knowledge?: BuildOptions['knowledge'] } = {},
+  options: {
+    env?: Record<string, string>;
+    database?: TestDatabase;
+    redisPrefix?: string;
+    voice?: BuildOptions['voice'];
+    knowledge?: BuildOptions['knowledge'];
+  } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(t));
   const redisPrefix = options.redisPrefix ?? uniquePrefix('app');

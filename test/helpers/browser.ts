@@ -52,7 +52,9 @@ export async function launchBrowser(t: Test, options: BrowserOptions = {}): Prom
   try {
     accessSync(CHROMIUM_PATH, constants.X_OK);
   } catch {
-    throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install chromium); browser tests never skip`);
+    throw new Error(
+      `${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install chromium); browser tests never skip`,
+    );
   }
   const args = [...BASE_FLAGS, '--use-fake-device-for-media-stream'];
   if ((options.microphone ?? 'accept') === 'accept') args.push('--use-fake-ui-for-media-stream');
@@ -114,7 +116,21 @@ export async function makeSpeechWav(t: Test, text: string, trailingSilenceSecond
   const raw = join(dir, 'espeak.wav');
   const wav = join(dir, 'speech-48k.wav');
   await run('espeak-ng', ['-w', raw, text]);
-  await run('sox', [raw, '-r', '48000', '-c', '1', '-b', '16', wav, 'norm', '-3', 'pad', '0.2', String(trailingSilenceSeconds)]);
+  await run('sox', [
+    raw,
+    '-r',
+    '48000',
+    '-c',
+    '1',
+    '-b',
+    '16',
+    wav,
+    'norm',
+    '-3',
+    'pad',
+    '0.2',
+    String(trailingSilenceSeconds),
+  ]);
   const rms = await wavRms(wav);
   if (!(rms > 0.01)) throw new Error(`the fake-microphone WAV ${wav} is silent (RMS amplitude ${rms})`);
   return wav;

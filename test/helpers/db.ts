@@ -17,7 +17,10 @@ export interface TestDatabase {
  * parallel without seeing each other), runs the migrations unless `migrate: false`, and registers teardown:
  * close the client, then DROP DATABASE ... WITH (FORCE) (also ends connections a test forgot).
  */
-export async function createTestDatabase(t: Test, options: { migrate?: boolean; poolSize?: number } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  t: Test,
+  options: { migrate?: boolean; poolSize?: number } = {},
+): Promise<TestDatabase> {
   const name = `parley_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => undefined });
   try {

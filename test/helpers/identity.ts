@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { z } from 'zod';
-import { createApiKey, createAuthenticators, createUser, identityRoutes, principalOf, SCOPES, type Scope } from '../../src/auth/index.js';
+import {
+  createApiKey,
+  createAuthenticators,
+  createUser,
+  identityRoutes,
+  principalOf,
+  SCOPES,
+  type Scope,
+} from '../../src/auth/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Sql } from '../../src/db/index.js';
 import { createHttpServer, defineRoute, reply, type AnyRoute, type HttpMethod } from '../../src/http/index.js';
@@ -27,11 +35,23 @@ export interface TestOwner {
 }
 
 /** A user + account + hosting account (plan free) + one API key with the given scopes (default every scope). */
-export async function createOwner(sql: Sql, options: { scopes?: readonly Scope[]; email?: string; password?: string; name?: string } = {}): Promise<TestOwner> {
+export async function createOwner(
+  sql: Sql,
+  options: { scopes?: readonly Scope[]; email?: string; password?: string; name?: string } = {},
+): Promise<TestOwner> {
   const email = options.email ?? `owner-${Date.now().toString(36)}-${++ownerCounter}@example.test`;
   const password = options.password ?? TEST_PASSWORD;
-  const user = await createUser(sql, { email, password, ...(options.name !== undefined ? { name: options.name } : {}) });
-  const key = await createApiKey(sql, { accountId: user.accountId, userId: user.userId, name: 'test key', scopes: options.scopes ?? SCOPES });
+  const user = await createUser(sql, {
+    email,
+    password,
+    ...(options.name !== undefined ? { name: options.name } : {}),
+  });
+  const key = await createApiKey(sql, {
+    accountId: user.accountId,
+    userId: user.userId,
+    name: 'test key',
+    scopes: options.scopes ?? SCOPES,
+  });
   return { userId: user.userId, accountId: user.accountId, email, password, secret: key.secret, keyId: key.keyId };
 }
 

@@ -29,15 +29,34 @@ export const METER_DEFAULTS: MeterConfig = {
   VOICE_QUOTA_EXEMPT_PLAYGROUND: true,
 };
 
-export function createTestMeter(sql: Sql, options: { config?: Partial<MeterConfig>; clock?: Clock } = {}): { meter: Meter; logs: ReturnType<typeof captureLogger> } {
+export function createTestMeter(
+  sql: Sql,
+  options: { config?: Partial<MeterConfig>; clock?: Clock } = {},
+): { meter: Meter; logs: ReturnType<typeof captureLogger> } {
   const logs = captureLogger('debug');
-  const meter = new Meter({ sql, config: { ...METER_DEFAULTS, ...options.config }, log: logs.log, ...(options.clock ? { clock: options.clock } : {}) });
+  const meter = new Meter({
+    sql,
+    config: { ...METER_DEFAULTS, ...options.config },
+    log: logs.log,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   return { meter, logs };
 }
 
 /** The current balance row of an account (its hosting account's stored period). */
 export async function balanceOf(sql: Sql, accountId: string) {
-  const [row] = await sql<Array<{ consumedMicros: number; reservedMicros: number; creditMicros: number; requestCount: number; voiceSecondsUsed: number; voiceSecondsReserved: number; playgroundVoiceSeconds: number; periodStart: Date }>>`
+  const [row] = await sql<
+    Array<{
+      consumedMicros: number;
+      reservedMicros: number;
+      creditMicros: number;
+      requestCount: number;
+      voiceSecondsUsed: number;
+      voiceSecondsReserved: number;
+      playgroundVoiceSeconds: number;
+      periodStart: Date;
+    }>
+  >`
     select b.consumed_micros, b.reserved_micros, b.credit_micros, b.request_count, b.voice_seconds_used, b.voice_seconds_reserved,
            b.playground_voice_seconds, b.period_start
     from usage_balances b join hosting_accounts h on h.account_id = b.account_id and h.period_start = b.period_start
@@ -46,7 +65,12 @@ export async function balanceOf(sql: Sql, accountId: string) {
 }
 
 /** Sets an account's plan and limit override directly (tests only). */
-export async function setPlan(sql: Sql, accountId: string, planCode: string, limitOverrideMicros: number | null = null): Promise<void> {
+export async function setPlan(
+  sql: Sql,
+  accountId: string,
+  planCode: string,
+  limitOverrideMicros: number | null = null,
+): Promise<void> {
   await sql`update hosting_accounts set plan_code = ${planCode}, limit_override_micros = ${limitOverrideMicros} where account_id = ${accountId}`;
 }
 

@@ -95,8 +95,13 @@ export class PolarSimulator {
    * `BILLING_PRODUCT_ID_<PLAN>` for each plan given a product (from addProduct).
    */
   billingEnv(products: Partial<Record<'starter' | 'pro' | 'business', string>>): Record<string, string> {
-    const env: Record<string, string> = { BILLING_ACCESS_TOKEN: this.accessToken, BILLING_WEBHOOK_SECRET: this.webhookSecret, BILLING_API_BASE_URL: this.url };
-    for (const [plan, id] of Object.entries(products)) if (id !== undefined) env[`BILLING_PRODUCT_ID_${plan.toUpperCase()}`] = id;
+    const env: Record<string, string> = {
+      BILLING_ACCESS_TOKEN: this.accessToken,
+      BILLING_WEBHOOK_SECRET: this.webhookSecret,
+      BILLING_API_BASE_URL: this.url,
+    };
+    for (const [plan, id] of Object.entries(products))
+      if (id !== undefined) env[`BILLING_PRODUCT_ID_${plan.toUpperCase()}`] = id;
     return env;
   }
 
@@ -208,17 +213,31 @@ export class PolarSimulator {
    */
   async deliver(
     event: SimEvent,
-    options: { url?: string; timestampSeconds?: number; sign?: 'standard' | 'raw' | 'wrong'; extraSignatures?: string[]; body?: string } = {},
+    options: {
+      url?: string;
+      timestampSeconds?: number;
+      sign?: 'standard' | 'raw' | 'wrong';
+      extraSignatures?: string[];
+      body?: string;
+    } = {},
   ): Promise<Response> {
     const url = options.url ?? this.webhookUrl;
     if (!url) throw new Error('no webhook url');
     const timestamp = String(options.timestampSeconds ?? Math.floor(Date.now() / 1000));
     const [standardKey, rawKey] = signingKeys(this.webhookSecret);
     const key = options.sign === 'raw' ? rawKey! : options.sign === 'wrong' ? randomBytes(24) : standardKey!;
-    const signature = [...(options.extraSignatures ?? []), signWebhook(key, event.webhookId, timestamp, event.body)].join(' ');
+    const signature = [
+      ...(options.extraSignatures ?? []),
+      signWebhook(key, event.webhookId, timestamp, event.body),
+    ].join(' ');
     return fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': event.webhookId, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': event.webhookId,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': signature,
+      },
       body: options.body ?? event.body,
     });
   }
@@ -249,7 +268,11 @@ export class PolarSimulator {
   }
 
   #push(type: string, data: Record<string, unknown>): SimEvent {
-    const event: SimEvent = { webhookId: `msg_${randomBytes(12).toString('hex')}`, type, body: JSON.stringify({ type, timestamp: new Date(this.#clockMs).toISOString(), data }) };
+    const event: SimEvent = {
+      webhookId: `msg_${randomBytes(12).toString('hex')}`,
+      type,
+      body: JSON.stringify({ type, timestamp: new Date(this.#clockMs).toISOString(), data }),
+    };
     this.events.push(event);
     return event;
   }
@@ -272,11 +295,18 @@ export class PolarSimulator {
     if (req.method === 'POST' && path === '/v1/checkouts/') {
       const products = body['products'];
       const productId = Array.isArray(products) ? products[0] : undefined;
-      if (typeof productId !== 'string' || !this.products.has(productId)) return send(res, 422, { detail: [{ loc: ['body', 'products'], msg: 'Product does not exist.' }] });
+      if (typeof productId !== 'string' || !this.products.has(productId))
+        return send(res, 422, { detail: [{ loc: ['body', 'products'], msg: 'Product does not exist.' }] });
       const id = randomUUID();
       const externalCustomerId = typeof body['external_customer_id'] === 'string' ? body['external_customer_id'] : null;
       const metadata = (body['metadata'] ?? {}) as Record<string, string>;
-      this.checkouts.set(id, { id, productId, externalCustomerId, metadata, successUrl: (body['success_url'] as string | undefined) ?? null });
+      this.checkouts.set(id, {
+        id,
+        productId,
+        externalCustomerId,
+        metadata,
+        successUrl: (body['success_url'] as string | undefined) ?? null,
+      });
       return send(res, 201, {
         id,
         status: 'open',
@@ -293,7 +323,12 @@ export class PolarSimulator {
       const customer = typeof externalId === 'string' ? this.customers.get(externalId) : undefined;
       if (!customer) return send(res, 404, { error: 'ResourceNotFound', detail: 'Customer not found' });
       const token = `polar_cst_${randomBytes(12).toString('hex')}`;
-      return send(res, 201, { id: randomUUID(), token, customer_id: customer.id, customer_portal_url: `${this.url}/portal?customer_session_token=${token}` });
+      return send(res, 201, {
+        id: randomUUID(),
+        token,
+        customer_id: customer.id,
+        customer_portal_url: `${this.url}/portal?customer_session_token=${token}`,
+      });
     }
     send(res, 404, { detail: 'Not Found' });
   }

@@ -38,15 +38,24 @@ export async function startRedisProcess(t: Test): Promise<RedisProcess> {
   const clients: Redis[] = [];
 
   const start = async () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     proc.stdout.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
     child = proc;
     exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const probe = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     probe.on('error', () => undefined);
     const deadline = Date.now() + 10_000;
     try {

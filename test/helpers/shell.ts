@@ -1,12 +1,27 @@
 import type { Test } from 'tap';
 import { z } from 'zod';
-import { createHttpServer, defineRoute, reply, type AnyRoute, type AnySocketRoute, type Authenticator, type HttpServer, type RequestContext, type StreamSink } from '../../src/http/index.js';
+import {
+  createHttpServer,
+  defineRoute,
+  reply,
+  type AnyRoute,
+  type AnySocketRoute,
+  type Authenticator,
+  type HttpServer,
+  type RequestContext,
+  type StreamSink,
+} from '../../src/http/index.js';
 import { captureLogger } from './log.js';
 
 /** Starts the bare uWS shell with the given routes on 127.0.0.1:0, closed at teardown. */
 export async function startShell(
   t: Test,
-  options: { routes: AnyRoute[]; sockets?: AnySocketRoute[]; authenticators?: Record<string, Authenticator>; bodyLimitBytes?: number },
+  options: {
+    routes: AnyRoute[];
+    sockets?: AnySocketRoute[];
+    authenticators?: Record<string, Authenticator>;
+    bodyLimitBytes?: number;
+  },
 ): Promise<{ url: string; port: number; server: HttpServer; logs: ReturnType<typeof captureLogger> }> {
   const logs = captureLogger();
   const server = createHttpServer({
@@ -24,7 +39,10 @@ export async function startShell(
 }
 
 /** An unauthenticated GET route answering NDJSON from `run` (the streaming fixture of the shell tests). */
-export function ndjsonRoute(path: string, run: (sink: StreamSink, ctx: RequestContext<unknown, unknown, unknown>) => Promise<void>): AnyRoute {
+export function ndjsonRoute(
+  path: string,
+  run: (sink: StreamSink, ctx: RequestContext<unknown, unknown, unknown>) => Promise<void>,
+): AnyRoute {
   return defineRoute({
     method: 'GET',
     path,

@@ -11,7 +11,11 @@ t.test('src/ has no import circle (type-only imports included)', async (t) => {
   t.ok(graph.files.length > 100, `read the whole tree (${graph.files.length} files)`);
   t.ok(graph.edges.get('app.ts')!.includes('voice/index.ts'), 'relative .js specifiers resolve to the .ts files');
   const cycles = findCycles(graph.edges);
-  t.same(cycles.map((c) => c.join(' -> ')), [], 'import circles in src/ (each shown as one loop)');
+  t.same(
+    cycles.map((c) => c.join(' -> ')),
+    [],
+    'import circles in src/ (each shown as one loop)',
+  );
 });
 
 t.test('the check sees a circle when there is one', async (t) => {
@@ -22,7 +26,20 @@ t.test('the check sees a circle when there is one', async (t) => {
   writeFileSync(join(dir, 'a', 'b.ts'), "import type { C } from '../c.js';\nexport const b = (c: C) => c;\n");
   writeFileSync(join(dir, 'c.ts'), "import { b } from './a/index.js';\nexport type C = typeof b;\n");
   writeFileSync(join(dir, 'd.ts'), "import { b } from './a';\nexport const d = b;\n");
-  t.same(findCycles(importGraph(dir).edges), [['a/b.ts', 'c.ts', 'a/index.ts', 'a/b.ts']], 'a type-only circle through an index is found');
+  t.same(
+    findCycles(importGraph(dir).edges),
+    [['a/b.ts', 'c.ts', 'a/index.ts', 'a/b.ts']],
+    'a type-only circle through an index is found',
+  );
   t.same(findCycles(new Map([['x', ['x']]])), [['x', 'x']], 'a file importing itself is a circle');
-  t.same(findCycles(new Map([['x', ['y']], ['y', []]])), [], 'a line is not a circle');
+  t.same(
+    findCycles(
+      new Map([
+        ['x', ['y']],
+        ['y', []],
+      ]),
+    ),
+    [],
+    'a line is not a circle',
+  );
 });

@@ -126,7 +126,8 @@ function loopThrough(component: string[], edges: ReadonlyMap<string, readonly st
       if (!members.has(to)) continue;
       if (to === start) {
         const path = [start];
-        for (let at: string | undefined = node; at !== undefined && at !== start; at = previous.get(at)) path.splice(1, 0, at);
+        for (let at: string | undefined = node; at !== undefined && at !== start; at = previous.get(at))
+          path.splice(1, 0, at);
         return [...path, start];
       }
       if (!previous.has(to)) {

@@ -39,7 +39,10 @@ t.test('validated JSON routes, 404, 405 and the error body', async (t) => {
         method: 'POST',
         path: '/items',
         auth: 'none',
-        schemas: { body: z.object({ name: z.string().min(1).max(20) }), response: { 201: z.object({ name: z.string() }) } },
+        schemas: {
+          body: z.object({ name: z.string().min(1).max(20) }),
+          response: { 201: z.object({ name: z.string() }) },
+        },
         openapi: { summary: 'create item' },
         handler: (ctx) => reply.json({ name: ctx.body.name }, 201),
       }),
@@ -55,7 +58,10 @@ t.test('validated JSON routes, 404, 405 and the error body', async (t) => {
   t.equal(res.status, 400);
   const bad = (await res.json()) as { code: string; details: { issues: Array<{ path: string }> }; requestId: string };
   t.equal(bad.code, 'VALIDATION_FAILED');
-  t.ok(bad.details.issues.some((i) => i.path === 'params.itemId'), 'path parameter issue named');
+  t.ok(
+    bad.details.issues.some((i) => i.path === 'params.itemId'),
+    'path parameter issue named',
+  );
   t.equal(bad.requestId, res.headers.get('x-request-id'), 'body and header carry the same request id');
 
   res = await fetch(`${url}/nowhere`);
@@ -67,7 +73,11 @@ t.test('validated JSON routes, 404, 405 and the error body', async (t) => {
   t.equal(res.headers.get('allow'), 'POST');
   t.match(await res.json(), { ...errorShape, code: 'HTTP_METHOD_NOT_ALLOWED' });
 
-  res = await fetch(`${url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+  res = await fetch(`${url}/items`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name": ',
+  });
   t.equal(res.status, 400);
   t.match(await res.json(), { code: 'HTTP_MALFORMED_JSON' });
 
@@ -75,11 +85,19 @@ t.test('validated JSON routes, 404, 405 and the error body', async (t) => {
   t.equal(res.status, 415);
   t.match(await res.json(), { code: 'HTTP_UNSUPPORTED_MEDIA_TYPE' });
 
-  res = await fetch(`${url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(21) }) });
+  res = await fetch(`${url}/items`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'x'.repeat(21) }),
+  });
   t.equal(res.status, 400);
   t.match(await res.json(), { code: 'VALIDATION_FAILED', details: { issues: [{ path: 'body.name' }] } });
 
-  res = await fetch(`${url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ok' }) });
+  res = await fetch(`${url}/items`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'ok' }),
+  });
   t.equal(res.status, 201);
   t.same(await res.json(), { name: 'ok' });
 });
@@ -102,7 +120,11 @@ t.test('body limit: declared and streamed bodies over the limit get 413 with a c
       }),
     ],
   });
-  const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x'.repeat(200) }) });
+  const res = await fetch(`${url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'x'.repeat(200) }),
+  });
   t.equal(res.status, 413);
   t.match(await res.json(), { code: 'HTTP_BODY_TOO_LARGE', details: { limitBytes: 100 } });
 
@@ -114,108 +136,125 @@ t.test('body limit: declared and streamed bodies over the limit get 413 with a c
   t.match(answer, /HTTP_BODY_TOO_LARGE/);
   t.equal(calls, 0, 'the handler never ran');
 
-  const ok = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'small' }) });
+  const ok = await fetch(`${url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'small' }),
+  });
   t.equal(ok.status, 200);
   t.same(await ok.json(), { length: 5 });
 });
 
-t.test('client aborts mid-body and mid-handler: nothing crashes, nothing is written, the next request works', async (t) => {
-  let handlerCalls = 0;
-  let sawAbort: () => void = () => undefined;
-  const abortSeen = new Promise<void>((resolve) => (sawAbort = resolve));
-  const { url, port, server } = await startShell(t, {
-    routes: [
-      defineRoute({
-        method: 'POST',
-        path: '/upload',
-        auth: 'none',
-        schemas: { body: z.object({}).passthrough(), response: { 200: z.object({ ok: z.boolean() }) } },
-        openapi: { summary: 'upload' },
-        handler: () => {
-          handlerCalls++;
-          return reply.json({ ok: true });
-        },
-      }),
-      defineRoute({
-        method: 'GET',
-        path: '/slow',
-        auth: 'none',
-        schemas: { response: { 200: z.object({ ok: z.boolean() }) } },
-        openapi: { summary: 'slow' },
-        handler: async (ctx) => {
-          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-          sawAbort();
-          return reply.json({ ok: true }); // written into a closed response: must be a no-op
-        },
-      }),
-      defineRoute({
-        method: 'GET',
-        path: '/ping',
-        auth: 'none',
-        schemas: { response: { 200: z.object({ pong: z.boolean() }) } },
-        openapi: { summary: 'ping' },
-        handler: () => reply.json({ pong: true }),
-      }),
-    ],
-  });
+t.test(
+  'client aborts mid-body and mid-handler: nothing crashes, nothing is written, the next request works',
+  async (t) => {
+    let handlerCalls = 0;
+    let sawAbort: () => void = () => undefined;
+    const abortSeen = new Promise<void>((resolve) => (sawAbort = resolve));
+    const { url, port, server } = await startShell(t, {
+      routes: [
+        defineRoute({
+          method: 'POST',
+          path: '/upload',
+          auth: 'none',
+          schemas: { body: z.object({}).passthrough(), response: { 200: z.object({ ok: z.boolean() }) } },
+          openapi: { summary: 'upload' },
+          handler: () => {
+            handlerCalls++;
+            return reply.json({ ok: true });
+          },
+        }),
+        defineRoute({
+          method: 'GET',
+          path: '/slow',
+          auth: 'none',
+          schemas: { response: { 200: z.object({ ok: z.boolean() }) } },
+          openapi: { summary: 'slow' },
+          handler: async (ctx) => {
+            await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+            sawAbort();
+            return reply.json({ ok: true }); // written into a closed response: must be a no-op
+          },
+        }),
+        defineRoute({
+          method: 'GET',
+          path: '/ping',
+          auth: 'none',
+          schemas: { response: { 200: z.object({ pong: z.boolean() }) } },
+          openapi: { summary: 'ping' },
+          handler: () => reply.json({ pong: true }),
+        }),
+      ],
+    });
 
-  await rawRequest(port, 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"partial": "', { destroyAfterMs: 50 });
-  t.equal(handlerCalls, 0, 'a body that never completed never reaches the handler');
+    await rawRequest(
+      port,
+      'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"partial": "',
+      { destroyAfterMs: 50 },
+    );
+    t.equal(handlerCalls, 0, 'a body that never completed never reaches the handler');
 
-  const controller = new AbortController();
-  const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch((err: Error) => err);
-  await waitFor(() => server.inFlight === 1, 'the slow request to arrive');
-  t.equal(server.inFlight, 1, 'the slow request is in flight');
-  controller.abort();
-  await abortSeen;
-  t.type(await pending, Error, 'client side saw its own abort');
-  await waitFor(() => server.inFlight === 0, 'the aborted request to be counted out');
-  t.equal(server.inFlight, 0, 'in-flight count returns to zero');
+    const controller = new AbortController();
+    const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch((err: Error) => err);
+    await waitFor(() => server.inFlight === 1, 'the slow request to arrive');
+    t.equal(server.inFlight, 1, 'the slow request is in flight');
+    controller.abort();
+    await abortSeen;
+    t.type(await pending, Error, 'client side saw its own abort');
+    await waitFor(() => server.inFlight === 0, 'the aborted request to be counted out');
+    t.equal(server.inFlight, 0, 'in-flight count returns to zero');
 
-  const res = await fetch(`${url}/ping`);
-  t.same(await res.json(), { pong: true }, 'server still serves');
-});
+    const res = await fetch(`${url}/ping`);
+    t.same(await res.json(), { pong: true }, 'server still serves');
+  },
+);
 
-t.test('unexpected exceptions are a 500 with the request id, logged once; AppError maps reason and headers', async (t) => {
-  const { url, logs } = await startShell(t, {
-    routes: [
-      defineRoute({
-        method: 'GET',
-        path: '/boom',
-        auth: 'none',
-        schemas: { response: { 200: z.object({}) } },
-        openapi: { summary: 'boom' },
-        handler: async () => {
-          await Promise.resolve();
-          throw new Error('database exploded: password=hunter2');
-        },
-      }),
-      defineRoute({
-        method: 'GET',
-        path: '/refuse',
-        auth: 'none',
-        schemas: { response: { 200: z.object({}) } },
-        openapi: { summary: 'refuse' },
-        handler: () => {
-          throw new AppError('VOICE_UNAVAILABLE', 403, 'Voice is not available right now.', { reason: 'voice_unavailable', headers: { 'retry-after': '7' } });
-        },
-      }),
-    ],
-  });
-  const res = await fetch(`${url}/boom`);
-  t.equal(res.status, 500);
-  const body = (await res.json()) as { code: string; error: string; requestId: string };
-  t.equal(body.code, 'INTERNAL_ERROR');
-  t.notMatch(body.error, /exploded|hunter2/, 'internals are not shown to the caller');
-  const errors = logs.lines.filter((l) => l['msg'] === 'unhandled error in request');
-  t.equal(errors.length, 1, 'logged exactly once');
-  t.equal(errors[0]?.['requestId'], body.requestId, 'the log line carries the request id');
+t.test(
+  'unexpected exceptions are a 500 with the request id, logged once; AppError maps reason and headers',
+  async (t) => {
+    const { url, logs } = await startShell(t, {
+      routes: [
+        defineRoute({
+          method: 'GET',
+          path: '/boom',
+          auth: 'none',
+          schemas: { response: { 200: z.object({}) } },
+          openapi: { summary: 'boom' },
+          handler: async () => {
+            await Promise.resolve();
+            throw new Error('database exploded: password=hunter2');
+          },
+        }),
+        defineRoute({
+          method: 'GET',
+          path: '/refuse',
+          auth: 'none',
+          schemas: { response: { 200: z.object({}) } },
+          openapi: { summary: 'refuse' },
+          handler: () => {
+            throw new AppError('VOICE_UNAVAILABLE', 403, 'Voice is not available right now.', {
+              reason: 'voice_unavailable',
+              headers: { 'retry-after': '7' },
+            });
+          },
+        }),
+      ],
+    });
+    const res = await fetch(`${url}/boom`);
+    t.equal(res.status, 500);
+    const body = (await res.json()) as { code: string; error: string; requestId: string };
+    t.equal(body.code, 'INTERNAL_ERROR');
+    t.notMatch(body.error, /exploded|hunter2/, 'internals are not shown to the caller');
+    const errors = logs.lines.filter((l) => l['msg'] === 'unhandled error in request');
+    t.equal(errors.length, 1, 'logged exactly once');
+    t.equal(errors[0]?.['requestId'], body.requestId, 'the log line carries the request id');
 
-  const refused = await fetch(`${url}/refuse`);
-  t.equal(refused.status, 403);
-  t.equal(refused.headers.get('retry-after'), '7');
-  t.match(await refused.json(), { code: 'VOICE_UNAVAILABLE', reason: 'voice_unavailable' });
-});
+    const refused = await fetch(`${url}/refuse`);
+    t.equal(refused.status, 403);
+    t.equal(refused.headers.get('retry-after'), '7');
+    t.match(await refused.json(), { code: 'VOICE_UNAVAILABLE', reason: 'voice_unavailable' });
+  },
+);
 
 t.test('CORS: preflight answered and Origin reflected on keyless routes only', async (t) => {
   const { url } = await startShell(t, {
@@ -239,11 +278,18 @@ t.test('CORS: preflight answered and Origin reflected on keyless routes only', a
       }),
     ],
   });
-  const pre = await fetch(`${url}/public`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+  const pre = await fetch(`${url}/public`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+  });
   t.equal(pre.status, 204);
   t.equal(pre.headers.get('access-control-allow-origin'), 'https://shop.example');
   t.match(pre.headers.get('access-control-allow-methods'), /POST/);
-  const res = await fetch(`${url}/public`, { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${url}/public`, {
+    method: 'POST',
+    headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
+    body: '{}',
+  });
   t.equal(res.headers.get('access-control-allow-origin'), 'https://shop.example');
   const priv = await fetch(`${url}/private`, { headers: { origin: 'https://shop.example' } });
   t.equal(priv.headers.get('access-control-allow-origin'), null, 'no CORS on non-keyless routes');

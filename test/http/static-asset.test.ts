@@ -35,13 +35,27 @@ t.test('gzip negotiation: listed and not q=0; the copy only when smaller', async
 t.test('the answer: 304 on a match, gzip when accepted, else the body; caller headers on every answer', async (t) => {
   const a = staticAsset(text);
   const extra = { 'cache-control': 'no-cache' };
-  const notModified = staticAssetReply({ 'if-none-match': a.etag, 'accept-encoding': 'gzip' }, a, 'text/javascript', extra);
-  t.match(notModified, { kind: 'empty', status: 304, headers: { etag: a.etag, 'cache-control': 'no-cache', vary: 'Accept-Encoding' } });
+  const notModified = staticAssetReply(
+    { 'if-none-match': a.etag, 'accept-encoding': 'gzip' },
+    a,
+    'text/javascript',
+    extra,
+  );
+  t.match(notModified, {
+    kind: 'empty',
+    status: 304,
+    headers: { etag: a.etag, 'cache-control': 'no-cache', vary: 'Accept-Encoding' },
+  });
   const zipped = staticAssetReply({ 'accept-encoding': 'gzip' }, a, 'text/javascript', extra);
-  t.match(zipped, { kind: 'bytes', status: 200, contentType: 'text/javascript', headers: { 'content-encoding': 'gzip', etag: a.etag, 'cache-control': 'no-cache' } });
+  t.match(zipped, {
+    kind: 'bytes',
+    status: 200,
+    contentType: 'text/javascript',
+    headers: { 'content-encoding': 'gzip', etag: a.etag, 'cache-control': 'no-cache' },
+  });
   t.same((zipped as { body: Buffer }).body, a.gzip);
   const plain = staticAssetReply({}, a, 'text/javascript', extra);
   t.same((plain as { body: Buffer }).body, text);
   t.equal((plain as { headers: Record<string, string> }).headers['content-encoding'], undefined);
-  t.same(extra, { 'cache-control': 'no-cache' }, 'the caller\'s headers are not modified');
+  t.same(extra, { 'cache-control': 'no-cache' }, "the caller's headers are not modified");
 });

@@ -31,7 +31,10 @@ t.test('a slow NDJSON reader holds the producer back, then gets every line in or
   socket.pause(); // a reader that does not read
   socket.write('GET /stream HTTP/1.1\r\nHost: x\r\n\r\n');
   await new Promise((r) => setTimeout(r, 400));
-  t.ok(written < total / 2, `producer was held back while the client did not read (${written} of ${total} lines written)`);
+  t.ok(
+    written < total / 2,
+    `producer was held back while the client did not read (${written} of ${total} lines written)`,
+  );
   t.notOk(finished, 'producer has not finished');
 
   let received = '';

@@ -5,7 +5,9 @@ import { reply, type RealtimeSocket, type SocketRoute } from '../../src/http/ind
 import { startShell } from '../helpers/shell.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Conn { user: string }
+interface Conn {
+  user: string;
+}
 
 function echoRoute(events: string[]): SocketRoute<Conn> {
   return {
@@ -17,7 +19,8 @@ function echoRoute(events: string[]): SocketRoute<Conn> {
       await new Promise((r) => setTimeout(r, 5)); // authentication is asynchronous
       const token = req.query['token'];
       if (token === 'forbidden') throw new AppError('ROOM_FORBIDDEN', 403, 'Not your room.');
-      if (token !== 'good') return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
+      if (token !== 'good')
+        return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
       return { accept: { user: `${req.params['roomId']}:${token}` } };
     },
     open(socket) {
@@ -98,7 +101,8 @@ t.test('an upgrade decided without waiting is applied in uWS’s own callback: a
   route.upgrade = (req) => {
     const token = req.query['token'];
     if (token === 'forbidden') throw new AppError('ROOM_FORBIDDEN', 403, 'Not your room.');
-    if (token !== 'good') return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
+    if (token !== 'good')
+      return { refuse: reply.json({ error: 'bad token', code: 'ROOM_TOKEN', requestId: req.requestId }, 401) };
     return { accept: { user: `${req.params['roomId']}:now` } };
   };
   const { port } = await startShell(t, { routes: [], sockets: [route] });

@@ -48,13 +48,28 @@ for (const seed of [3, 2024, Date.now() % 100_000]) {
     t.equal(created.status, 201);
     const { assistant } = (await created.json()) as { assistant: { id: string } };
     // Earlier spend this period (not a request): only REMAINING micros are left.
-    const warmup = await warmupMeter.admit({ accountId: owner.accountId, kind: 'chat', source: 'api', audience: 'owner', estimateMicros: LIMIT - REMAINING, countsAsRequest: false });
+    const warmup = await warmupMeter.admit({
+      accountId: owner.accountId,
+      kind: 'chat',
+      source: 'api',
+      audience: 'owner',
+      estimateMicros: LIMIT - REMAINING,
+      countsAsRequest: false,
+    });
     await warmupMeter.settle(warmup, { actualMicros: LIMIT - REMAINING });
 
     // What the provider will report per answer: output within the max_tokens it was sent (as a real provider does).
-    const usages = Array.from({ length: REQUESTS }, () => ({ prompt_tokens: 40 + Math.floor(random() * 80), completion_tokens: 800 + Math.floor(random() * 1200) }));
+    const usages = Array.from({ length: REQUESTS }, () => ({
+      prompt_tokens: 40 + Math.floor(random() * 80),
+      completion_tokens: 800 + Math.floor(random() * 1200),
+    }));
     const maxActual = Math.max(...usages.map((u) => priceChat(MODEL, u.prompt_tokens, u.completion_tokens)));
-    const scenarios: Scenario[] = usages.map((usage, i) => ({ kind: 'stream', pieces: ['Answer ', String(i)], delayMs: Math.floor(random() * 10), usage }));
+    const scenarios: Scenario[] = usages.map((usage, i) => ({
+      kind: 'stream',
+      pieces: ['Answer ', String(i)],
+      delayMs: Math.floor(random() * 10),
+      usage,
+    }));
     sim.script(...scenarios);
     const requestsBefore = sim.requests.length;
 
@@ -63,10 +78,18 @@ for (const seed of [3, 2024, Date.now() % 100_000]) {
         const sse = i % 3 === 0;
         const res = await fetch(`${app.url}/api/v1/chat`, {
           method: 'POST',
-          headers: { ...bearer(owner.secret), 'content-type': 'application/json', ...(sse ? { accept: 'text/event-stream' } : {}) },
+          headers: {
+            ...bearer(owner.secret),
+            'content-type': 'application/json',
+            ...(sse ? { accept: 'text/event-stream' } : {}),
+          },
           body: JSON.stringify({ assistantId: assistant.id, message: `Question number ${i}?` }),
         });
-        if (res.status !== 200) return { status: res.status, body: (await res.json()) as { code: string; reason?: string; details?: { limitMicros?: number } } };
+        if (res.status !== 200)
+          return {
+            status: res.status,
+            body: (await res.json()) as { code: string; reason?: string; details?: { limitMicros?: number } },
+          };
         if (!sse) return { status: 200, messageId: ((await res.json()) as { messageId: string }).messageId };
         const events = parseSse(await res.text());
         const meta = events.find((e) => e.event === 'meta')?.data as { messageId: string } | undefined;
@@ -78,33 +101,60 @@ for (const seed of [3, 2024, Date.now() % 100_000]) {
     const refused = results.filter((r) => r.status !== 200);
     t.ok(answered.length > 0, `some requests fit (${answered.length} answered)`);
     t.ok(refused.length > 0, `the budget refused the rest (${refused.length} refused)`);
-    t.ok(answered.every((r) => typeof r.messageId === 'string'), 'every 200 is a complete answer (JSON, or SSE ending in meta and done)');
     t.ok(
-      refused.every((r) => r.status === 402 && r.body?.reason === 'usage_limit' && r.body.code === 'USAGE_LIMIT_REACHED' && r.body.details?.limitMicros === LIMIT),
+      answered.every((r) => typeof r.messageId === 'string'),
+      'every 200 is a complete answer (JSON, or SSE ending in meta and done)',
+    );
+    t.ok(
+      refused.every(
+        (r) =>
+          r.status === 402 &&
+          r.body?.reason === 'usage_limit' &&
+          r.body.code === 'USAGE_LIMIT_REACHED' &&
+          r.body.details?.limitMicros === LIMIT,
+      ),
       'every refusal is 402 usage_limit with the limit, for the owner',
     );
     t.equal(sim.requests.length - requestsBefore, answered.length, 'a refused request never reaches the provider');
 
     const balance = await balanceOf(sql, owner.accountId);
-    t.ok(balance!.consumedMicros <= LIMIT + maxActual, `spend ${balance!.consumedMicros} within the limit ${LIMIT} + one request (${maxActual})`);
+    t.ok(
+      balance!.consumedMicros <= LIMIT + maxActual,
+      `spend ${balance!.consumedMicros} within the limit ${LIMIT} + one request (${maxActual})`,
+    );
     t.equal(balance!.reservedMicros, 0, 'nothing left held');
     t.equal(balance!.requestCount, answered.length, 'each answered request is counted once; refused ones not at all');
 
-    const events = await sql<Array<{ reservationId: string; outcome: string; costMicros: number; inputTokens: number; outputTokens: number }>>`
+    const events = await sql<
+      Array<{ reservationId: string; outcome: string; costMicros: number; inputTokens: number; outputTokens: number }>
+    >`
       select reservation_id, outcome, cost_micros, input_tokens, output_tokens from usage_events
       where account_id = ${owner.accountId} and assistant_id = ${assistant.id} and kind = 'chat'`;
-    t.equal(events.length, answered.length, 'usage events == 200 answers: every admitted request settled, refused ones left no trace');
+    t.equal(
+      events.length,
+      answered.length,
+      'usage events == 200 answers: every admitted request settled, refused ones left no trace',
+    );
     t.equal(new Set(events.map((e) => e.reservationId)).size, events.length, 'one event per reservation');
-    t.ok(events.every((e) => e.outcome === 'settled'), 'every event is a settle');
+    t.ok(
+      events.every((e) => e.outcome === 'settled'),
+      'every event is a settle',
+    );
     t.ok(
       events.every((e) => e.costMicros === priceChat(MODEL, e.inputTokens, e.outputTokens)),
       'each event is priced from the tokens the provider reported',
     );
-    t.equal(balance!.consumedMicros, LIMIT - REMAINING + events.reduce((sum, e) => sum + e.costMicros, 0), 'spend is exactly the earlier spend plus the settled costs');
+    t.equal(
+      balance!.consumedMicros,
+      LIMIT - REMAINING + events.reduce((sum, e) => sum + e.costMicros, 0),
+      'spend is exactly the earlier spend plus the settled costs',
+    );
 
     // What the owner sees on each answer matches what was billed for it.
     const messageIds = answered.map((r) => r.messageId!);
-    const messages = await sql<Array<{ costMicros: number }>>`select cost_micros from messages where id in ${sql(messageIds)}`;
+    const messages = await sql<
+      Array<{ costMicros: number }>
+    >`select cost_micros from messages where id in ${sql(messageIds)}`;
     t.equal(messages.length, answered.length, 'every answer is stored');
     t.same(
       messages.map((m) => m.costMicros).sort((a, b) => a - b),
@@ -112,7 +162,9 @@ for (const seed of [3, 2024, Date.now() % 100_000]) {
       'the cost stored on each answer is the cost settled for it',
     );
 
-    const [open] = await sql<[{ n: number }]>`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and status = 'open'`;
+    const [open] = await sql<
+      [{ n: number }]
+    >`select count(*)::int8 as n from usage_reservations where account_id = ${owner.accountId} and status = 'open'`;
     t.equal(open.n, 0, 'no reservation left open');
   });
 }

@@ -16,10 +16,20 @@ let round = 0;
 for (const seed of seeds) {
   t.test(`100 concurrent requests near the budget (seed ${seed})`, async (t) => {
     const random = prng(seed);
-    const { accountId } = await createUser(sql, { email: `conc-${seed}-${++round}@example.test`, password: TEST_PASSWORD });
+    const { accountId } = await createUser(sql, {
+      email: `conc-${seed}-${++round}@example.test`,
+      password: TEST_PASSWORD,
+    });
     // Start close to the limit: only a handful of the 100 requests can fit.
     const alreadySpent = LIMIT - 40_000 - Math.floor(random() * 60_000);
-    const warmup = await meter.admit({ accountId, kind: 'chat', source: 'api', audience: 'owner', estimateMicros: alreadySpent, countsAsRequest: false });
+    const warmup = await meter.admit({
+      accountId,
+      kind: 'chat',
+      source: 'api',
+      audience: 'owner',
+      estimateMicros: alreadySpent,
+      countsAsRequest: false,
+    });
     await meter.settle(warmup, { actualMicros: alreadySpent });
 
     const plans = Array.from({ length: 100 }, () => {
@@ -45,7 +55,8 @@ for (const seed of seeds) {
             assistantId: 'asst_concurrency',
           });
         } catch (err) {
-          if (err instanceof AppError && (err.status === 402 || err.status === 403)) return { admitted: false as const, status: err.status, source: p.source };
+          if (err instanceof AppError && (err.status === 402 || err.status === 403))
+            return { admitted: false as const, status: err.status, source: p.source };
           throw err;
         }
         await new Promise((resolve) => setTimeout(resolve, p.delayMs));
@@ -55,7 +66,10 @@ for (const seed of seeds) {
           return { admitted: true as const, id: reservation.id!, cost: 0 };
         }
         // The settle is raced by a duplicate (a retried callback): exactly one may count.
-        const [a, b] = await Promise.all([meter.settle(reservation, { actualMicros: p.actual }), meter.settle(reservation, { actualMicros: p.actual })]);
+        const [a, b] = await Promise.all([
+          meter.settle(reservation, { actualMicros: p.actual }),
+          meter.settle(reservation, { actualMicros: p.actual }),
+        ]);
         t.equal([a.status, b.status].sort().join(','), 'duplicate,settled', 'one settle wins');
         return { admitted: true as const, id: reservation.id!, cost: p.actual };
       }),
@@ -78,11 +92,23 @@ for (const seed of seeds) {
       select reservation_id, count(*)::int8 as n, sum(cost_micros)::int8 as cost from usage_events
       where account_id = ${accountId} and assistant_id = 'asst_concurrency' group by reservation_id`;
     t.equal(events.length, admitted.length, 'every admitted request has an event, refused ones none');
-    t.ok(events.every((e) => e.n === 1), 'exactly one event per request');
+    t.ok(
+      events.every((e) => e.n === 1),
+      'exactly one event per request',
+    );
     const byId = new Map(events.map((e) => [e.reservationId, e.cost]));
-    t.ok(admitted.every((r) => r.admitted && byId.get(r.id) === r.cost), 'each event carries its request cost');
-    const [open] = await sql<[{ n: number }]>`select count(*)::int8 as n from usage_reservations where account_id = ${accountId} and status = 'open'`;
+    t.ok(
+      admitted.every((r) => r.admitted && byId.get(r.id) === r.cost),
+      'each event carries its request cost',
+    );
+    const [open] = await sql<
+      [{ n: number }]
+    >`select count(*)::int8 as n from usage_reservations where account_id = ${accountId} and status = 'open'`;
     t.equal(open?.n, 0, 'no reservation left open');
-    t.equal(balance!.requestCount, admitted.filter((r) => r.admitted && r.cost > 0).length, 'released requests are not counted');
+    t.equal(
+      balance!.requestCount,
+      admitted.filter((r) => r.admitted && r.cost > 0).length,
+      'released requests are not counted',
+    );
   });
 }

@@ -8,7 +8,8 @@ import { balanceOf, createTestMeter, ManualClock, refusalOf, setPlan } from '../
 const db = await createTestDatabase(t);
 const { sql } = db;
 let n = 0;
-const newAccount = async () => (await createUser(sql, { email: `meter-${++n}-${Date.now()}@example.test`, password: TEST_PASSWORD })).accountId;
+const newAccount = async () =>
+  (await createUser(sql, { email: `meter-${++n}-${Date.now()}@example.test`, password: TEST_PASSWORD })).accountId;
 
 const chat = (accountId: string, estimateMicros: number, extra: Record<string, unknown> = {}) => ({
   accountId,
@@ -21,10 +22,28 @@ const chat = (accountId: string, estimateMicros: number, extra: Record<string, u
 });
 
 t.test('seeded plan ladder', async (t) => {
-  const plans = await sql<Array<{ planCode: string; budgetMicros: number; maxAssistants: number; monthlyRequestCap: number; evalsEnabled: boolean; voiceMinutes: number; voiceConcurrentCalls: number }>>`
+  const plans = await sql<
+    Array<{
+      planCode: string;
+      budgetMicros: number;
+      maxAssistants: number;
+      monthlyRequestCap: number;
+      evalsEnabled: boolean;
+      voiceMinutes: number;
+      voiceConcurrentCalls: number;
+    }>
+  >`
     select * from plan_entitlements order by budget_micros`;
   t.same(
-    plans.map((p) => [p.planCode, p.budgetMicros, p.maxAssistants, p.monthlyRequestCap, p.evalsEnabled, p.voiceMinutes, p.voiceConcurrentCalls]),
+    plans.map((p) => [
+      p.planCode,
+      p.budgetMicros,
+      p.maxAssistants,
+      p.monthlyRequestCap,
+      p.evalsEnabled,
+      p.voiceMinutes,
+      p.voiceConcurrentCalls,
+    ]),
     [
       ['free', 1_000_000, 1, 75, false, 10, 1],
       ['starter', 12_000_000, 5, 2000, false, 120, 2],
@@ -38,7 +57,12 @@ t.test('enforce: reserve, settle exactly once, release gives the hold back', asy
   const accountId = await newAccount();
   const { meter } = createTestMeter(sql);
   const r = await meter.admit(chat(accountId, 5_000));
-  t.same(await balanceOf(sql, accountId), { ...(await balanceOf(sql, accountId)), reservedMicros: 5_000, consumedMicros: 0, requestCount: 1 });
+  t.same(await balanceOf(sql, accountId), {
+    ...(await balanceOf(sql, accountId)),
+    reservedMicros: 5_000,
+    consumedMicros: 0,
+    requestCount: 1,
+  });
   const first = await meter.settle(r, { model: 'gpt-4o-mini', inputTokens: 1000, outputTokens: 1000 });
   t.same(first, { status: 'settled', costMicros: 750 }, '1000 in + 1000 out of gpt-4o-mini = 750 micros');
   const again = await meter.settle(r, { actualMicros: 999 });
@@ -55,7 +79,9 @@ t.test('enforce: reserve, settle exactly once, release gives the hold back', asy
   b = await balanceOf(sql, accountId);
   t.equal(b?.reservedMicros, 0);
   t.equal(b?.requestCount, 1, 'a released request is not counted');
-  const events = await sql<Array<{ outcome: string; costMicros: number }>>`select outcome, cost_micros from usage_events where account_id = ${accountId} order by created_at, outcome`;
+  const events = await sql<
+    Array<{ outcome: string; costMicros: number }>
+  >`select outcome, cost_micros from usage_events where account_id = ${accountId} order by created_at, outcome`;
   t.same(events.map((e) => e.outcome).sort(), ['released', 'settled'], 'one event per request');
 });
 
@@ -86,7 +112,9 @@ t.test('enforce: request cap, evals entitlement, override and credit', async (t)
   const accountId = await newAccount();
   const { meter } = createTestMeter(sql);
   await sql`update usage_balances set request_count = 75 where account_id = ${accountId}`;
-  await meter.admit({ ...chat(accountId, 1), countsAsRequest: false }).then((r) => meter.settle(r, { actualMicros: 1 }));
+  await meter
+    .admit({ ...chat(accountId, 1), countsAsRequest: false })
+    .then((r) => meter.settle(r, { actualMicros: 1 }));
   await sql`update usage_balances set request_count = 75 where account_id = ${accountId}`;
   const capped = await refusalOf(meter.admit(chat(accountId, 1)));
   t.equal(capped.status, 402);
@@ -134,7 +162,9 @@ t.test('shadow records spend and never blocks; off writes nothing', async (t) =>
   t.ok(e.id, 'evals not in the plan are still admitted in shadow');
   const b = await balanceOf(sql, accountId);
   t.equal(b?.consumedMicros, 1_800_000, 'spend beyond the budget is recorded');
-  const [events] = await sql<[{ n: number }]>`select count(*)::int8 as n from usage_events where account_id = ${accountId} and mode = 'shadow'`;
+  const [events] = await sql<
+    [{ n: number }]
+  >`select count(*)::int8 as n from usage_events where account_id = ${accountId} and mode = 'shadow'`;
   t.equal(events?.n, 3);
 
   const quiet = await newAccount();
@@ -160,7 +190,11 @@ t.test('playground exemption: metered, never refused, not a request', async (t) 
   const b = await balanceOf(sql, accountId);
   t.equal(b?.consumedMicros, 1_500_000, 'still metered');
   t.equal(b?.requestCount, 0);
-  t.equal((await refusalOf(meter.admit(chat(accountId, 1)))).status, 402, 'api chat is refused after the playground spent the budget');
+  t.equal(
+    (await refusalOf(meter.admit(chat(accountId, 1)))).status,
+    402,
+    'api chat is refused after the playground spent the budget',
+  );
 });
 
 t.test('a crash between reserve and settle is healed by the sweeper; a late settle still counts', async (t) => {
@@ -170,7 +204,8 @@ t.test('a crash between reserve and settle is healed by the sweeper; a late sett
   const crashed = await meter.admit(chat(accountId, 900_000));
   t.equal((await refusalOf(meter.admit(chat(accountId, 200_000)))).status, 402, 'the crashed hold blocks');
   clock.advance(14 * 60_000);
-  const statusOf = async () => (await sql<[{ status: string }]>`select status from usage_reservations where id = ${crashed.id!}`)[0]?.status;
+  const statusOf = async () =>
+    (await sql<[{ status: string }]>`select status from usage_reservations where id = ${crashed.id!}`)[0]?.status;
   await sweepStaleReservations(meter);
   t.equal(await statusOf(), 'open', 'not stale yet');
   clock.advance(2 * 60_000);
@@ -203,7 +238,9 @@ t.test('periods roll monthly from the anchor with a fresh balance', async (t) =>
   t.equal((await refusalOf(meter.admit(chat(accountId, 1)))).status, 402);
   clock.set('2030-03-05T00:00:00Z');
   t.ok((await meter.admit(chat(accountId, 1))).id, 'a new period brings a new budget');
-  const [h] = await sql<[{ periodStart: Date; periodEnd: Date }]>`select period_start, period_end from hosting_accounts where account_id = ${accountId}`;
+  const [h] = await sql<
+    [{ periodStart: Date; periodEnd: Date }]
+  >`select period_start, period_end from hosting_accounts where account_id = ${accountId}`;
   t.equal(h?.periodStart.toISOString(), '2030-02-28T00:00:00.000Z');
   t.equal(h?.periodEnd.toISOString(), '2030-03-31T00:00:00.000Z', 'anchored on the 31st, not drifting to the 28th');
   const rows = await sql`select period_start from usage_balances where account_id = ${accountId}`;

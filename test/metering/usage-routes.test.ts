@@ -24,22 +24,67 @@ t.test('usage routes need a dashboard session; API keys are refused', async (t) 
 
 t.test('usage routes are not in the v1 OpenAPI document', async (t) => {
   const doc = (await (await fetch(`${app.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
-  const leaked = Object.keys(doc.paths).filter((p) => p.includes('/account/') || p.includes('/admin') || p.includes('webhooks'));
+  const leaked = Object.keys(doc.paths).filter(
+    (p) => p.includes('/account/') || p.includes('/admin') || p.includes('webhooks'),
+  );
   t.same(leaked, []);
 });
 
 t.test('summary, limits, by-assistant and recent show what was metered, for this account only', async (t) => {
   const { meter } = createTestMeter(sql);
-  const r1 = await meter.admit({ accountId: owner.accountId, kind: 'chat', source: 'api', audience: 'owner', estimateMicros: 50_000, assistantId: 'asst_one' });
+  const r1 = await meter.admit({
+    accountId: owner.accountId,
+    kind: 'chat',
+    source: 'api',
+    audience: 'owner',
+    estimateMicros: 50_000,
+    assistantId: 'asst_one',
+  });
   await meter.settle(r1, { model: 'gpt-4o-mini', inputTokens: 2_000, outputTokens: 500 });
-  const r2 = await meter.admit({ accountId: owner.accountId, kind: 'ingestion', source: 'dashboard', audience: 'owner', estimateMicros: 400, assistantId: 'asst_two' });
+  const r2 = await meter.admit({
+    accountId: owner.accountId,
+    kind: 'ingestion',
+    source: 'dashboard',
+    audience: 'owner',
+    estimateMicros: 400,
+    assistantId: 'asst_two',
+  });
   await meter.settle(r2, { actualMicros: 400, units: 20 });
-  await meter.admit({ accountId: owner.accountId, kind: 'chat', source: 'widget', audience: 'visitor', estimateMicros: 10_000, assistantId: 'asst_one' });
-  const grant = await reserveVoiceSeconds(meter, { accountId: owner.accountId, sessionId: 'vs_sum', source: 'api', audience: 'owner', first: true });
+  await meter.admit({
+    accountId: owner.accountId,
+    kind: 'chat',
+    source: 'widget',
+    audience: 'visitor',
+    estimateMicros: 10_000,
+    assistantId: 'asst_one',
+  });
+  const grant = await reserveVoiceSeconds(meter, {
+    accountId: owner.accountId,
+    sessionId: 'vs_sum',
+    source: 'api',
+    audience: 'owner',
+    first: true,
+  });
   await settleVoiceSeconds(meter, grant, 42);
-  const pg = await reserveVoiceSeconds(meter, { accountId: owner.accountId, sessionId: 'vs_pg', source: 'playground', audience: 'owner', first: true, requestedSeconds: 60 });
+  const pg = await reserveVoiceSeconds(meter, {
+    accountId: owner.accountId,
+    sessionId: 'vs_pg',
+    source: 'playground',
+    audience: 'owner',
+    first: true,
+    requestedSeconds: 60,
+  });
   await settleVoiceSeconds(meter, pg, 17);
-  await meter.settle(await meter.admit({ accountId: other.accountId, kind: 'chat', source: 'api', audience: 'owner', estimateMicros: 9_999 }), { actualMicros: 9_999 });
+  await meter.settle(
+    await meter.admit({
+      accountId: other.accountId,
+      kind: 'chat',
+      source: 'api',
+      audience: 'owner',
+      estimateMicros: 9_999,
+    }),
+    { actualMicros: 9_999 },
+  );
 
   const summary = (await (await get('/api/v1/account/usage/summary')).json()) as { summary: Record<string, unknown> };
   t.match(summary.summary, {
@@ -57,9 +102,19 @@ t.test('summary, limits, by-assistant and recent show what was metered, for this
   });
 
   const limits = (await (await get('/api/v1/account/usage/limits')).json()) as { limits: Record<string, unknown> };
-  t.match(limits.limits, { planCode: 'free', budgetMicros: 1_000_000, maxAssistants: 1, monthlyRequestCap: 75, evalsEnabled: false, voiceMinutes: 10, voiceConcurrentCalls: 1 });
+  t.match(limits.limits, {
+    planCode: 'free',
+    budgetMicros: 1_000_000,
+    maxAssistants: 1,
+    monthlyRequestCap: 75,
+    evalsEnabled: false,
+    voiceMinutes: 10,
+    voiceConcurrentCalls: 1,
+  });
 
-  const by = (await (await get('/api/v1/account/usage/by-assistant')).json()) as { assistants: Array<{ assistantId: string; costMicros: number; requestCount: number }> };
+  const by = (await (await get('/api/v1/account/usage/by-assistant')).json()) as {
+    assistants: Array<{ assistantId: string; costMicros: number; requestCount: number }>;
+  };
   t.same(
     by.assistants.filter((a) => a.assistantId !== null).map((a) => [a.assistantId, a.costMicros, a.requestCount]),
     [
@@ -68,9 +123,14 @@ t.test('summary, limits, by-assistant and recent show what was metered, for this
     ],
   );
 
-  const recent = (await (await get('/api/v1/account/usage/recent?limit=10')).json()) as { events: Array<{ kind: string; costMicros: number }> };
+  const recent = (await (await get('/api/v1/account/usage/recent?limit=10')).json()) as {
+    events: Array<{ kind: string; costMicros: number }>;
+  };
   t.equal(recent.events.length, 4, 'settled chat, ingestion and two voice grants; the open request has no event yet');
-  t.notOk(recent.events.some((e) => e.costMicros === 9_999), "another account's usage never shows");
+  t.notOk(
+    recent.events.some((e) => e.costMicros === 9_999),
+    "another account's usage never shows",
+  );
   const bad = await get('/api/v1/account/usage/recent?limit=0');
   t.equal(bad.status, 400);
   await bad.arrayBuffer();

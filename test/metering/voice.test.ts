@@ -7,7 +7,8 @@ import { balanceOf, createTestMeter, ManualClock, refusalOf, setPlan } from '../
 
 const { sql } = await createTestDatabase(t);
 let n = 0;
-const newAccount = async () => (await createUser(sql, { email: `voice-${++n}-${Date.now()}@example.test`, password: TEST_PASSWORD })).accountId;
+const newAccount = async () =>
+  (await createUser(sql, { email: `voice-${++n}-${Date.now()}@example.test`, password: TEST_PASSWORD })).accountId;
 
 const grantFor = (accountId: string, sessionId: string, extra: Record<string, unknown> = {}) => ({
   accountId,
@@ -33,7 +34,9 @@ t.test('voice minutes: partial grants and refusal below 30 s', async (t) => {
   t.equal(owner.status, 402);
   t.equal(owner.reason, 'voice_minutes_exhausted');
   t.match(owner.details, { voiceSecondsLimit: 600, voiceSecondsUsed: 590 });
-  const visitor = await refusalOf(reserveVoiceSeconds(meter, grantFor(accountId, 'vs_c', { source: 'widget', audience: 'visitor' })));
+  const visitor = await refusalOf(
+    reserveVoiceSeconds(meter, grantFor(accountId, 'vs_c', { source: 'widget', audience: 'visitor' })),
+  );
   t.equal(visitor.status, 403);
   t.equal(visitor.reason, 'voice_unavailable');
   t.equal(visitor.details, undefined);
@@ -50,29 +53,49 @@ t.test('concurrent calls per plan; renewals are not concurrency-checked', async 
   const second = await refusalOf(reserveVoiceSeconds(meter, grantFor(accountId, 'call_b', { requestedSeconds: 60 })));
   t.equal(second.status, 429);
   t.equal(second.reason, 'voice_concurrency_limit');
-  const visitor = await refusalOf(reserveVoiceSeconds(meter, grantFor(accountId, 'call_b', { audience: 'visitor', source: 'widget' })));
+  const visitor = await refusalOf(
+    reserveVoiceSeconds(meter, grantFor(accountId, 'call_b', { audience: 'visitor', source: 'widget' })),
+  );
   t.equal(visitor.status, 403, 'visitors: voice_unavailable, not the concurrency reason');
   t.equal(visitor.reason, 'voice_unavailable');
   await settleVoiceSeconds(meter, a, 60);
-  t.ok((await reserveVoiceSeconds(meter, grantFor(accountId, 'call_b', { requestedSeconds: 60 }))).id, 'a slot frees when the call ends');
+  t.ok(
+    (await reserveVoiceSeconds(meter, grantFor(accountId, 'call_b', { requestedSeconds: 60 }))).id,
+    'a slot frees when the call ends',
+  );
 
   await setPlan(sql, accountId, 'starter');
-  t.ok((await reserveVoiceSeconds(meter, grantFor(accountId, 'call_c', { requestedSeconds: 60 }))).id, 'starter allows 2');
-  t.equal((await refusalOf(reserveVoiceSeconds(meter, grantFor(accountId, 'call_d', { requestedSeconds: 60 })))).status, 429);
-  t.ok((await reserveVoiceSeconds(meter, grantFor(accountId, 'call_c', { first: false, requestedSeconds: 60 }))).id, 'a running call renews');
+  t.ok(
+    (await reserveVoiceSeconds(meter, grantFor(accountId, 'call_c', { requestedSeconds: 60 }))).id,
+    'starter allows 2',
+  );
+  t.equal(
+    (await refusalOf(reserveVoiceSeconds(meter, grantFor(accountId, 'call_d', { requestedSeconds: 60 })))).status,
+    429,
+  );
+  t.ok(
+    (await reserveVoiceSeconds(meter, grantFor(accountId, 'call_c', { first: false, requestedSeconds: 60 }))).id,
+    'a running call renews',
+  );
 });
 
 t.test('playground voice is not counted toward the minutes (VOICE_QUOTA_EXEMPT_PLAYGROUND)', async (t) => {
   const accountId = await newAccount();
   const { meter } = createTestMeter(sql);
-  const g = await reserveVoiceSeconds(meter, grantFor(accountId, 'pg_1', { source: 'playground', requestedSeconds: 300 }));
+  const g = await reserveVoiceSeconds(
+    meter,
+    grantFor(accountId, 'pg_1', { source: 'playground', requestedSeconds: 300 }),
+  );
   t.equal(g.quotaExempt, true);
   await settleVoiceSeconds(meter, g, 120);
   const b = await balanceOf(sql, accountId);
   t.equal(b?.playgroundVoiceSeconds, 120);
   t.equal(b?.voiceSecondsUsed, 0);
   const { meter: counted } = createTestMeter(sql, { config: { VOICE_QUOTA_EXEMPT_PLAYGROUND: false } });
-  const g2 = await reserveVoiceSeconds(counted, grantFor(accountId, 'pg_2', { source: 'playground', requestedSeconds: 100 }));
+  const g2 = await reserveVoiceSeconds(
+    counted,
+    grantFor(accountId, 'pg_2', { source: 'playground', requestedSeconds: 100 }),
+  );
   await settleVoiceSeconds(counted, g2, 100);
   t.equal((await balanceOf(sql, accountId))?.voiceSecondsUsed, 100, 'counted when the exemption is off');
 });

@@ -23,7 +23,12 @@ t.test('a key that spent its budget can still end its calls and keep heartbeats 
     if (res.status === 429) refused++;
   }
   t.ok(refused >= 2, `the per-key limit refuses ordinary requests (${refused} refused)`);
-  const mint = await post(app.url, '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, bearer(owner.secret));
+  const mint = await post(
+    app.url,
+    '/api/v1/voice/sessions',
+    { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+    bearer(owner.secret),
+  );
   t.equal(mint.status, 429, 'a new mint is refused: admission stays limited');
 
   for (const call of calls) {
@@ -42,7 +47,13 @@ t.test('a key that spent its budget can still end its calls and keep heartbeats 
   t.equal(again.status, 429, 'the ends did not refill or bypass the budget of other routes');
 });
 
-t.test('the exemption is a route flag, set where calls end or are supervised, and nowhere it would open admission', async (t) => {
-  const flagged = app.app.routes.filter((r) => r.rateLimitExempt === true).map((r) => `${r.method} ${r.path}`).sort();
-  t.same(flagged, ['POST /api/v1/voice/sessions/:sessionId/end', 'POST /api/v1/voice/sessions/:sessionId/heartbeat']);
-});
+t.test(
+  'the exemption is a route flag, set where calls end or are supervised, and nowhere it would open admission',
+  async (t) => {
+    const flagged = app.app.routes
+      .filter((r) => r.rateLimitExempt === true)
+      .map((r) => `${r.method} ${r.path}`)
+      .sort();
+    t.same(flagged, ['POST /api/v1/voice/sessions/:sessionId/end', 'POST /api/v1/voice/sessions/:sessionId/heartbeat']);
+  },
+);

@@ -20,7 +20,10 @@ for (const entry of ['index.ts', 'voice/index.ts']) {
     });
     t.same(result.errors, []);
     const inputs = Object.keys(result.metafile.inputs);
-    t.ok(inputs.every((file) => file.startsWith('sdk/src/') || file.includes('sdk/src/')), `only SDK sources are bundled: ${inputs.join(', ')}`);
+    t.ok(
+      inputs.every((file) => file.startsWith('sdk/src/') || file.includes('sdk/src/')),
+      `only SDK sources are bundled: ${inputs.join(', ')}`,
+    );
     const bytes = result.outputFiles[0]!.contents.length;
     t.ok(bytes > 0);
     t.comment(`${entry}: ${bytes} bytes minified`);

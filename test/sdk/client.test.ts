@@ -41,17 +41,29 @@ t.test('the typed client against a real Parley: CRUD, typed errors, chat streami
   const { app, owner } = await sharedApp();
   const parley = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
 
-  const { assistant: created } = await parley.POST('/api/v1/assistants', { body: { name: 'SDK assistant', instructions: 'Be brief.' } });
+  const { assistant: created } = await parley.POST('/api/v1/assistants', {
+    body: { name: 'SDK assistant', instructions: 'Be brief.' },
+  });
   t.equal(created.name, 'SDK assistant');
   t.match(created.publicId, /^asst_/);
-  const { assistant: fetched } = await parley.GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: created.id } } });
+  const { assistant: fetched } = await parley.GET('/api/v1/assistants/{assistantId}', {
+    params: { path: { assistantId: created.id } },
+  });
   t.equal(fetched.id, created.id);
-  const patched = await parley.PATCH('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: created.id } }, body: { name: 'Renamed' } });
+  const patched = await parley.PATCH('/api/v1/assistants/{assistantId}', {
+    params: { path: { assistantId: created.id } },
+    body: { name: 'Renamed' },
+  });
   t.equal(patched.assistant.name, 'Renamed');
   const list = await parley.GET('/api/v1/assistants');
-  t.ok(list.assistants.some((a) => a.id === created.id), 'the list has it');
+  t.ok(
+    list.assistants.some((a) => a.id === created.id),
+    'the list has it',
+  );
 
-  const missing = await parley.GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: 'asst_doesnotexist' } } }).catch((e: unknown) => e);
+  const missing = await parley
+    .GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: 'asst_doesnotexist' } } })
+    .catch((e: unknown) => e);
   t.ok(missing instanceof ParleyError, 'a 404 throws ParleyError');
   t.match(missing, { status: 404, code: /NOT_FOUND/, requestId: /.+/ });
 
@@ -68,13 +80,23 @@ t.test('the typed client against a real Parley: CRUD, typed errors, chat streami
   const answer = await parley.POST('/api/v1/chat', { body: { assistantId: created.publicId, message: 'Hello there' } });
   t.type(answer.answer, 'string');
   const events = [];
-  for await (const event of streamChat(parley, { assistantId: created.publicId, message: 'Hello again', conversationId: answer.conversationId })) events.push(event);
+  for await (const event of streamChat(parley, {
+    assistantId: created.publicId,
+    message: 'Hello again',
+    conversationId: answer.conversationId,
+  }))
+    events.push(event);
   t.ok(events.filter((e) => e.type === 'token').length > 0, 'tokens streamed');
   t.match(events.at(-2), { type: 'meta', conversationId: answer.conversationId, outcome: /answered|no_answer/ });
   t.match(events.at(-1), { type: 'done' });
 
   await parley.DELETE('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: created.id } } });
-  t.match(await parley.GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: created.id } } }).catch((e: unknown) => e), { status: 404 });
+  t.match(
+    await parley
+      .GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: created.id } } })
+      .catch((e: unknown) => e),
+    { status: 404 },
+  );
 });
 
 t.test('429 is thrown with retryAfterMs, or retried after Retry-After when asked to', async (t) => {
@@ -88,7 +110,11 @@ t.test('429 is thrown with retryAfterMs, or retried after Retry-After when asked
   t.match(refused, { status: 429, reason: undefined, isRateLimited: true });
   t.ok(refused.retryAfterMs! >= 1000, `Retry-After surfaced (${refused.retryAfterMs} ms)`);
 
-  const patient = createParleyClient({ baseUrl: app.url, apiKey: owner.secret, retry: { maxRetries: 3, maxDelayMs: 1000 } });
+  const patient = createParleyClient({
+    baseUrl: app.url,
+    apiKey: owner.secret,
+    retry: { maxRetries: 3, maxDelayMs: 1000 },
+  });
   const impatient = await patient.GET('/api/v1/assistants').catch((e: unknown) => e);
   t.match(impatient, { status: 429 }, 'a Retry-After above maxDelayMs is not waited for');
 
@@ -116,13 +142,28 @@ t.test('429 is thrown with retryAfterMs, or retried after Retry-After when asked
 t.test('retry: a 429 with Retry-After: 1 (heartbeat too frequent) is waited out and succeeds', async (t) => {
   const { app, owner } = await sharedApp();
   const parley = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
-  const { assistant } = await parley.POST('/api/v1/assistants', { body: { name: 'Voice', settings: { voice: { enabled: true } } } });
-  const minted = await parley.POST('/api/v1/voice/sessions', { body: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] } });
-  t.teardown(() => parley.POST('/api/v1/voice/sessions/{sessionId}/end', { params: { path: { sessionId: minted.sessionId } }, body: {} }).catch(() => undefined));
+  const { assistant } = await parley.POST('/api/v1/assistants', {
+    body: { name: 'Voice', settings: { voice: { enabled: true } } },
+  });
+  const minted = await parley.POST('/api/v1/voice/sessions', {
+    body: { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+  });
+  t.teardown(() =>
+    parley
+      .POST('/api/v1/voice/sessions/{sessionId}/end', { params: { path: { sessionId: minted.sessionId } }, body: {} })
+      .catch(() => undefined),
+  );
   const beat = (client: ParleyClient) =>
-    client.POST('/api/v1/voice/sessions/{sessionId}/heartbeat', { params: { path: { sessionId: minted.sessionId } }, body: { token: minted.controlToken } });
+    client.POST('/api/v1/voice/sessions/{sessionId}/heartbeat', {
+      params: { path: { sessionId: minted.sessionId } },
+      body: { token: minted.controlToken },
+    });
   t.match(await beat(parley), { status: 'healthy' });
-  t.match(await beat(parley).catch((e: unknown) => e), { status: 429, retryAfterMs: 1000 }, 'without retry the 429 is thrown');
+  t.match(
+    await beat(parley).catch((e: unknown) => e),
+    { status: 429, retryAfterMs: 1000 },
+    'without retry the 429 is thrown',
+  );
   const retrying = createParleyClient({ baseUrl: app.url, retry: true });
   t.match(await beat(retrying), { status: 'healthy' }, 'with retry it waits Retry-After and gets through');
 });

@@ -17,7 +17,10 @@ const README_SCOPES: Scope[] = ['chat', 'voice', 'assistants:read', 'assistants:
 
 t.test('README: SDK quickstart, then the voice example command', async (t) => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  t.ok(readme.includes(`key:create --email owner@example.com --scopes ${README_SCOPES.join(',')}`), 'the README grants these scopes');
+  t.ok(
+    readme.includes(`key:create --email owner@example.com --scopes ${README_SCOPES.join(',')}`),
+    'the README grants these scopes',
+  );
 
   const app = await startTestApp(t);
   const owner = await createOwner(app.database.sql, { scopes: README_SCOPES });
@@ -34,11 +37,19 @@ t.test('README: SDK quickstart, then the voice example command', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const example = fileURLToPath(new URL('../../examples/voice-client.ts', import.meta.url));
   const out = join(dir, 'answer.wav');
-  const run = await runScript(example, ['--base-url', app.url, '--assistant', result.assistant.publicId, '--out', out, '--tail-ms', '2500'], {
-    env: { PARLEY_API_KEY: owner.secret },
-  });
+  const run = await runScript(
+    example,
+    ['--base-url', app.url, '--assistant', result.assistant.publicId, '--out', out, '--tail-ms', '2500'],
+    {
+      env: { PARLEY_API_KEY: owner.secret },
+    },
+  );
   t.equal(run.code, 0, `the voice example exits 0 (${run.stderr.slice(-400)})`);
-  const summary = JSON.parse(run.stdout) as { endReason: unknown; assistantBytesHeard: number; transcripts: Array<{ role: string }> };
+  const summary = JSON.parse(run.stdout) as {
+    endReason: unknown;
+    assistantBytesHeard: number;
+    transcripts: Array<{ role: string }>;
+  };
   t.equal(summary.endReason, null, 'ended by the client');
   t.ok(summary.assistantBytesHeard > 0, 'the assistant was heard');
   t.ok(summary.transcripts.some((x) => x.role === 'assistant'));

@@ -14,10 +14,17 @@ export interface ScriptRun {
 export function runScript(
   file: string,
   args: string[],
-  options: { env?: Record<string, string>; timeoutMs?: number; watch?: (child: ChildProcess, stderr: string) => void } = {},
+  options: {
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    watch?: (child: ChildProcess, stderr: string) => void;
+  } = {},
 ): Promise<ScriptRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

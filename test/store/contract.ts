@@ -70,13 +70,17 @@ export function storeContract(t: Test, target: ContractTarget): void {
 
   t.test('lost races: exactly one of many concurrent compareAndSet wins', async (t) => {
     const store = await target.create(t);
-    const fromAbsent = await Promise.all(Array.from({ length: 50 }, (_, i) => store.compareAndSet('race', null, `w${i}`)));
+    const fromAbsent = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.compareAndSet('race', null, `w${i}`)),
+    );
     const winners = fromAbsent.flatMap((won, i) => (won ? [i] : []));
     t.equal(winners.length, 1, 'one winner from absent');
     t.equal(await store.get('race'), `w${winners[0]}`, 'the winner wrote the value');
 
     const current = `w${winners[0]}`;
-    const fromValue = await Promise.all(Array.from({ length: 50 }, (_, i) => store.compareAndSet('race', current, `v${i}`)));
+    const fromValue = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.compareAndSet('race', current, `v${i}`)),
+    );
     t.equal(fromValue.filter(Boolean).length, 1, 'one winner from a value');
   });
 
@@ -107,7 +111,11 @@ export function storeContract(t: Test, target: ContractTarget): void {
     t.equal(await store.increment('n', 5, 300), 5, 'after expiry it starts again');
 
     const values = await Promise.all(Array.from({ length: 50 }, () => store.increment('c', 1, 10_000)));
-    t.same([...values].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1), 'every value handed out once');
+    t.same(
+      [...values].sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+      'every value handed out once',
+    );
 
     await store.set('text', 'abc');
     await t.rejects(store.increment('text', 1, 1000), 'a non-integer value refuses');
@@ -129,8 +137,14 @@ export function storeContract(t: Test, target: ContractTarget): void {
     const refused = await store.rateLimit('rl', limit, periodMs);
     t.equal(refused.allowed, false, 'request limit+1 is refused');
     t.equal(refused.remaining, 0);
-    t.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= periodMs / limit, `retryAfterMs within one interval, got ${refused.retryAfterMs}`);
-    t.ok(refused.resetMs > periodMs - periodMs / limit && refused.resetMs <= periodMs, `resetMs ~ a full period, got ${refused.resetMs}`);
+    t.ok(
+      refused.retryAfterMs > 0 && refused.retryAfterMs <= periodMs / limit,
+      `retryAfterMs within one interval, got ${refused.retryAfterMs}`,
+    );
+    t.ok(
+      refused.resetMs > periodMs - periodMs / limit && refused.resetMs <= periodMs,
+      `resetMs ~ a full period, got ${refused.resetMs}`,
+    );
 
     if (target.exactClock) {
       await target.advance(refused.retryAfterMs - 1);
@@ -157,7 +171,7 @@ export function storeContract(t: Test, target: ContractTarget): void {
     const refreshed = await store.rateLimit('burst', 5, 500);
     t.equal(refreshed.allowed, true);
     t.equal(refreshed.remaining, 4, 'a full period later the bucket is full again');
-    t.equal(await store.ttlMs('burst') !== null, true, 'the bucket key expires on its own');
+    t.equal((await store.ttlMs('burst')) !== null, true, 'the bucket key expires on its own');
   });
 
   t.test('rateLimit: cost', async (t) => {

@@ -12,7 +12,10 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-async function contract(t: Test, make: () => Promise<{ publisher: SharedStore; subscriber: SharedStore; stranger: SharedStore }>) {
+async function contract(
+  t: Test,
+  make: () => Promise<{ publisher: SharedStore; subscriber: SharedStore; stranger: SharedStore }>,
+) {
   const { publisher, subscriber, stranger } = await make();
   const got: string[] = [];
   const strangerGot: string[] = [];

@@ -27,15 +27,26 @@ t.test('examples/voice-client.ts: a whole call from a WAV file to a WAV file', a
     tailMs: 1500,
   });
   t.equal(summary.framesSent, 80);
-  t.ok(summary.transcripts.some((x) => x.role === 'user'), 'the caller\'s words came back as transcripts');
-  t.ok(summary.transcripts.some((x) => x.role === 'assistant'), 'and the assistant\'s');
+  t.ok(
+    summary.transcripts.some((x) => x.role === 'user'),
+    "the caller's words came back as transcripts",
+  );
+  t.ok(
+    summary.transcripts.some((x) => x.role === 'assistant'),
+    "and the assistant's",
+  );
   t.ok(summary.assistantBytesHeard > 0, 'the assistant was heard');
   t.equal(summary.assistantBytesMuted, 0, 'the server never sent audio while the gate was closed');
   t.ok(summary.gateDecisions >= 2);
   t.equal(summary.endReason, null, 'ended by the client');
   t.type(summary.billableSeconds, 'number');
   const out = readFileSync(join(dir, 'out.wav'));
-  t.match(readWavHeader(out), { channels: 1, sampleRateHz: 24_000, bitsPerSample: 16, dataBytes: summary.assistantBytesHeard });
+  t.match(readWavHeader(out), {
+    channels: 1,
+    sampleRateHz: 24_000,
+    bitsPerSample: 16,
+    dataBytes: summary.assistantBytesHeard,
+  });
   t.comment(`schedule lag max ${summary.maxLagMs.toFixed(1)} ms`);
 
   const notWav = join(dir, 'stereo.wav');

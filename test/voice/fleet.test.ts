@@ -13,7 +13,10 @@ import { heartbeat, ownerWithVoice, post, startVoiceApp, voiceAssistant, waitFor
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 /** Another Parley instance of the same deployment as its own process (so it can really be killed). */
-async function startInstanceProcess(t: Test, env: Record<string, string>): Promise<{ url: string; kill: () => Promise<void> }> {
+async function startInstanceProcess(
+  t: Test,
+  env: Record<string, string>,
+): Promise<{ url: string; kill: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -26,11 +29,15 @@ async function startInstanceProcess(t: Test, env: Record<string, string>): Promi
     child.kill('SIGKILL');
     await exited;
   });
-  const port = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
-    const line = output.split('\n').find((l) => l.includes('"parley listening"'));
-    return line ? (JSON.parse(line) as { port: number }).port : undefined;
-  }, 'the second instance to listen', 60_000);
+  const port = await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
+      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    },
+    'the second instance to listen',
+    60_000,
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     kill: async () => {
@@ -40,76 +47,125 @@ async function startInstanceProcess(t: Test, env: Record<string, string>): Promi
   };
 }
 
-t.test('two instances, one Redis, one Postgres: 421 on the wrong one; a dead owner\'s sessions end lost, settled exactly once', async (t) => {
-  const settlements: Array<{ sessionId: string; finalized: boolean }> = [];
-  const quota: VoiceQuota = {
-    admit: async () => undefined,
-    extend: async () => true,
-    settle: async (r, _s, finalized) => void settlements.push({ sessionId: r.sessionId, finalized }),
-    release: async () => undefined,
-  };
-  // Instance B: in-process, sweeping for orphans every 500 ms.
-  const b = await startVoiceApp(t, { voice: { quota, orphanSweepEveryMs: 500 } });
-  // Instance A: its own process on the same database and Redis prefix, with the same SECRET_KEY.
-  const a = await startInstanceProcess(t, {
-    DATABASE_URL: b.database.url,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_KEY_PREFIX: b.redisPrefix,
-    SECRET_KEY: TEST_SECRET_KEY,
-    INSTANCE_ID: 'instance-a',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-fleet-')),
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-  });
-  const owner = await ownerWithVoice(b);
-  const assistant = await voiceAssistant(b, owner);
-  const mintOnA = async () => {
-    const res = await post(a.url, '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] }, bearer(owner.secret));
-    t.equal(res.status, 200, 'minted on A');
-    return res.body as Minted;
-  };
-  const asked = await mintOnA();
-  const unasked = await mintOnA();
+t.test(
+  "two instances, one Redis, one Postgres: 421 on the wrong one; a dead owner's sessions end lost, settled exactly once",
+  async (t) => {
+    const settlements: Array<{ sessionId: string; finalized: boolean }> = [];
+    const quota: VoiceQuota = {
+      admit: async () => undefined,
+      extend: async () => true,
+      settle: async (r, _s, finalized) => void settlements.push({ sessionId: r.sessionId, finalized }),
+      release: async () => undefined,
+    };
+    // Instance B: in-process, sweeping for orphans every 500 ms.
+    const b = await startVoiceApp(t, { voice: { quota, orphanSweepEveryMs: 500 } });
+    // Instance A: its own process on the same database and Redis prefix, with the same SECRET_KEY.
+    const a = await startInstanceProcess(t, {
+      DATABASE_URL: b.database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: b.redisPrefix,
+      SECRET_KEY: TEST_SECRET_KEY,
+      INSTANCE_ID: 'instance-a',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-fleet-')),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    const owner = await ownerWithVoice(b);
+    const assistant = await voiceAssistant(b, owner);
+    const mintOnA = async () => {
+      const res = await post(
+        a.url,
+        '/api/v1/voice/sessions',
+        { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'] },
+        bearer(owner.secret),
+      );
+      t.equal(res.status, 200, 'minted on A');
+      return res.body as Minted;
+    };
+    const asked = await mintOnA();
+    const unasked = await mintOnA();
 
-  t.same((await post(a.url, `/api/v1/voice/sessions/${asked.sessionId}/heartbeat`, { token: asked.controlToken })).body, { status: 'healthy', nextHeartbeatMs: 5000 }, 'the owner answers');
-  const wrong = await heartbeat(b, asked);
-  t.equal(wrong.status, 421, 'a heartbeat that reached B is misrouted');
-  t.equal(wrong.body.reason, 'misrouted');
-  t.equal(wrong.body.details.instanceId, 'instance-a', 'the record says where the session lives');
-  t.equal(wrong.headers.get('x-parley-instance'), 'instance-a');
-  t.equal((await post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/gate`, { token: asked.controlToken })).status, 421, 'gate too');
-  t.equal((await post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret))).status, 421, 'end too');
+    t.same(
+      (await post(a.url, `/api/v1/voice/sessions/${asked.sessionId}/heartbeat`, { token: asked.controlToken })).body,
+      { status: 'healthy', nextHeartbeatMs: 5000 },
+      'the owner answers',
+    );
+    const wrong = await heartbeat(b, asked);
+    t.equal(wrong.status, 421, 'a heartbeat that reached B is misrouted');
+    t.equal(wrong.body.reason, 'misrouted');
+    t.equal(wrong.body.details.instanceId, 'instance-a', 'the record says where the session lives');
+    t.equal(wrong.headers.get('x-parley-instance'), 'instance-a');
+    t.equal(
+      (await post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/gate`, { token: asked.controlToken })).status,
+      421,
+      'gate too',
+    );
+    t.equal(
+      (await post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret))).status,
+      421,
+      'end too',
+    );
 
-  await a.kill();
-  // Until the record expires (15 s after A's last renewal) B still points callers at A; then the session is lost.
-  const lost = await waitFor(async () => {
-    const res = await heartbeat(b, asked);
-    return res.status === 200 ? res.body : undefined;
-  }, 'the record to expire', 30_000);
-  t.same(lost, { status: 'lost', nextHeartbeatMs: 5000, endReason: 'control_lost' });
+    await a.kill();
+    // Until the record expires (15 s after A's last renewal) B still points callers at A; then the session is lost.
+    const lost = await waitFor(
+      async () => {
+        const res = await heartbeat(b, asked);
+        return res.status === 200 ? res.body : undefined;
+      },
+      'the record to expire',
+      30_000,
+    );
+    t.same(lost, { status: 'lost', nextHeartbeatMs: 5000, endReason: 'control_lost' });
 
-  // Many callers at once, and the sweeper: still one settlement.
-  const answers = await Promise.all([
-    heartbeat(b, asked),
-    heartbeat(b, asked),
-    post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret)),
-    post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret)),
-  ]);
-  t.ok(answers.every((r) => r.status === 200), 'everyone gets an answer');
-  t.match(answers[2]!.body, { sessionId: asked.sessionId, status: 'lost', endReason: 'control_lost', usageFinalized: false });
-  t.same(answers[3]!.body, answers[2]!.body, 'the same final answer');
+    // Many callers at once, and the sweeper: still one settlement.
+    const answers = await Promise.all([
+      heartbeat(b, asked),
+      heartbeat(b, asked),
+      post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret)),
+      post(b.url, `/api/v1/voice/sessions/${asked.sessionId}/end`, {}, bearer(owner.secret)),
+    ]);
+    t.ok(
+      answers.every((r) => r.status === 200),
+      'everyone gets an answer',
+    );
+    t.match(answers[2]!.body, {
+      sessionId: asked.sessionId,
+      status: 'lost',
+      endReason: 'control_lost',
+      usageFinalized: false,
+    });
+    t.same(answers[3]!.body, answers[2]!.body, 'the same final answer');
 
-  // Nobody asked about the other session: B's sweep finds it.
-  await waitFor(async () => {
-    const [row] = await b.database.sql`select state from voice_sessions where id = ${unasked.sessionId}`;
-    return row!.state === 'lost';
-  }, 'the sweep to settle the unasked session', 10_000);
-  t.same((await heartbeat(b, unasked)).body, { status: 'lost', nextHeartbeatMs: 5000, endReason: 'control_lost' });
+    // Nobody asked about the other session: B's sweep finds it.
+    await waitFor(
+      async () => {
+        const [row] = await b.database.sql`select state from voice_sessions where id = ${unasked.sessionId}`;
+        return row!.state === 'lost';
+      },
+      'the sweep to settle the unasked session',
+      10_000,
+    );
+    t.same((await heartbeat(b, unasked)).body, { status: 'lost', nextHeartbeatMs: 5000, endReason: 'control_lost' });
 
-  const rows = await b.database.sql`
+    const rows = await b.database.sql`
     select id, state, end_reason, ended_by, owner_generation from voice_sessions where id in (${asked.sessionId}, ${unasked.sessionId}) order by id`;
-  for (const row of rows) t.match(row, { state: 'lost', endReason: 'control_lost', endedBy: 'reaper', ownerGeneration: 2 }, 'settled once (one generation bump)');
-  t.equal(settlements.filter((s) => s.sessionId === asked.sessionId).length, 1, 'the asked session was settled exactly once');
-  t.equal(settlements.filter((s) => s.sessionId === unasked.sessionId).length, 1, 'the swept session was settled exactly once');
-});
+    for (const row of rows)
+      t.match(
+        row,
+        { state: 'lost', endReason: 'control_lost', endedBy: 'reaper', ownerGeneration: 2 },
+        'settled once (one generation bump)',
+      );
+    t.equal(
+      settlements.filter((s) => s.sessionId === asked.sessionId).length,
+      1,
+      'the asked session was settled exactly once',
+    );
+    t.equal(
+      settlements.filter((s) => s.sessionId === unasked.sessionId).length,
+      1,
+      'the swept session was settled exactly once',
+    );
+  },
+);

@@ -1,47 +1,73 @@
 import t from 'tap';
 import {
-  endWithKey, live, mintWithKey, ndjsonReader, openGate, ownerWithVoice, post, speak, startVoiceApp, voiceAssistant, waitFor,
+  endWithKey,
+  live,
+  mintWithKey,
+  ndjsonReader,
+  openGate,
+  ownerWithVoice,
+  post,
+  speak,
+  startVoiceApp,
+  voiceAssistant,
+  waitFor,
 } from './helpers.js';
 
-t.test('gate stream: current decision first, speech closes it, a reply opens it, keepalive, end line, then the stream closes', async (t) => {
-  const app = await startVoiceApp(t);
-  const owner = await ownerWithVoice(app);
-  const minted = await mintWithKey(app, owner, await voiceAssistant(app, owner), { capabilities: ['playback_gate'] });
-  const res = await openGate(app, minted);
-  t.equal(res.status, 200);
-  t.match(res.headers.get('content-type'), /application\/x-ndjson/);
-  const lines = ndjsonReader(res);
-  t.same(await lines.next(), { type: 'gate', seq: 0, state: 'closed', reason: 'start', inputEndMs: null }, 'closed at start');
+t.test(
+  'gate stream: current decision first, speech closes it, a reply opens it, keepalive, end line, then the stream closes',
+  async (t) => {
+    const app = await startVoiceApp(t);
+    const owner = await ownerWithVoice(app);
+    const minted = await mintWithKey(app, owner, await voiceAssistant(app, owner), { capabilities: ['playback_gate'] });
+    const res = await openGate(app, minted);
+    t.equal(res.status, 200);
+    t.match(res.headers.get('content-type'), /application\/x-ndjson/);
+    const lines = ndjsonReader(res);
+    t.same(
+      await lines.next(),
+      { type: 'gate', seq: 0, state: 'closed', reason: 'start', inputEndMs: null },
+      'closed at start',
+    );
 
-  const session = live(app, minted.sessionId);
-  speak(session, 2);
-  const speaking = await lines.next();
-  t.match(speaking, { type: 'gate', seq: 1, state: 'closed', reason: 'user_speaking' }, 'visitor speech closes the gate');
-  t.type(speaking.inputEndMs, 'number');
-  let line = await lines.next();
-  while (line.reason === 'user_speaking') {
-    t.ok(line.inputEndMs >= speaking.inputEndMs, 'inputEndMs moves forward while the visitor speaks');
-    line = await lines.next();
-  }
-  t.match(line, { type: 'gate', state: 'open', reason: 'social' }, 'the model\'s reply (no delegation) opens the gate');
+    const session = live(app, minted.sessionId);
+    speak(session, 2);
+    const speaking = await lines.next();
+    t.match(
+      speaking,
+      { type: 'gate', seq: 1, state: 'closed', reason: 'user_speaking' },
+      'visitor speech closes the gate',
+    );
+    t.type(speaking.inputEndMs, 'number');
+    let line = await lines.next();
+    while (line.reason === 'user_speaking') {
+      t.ok(line.inputEndMs >= speaking.inputEndMs, 'inputEndMs moves forward while the visitor speaks');
+      line = await lines.next();
+    }
+    t.match(
+      line,
+      { type: 'gate', state: 'open', reason: 'social' },
+      "the model's reply (no delegation) opens the gate",
+    );
 
-  app.clock.advance(10_000);
-  t.same(await lines.next(), { type: 'keepalive' }, 'a keepalive after 10 s without a decision');
+    app.clock.advance(10_000);
+    t.same(await lines.next(), { type: 'keepalive' }, 'a keepalive after 10 s without a decision');
 
-  const end = await endWithKey(app, owner, minted.sessionId);
-  t.equal(end.body.endReason, null);
-  t.same(await lines.next(), { type: 'end', endReason: null }, 'the end line');
-  t.equal(await lines.next(), null, 'then the stream closes');
+    const end = await endWithKey(app, owner, minted.sessionId);
+    t.equal(end.body.endReason, null);
+    t.same(await lines.next(), { type: 'end', endReason: null }, 'the end line');
+    t.equal(await lines.next(), null, 'then the stream closes');
 
-  // The transcript became conversation messages, next to chat conversations.
-  const messages = await app.database.sql`
+    // The transcript became conversation messages, next to chat conversations.
+    const messages = await app.database.sql`
     select role, content from messages where conversation_id = ${minted.conversationId} order by created_at, id`;
-  t.ok(messages.length >= 2, 'user and assistant turns stored');
-  t.equal(messages[0]!.role, 'user');
-  t.ok(messages.some((m) => m.role === 'assistant'));
-  const [conversation] = await app.database.sql`select source, message_count from conversations where id = ${minted.conversationId}`;
-  t.match(conversation, { source: 'api', messageCount: messages.length });
-});
+    t.ok(messages.length >= 2, 'user and assistant turns stored');
+    t.equal(messages[0]!.role, 'user');
+    t.ok(messages.some((m) => m.role === 'assistant'));
+    const [conversation] = await app.database
+      .sql`select source, message_count from conversations where id = ${minted.conversationId}`;
+    t.match(conversation, { source: 'api', messageCount: messages.length });
+  },
+);
 
 t.test('at most 4 gate streams per session; a reader that leaves frees its slot', async (t) => {
   const app = await startVoiceApp(t);

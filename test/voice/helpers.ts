@@ -35,23 +35,43 @@ export async function voiceAssistant(
   owner: TestOwner,
   options: { instructions?: string; voice?: AssistantSettingsPatch['voice']; settings?: AssistantSettingsPatch } = {},
 ): Promise<Assistant> {
-  return createAssistant(app.database.sql, { accountId: owner.accountId }, {
-    name: 'Voice helper',
-    instructions: options.instructions ?? 'Be brief.',
-    settings: {
-      allowedDomains: [ORIGIN],
-      ...options.settings,
-      voice: { enabled: true, recording: 'off', requireConsent: false, maxDurationSeconds: 900, idleTimeoutSeconds: 600, ...options.voice },
+  return createAssistant(
+    app.database.sql,
+    { accountId: owner.accountId },
+    {
+      name: 'Voice helper',
+      instructions: options.instructions ?? 'Be brief.',
+      settings: {
+        allowedDomains: [ORIGIN],
+        ...options.settings,
+        voice: {
+          enabled: true,
+          recording: 'off',
+          requireConsent: false,
+          maxDurationSeconds: 900,
+          idleTimeoutSeconds: 600,
+          ...options.voice,
+        },
+      },
     },
-  });
+  );
 }
 
 export async function ownerWithVoice(app: TestApp): Promise<TestOwner> {
   return createOwner(app.database.sql);
 }
 
-export async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export async function post(
+  url: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
 }
@@ -64,8 +84,18 @@ export interface Minted {
   [key: string]: unknown;
 }
 
-export async function mintWithKey(app: TestApp, owner: TestOwner, assistant: Assistant, extra: Record<string, unknown> = {}): Promise<Minted> {
-  const res = await post(app.url, '/api/v1/voice/sessions', { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'], ...extra }, bearer(owner.secret));
+export async function mintWithKey(
+  app: TestApp,
+  owner: TestOwner,
+  assistant: Assistant,
+  extra: Record<string, unknown> = {},
+): Promise<Minted> {
+  const res = await post(
+    app.url,
+    '/api/v1/voice/sessions',
+    { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'], ...extra },
+    bearer(owner.secret),
+  );
   if (res.status !== 200) throw new Error(`mint failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as Minted;
 }
@@ -74,7 +104,13 @@ export async function mintAsWidget(app: TestApp, assistant: Assistant, extra: Re
   return post(
     app.url,
     '/api/v1/voice/sessions',
-    { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'], recordingConsent: true, visitorId: 'visitor-0001', ...extra },
+    {
+      assistantId: assistant.publicId,
+      capabilities: ['heartbeat', 'playback_gate'],
+      recordingConsent: true,
+      visitorId: 'visitor-0001',
+      ...extra,
+    },
     { origin: ORIGIN },
   );
 }

@@ -33,7 +33,9 @@ export function openMedia(url: string): Promise<MediaClient> {
     const events: MediaEvent[] = [];
     const waiters: Array<{ pred: (e: any) => boolean; resolve: (e: any) => void }> = [];
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      const event: MediaEvent = isBinary ? { kind: 'binary', data } : { kind: 'text', data, json: JSON.parse(data.toString('utf8')) };
+      const event: MediaEvent = isBinary
+        ? { kind: 'binary', data }
+        : { kind: 'text', data, json: JSON.parse(data.toString('utf8')) };
       events.push(event);
       if (event.json !== undefined) {
         for (const w of [...waiters]) {
@@ -44,11 +46,21 @@ export function openMedia(url: string): Promise<MediaClient> {
         }
       }
     });
-    const closed = new Promise<{ code: number; reason: string }>((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((res) =>
+      ws.once('close', (code, reason) => res({ code, reason: reason.toString() })),
+    );
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, headers: res.headers, body: body ? JSON.parse(body) : undefined })));
+      res.on('end', () =>
+        reject(
+          Object.assign(new Error(`upgrade refused: ${res.statusCode}`), {
+            status: res.statusCode,
+            headers: res.headers,
+            body: body ? JSON.parse(body) : undefined,
+          }),
+        ),
+      );
     });
     ws.once('error', (err) => reject(err));
     ws.once('open', () =>
@@ -56,7 +68,8 @@ export function openMedia(url: string): Promise<MediaClient> {
         ws,
         events,
         closed,
-        texts: (type) => events.filter((e) => e.json !== undefined && (type === undefined || e.json.type === type)).map((e) => e.json),
+        texts: (type) =>
+          events.filter((e) => e.json !== undefined && (type === undefined || e.json.type === type)).map((e) => e.json),
         binaryBytes: () => events.filter((e) => e.kind === 'binary').reduce((n, e) => n + e.data.length, 0),
         send: (pcm) => ws.send(pcm, { binary: true }),
         sendText: (text) => ws.send(text, { binary: false }),

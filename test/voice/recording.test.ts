@@ -14,23 +14,26 @@ const pcm = (value: number, bytes = 960) => {
   return b;
 };
 
-t.test('a track follows the call\'s timeline: gaps become silence, jitter does not, early audio is appended', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-track-'));
-  const track = new TrackWriter(join(dir, 'a.pcm'), 0);
-  track.write(pcm(1), 0);
-  track.write(pcm(2), 45); // 25 ms late: within the 100 ms slack, no gap
-  track.write(pcm(3), 1000); // a second later: silence up to 1000 ms, then the audio
-  track.write(pcm(4), 1000); // early (faster than real time): appended
-  await track.close();
-  const data = readFileSync(join(dir, 'a.pcm'));
-  t.equal(data.length, 48_000 + 2 * 960, 'one second on the timeline, then two frames');
-  t.equal(data.readInt16LE(0), 1);
-  t.equal(data.readInt16LE(960), 2);
-  t.equal(data.readInt16LE(1920), 0, 'silence in the gap');
-  t.equal(data.readInt16LE(48_000), 3);
-  t.equal(data.readInt16LE(48_960), 4);
-  t.equal(track.bytes, data.length);
-});
+t.test(
+  "a track follows the call's timeline: gaps become silence, jitter does not, early audio is appended",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-track-'));
+    const track = new TrackWriter(join(dir, 'a.pcm'), 0);
+    track.write(pcm(1), 0);
+    track.write(pcm(2), 45); // 25 ms late: within the 100 ms slack, no gap
+    track.write(pcm(3), 1000); // a second later: silence up to 1000 ms, then the audio
+    track.write(pcm(4), 1000); // early (faster than real time): appended
+    await track.close();
+    const data = readFileSync(join(dir, 'a.pcm'));
+    t.equal(data.length, 48_000 + 2 * 960, 'one second on the timeline, then two frames');
+    t.equal(data.readInt16LE(0), 1);
+    t.equal(data.readInt16LE(960), 2);
+    t.equal(data.readInt16LE(1920), 0, 'silence in the gap');
+    t.equal(data.readInt16LE(48_000), 3);
+    t.equal(data.readInt16LE(48_960), 4);
+    t.equal(track.bytes, data.length);
+  },
+);
 
 t.test('a track batches writes and survives more than one chunk', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-track-'));
@@ -45,7 +48,12 @@ t.test('a track batches writes and survives more than one chunk', async (t) => {
 t.test('the recorder builds one two-channel WAV (left caller, right assistant) and removes its parts', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-rec-'));
   let now = 0;
-  const paths = { wav: join(dir, 'vs_x.wav'), caller: join(dir, 'c.pcm'), assistant: join(dir, 'a.pcm'), building: join(dir, 'vs_x.wav.part') };
+  const paths = {
+    wav: join(dir, 'vs_x.wav'),
+    caller: join(dir, 'c.pcm'),
+    assistant: join(dir, 'a.pcm'),
+    building: join(dir, 'vs_x.wav.part'),
+  };
   const recorder = new CallRecorder('vs_x', paths, () => now);
   for (let i = 0; i < 50; i++) {
     now = i * 20;

@@ -95,7 +95,13 @@ class FakeLink implements RelayLink {
   gate(state: 'open' | 'closed') {
     this.gateOpen = state === 'open';
     this.gateSeq++;
-    const decision: GateDecision = { type: 'gate', seq: this.gateSeq, state, reason: state === 'open' ? 'social' : 'user_speaking', inputEndMs: null };
+    const decision: GateDecision = {
+      type: 'gate',
+      seq: this.gateSeq,
+      state,
+      reason: state === 'open' ? 'social' : 'user_speaking',
+      inputEndMs: null,
+    };
     this.listener?.onGate?.(decision);
   }
 }
@@ -119,32 +125,39 @@ t.test('open: attaches to the session and tells the caller the state', async (t)
   t.same(socket.text, [{ type: 'state', link: 'connected', gate: 'closed', gateSeq: 0, muted: false }]);
 });
 
-t.test('caller audio goes to the provider as is; bad frames are refused, counted and told (at most once a second)', async (t) => {
-  const { socket, link, relay, clock } = setup();
-  relay.onMessage(ab(frame(7)), true);
-  relay.onMessage(ab(frame(8, 1920)), true);
-  t.equal(link.sent.length, 2);
-  t.same(link.sent[0], frame(7), 'the same PCM bytes reach the provider link');
-  t.equal(relay.stats.callerBytes, 2880);
+t.test(
+  'caller audio goes to the provider as is; bad frames are refused, counted and told (at most once a second)',
+  async (t) => {
+    const { socket, link, relay, clock } = setup();
+    relay.onMessage(ab(frame(7)), true);
+    relay.onMessage(ab(frame(8, 1920)), true);
+    t.equal(link.sent.length, 2);
+    t.same(link.sent[0], frame(7), 'the same PCM bytes reach the provider link');
+    t.equal(relay.stats.callerBytes, 2880);
 
-  relay.onMessage(ab(frame(1, 961)), true);
-  relay.onMessage(ab(frame(1, 961)), true);
-  relay.onMessage(ab(frame(1, 24_002)), true);
-  t.equal(link.sent.length, 2, 'odd-length and oversized frames never reach the provider');
-  t.equal(relay.stats.callerFramesRefused, 3);
-  const notices = socket.text.filter((e) => e.notice === 'frame_refused');
-  t.same(notices, [{ type: 'state', notice: 'frame_refused', why: 'not_whole_samples', bytes: 961, maxFrameBytes: 24_000 }], 'one notice within the second');
-  clock.advance(1000);
-  relay.onMessage(ab(frame(1, 30_000)), true);
-  t.match(socket.text.at(-1), { notice: 'frame_refused', why: 'too_large', bytes: 30_000 });
+    relay.onMessage(ab(frame(1, 961)), true);
+    relay.onMessage(ab(frame(1, 961)), true);
+    relay.onMessage(ab(frame(1, 24_002)), true);
+    t.equal(link.sent.length, 2, 'odd-length and oversized frames never reach the provider');
+    t.equal(relay.stats.callerFramesRefused, 3);
+    const notices = socket.text.filter((e) => e.notice === 'frame_refused');
+    t.same(
+      notices,
+      [{ type: 'state', notice: 'frame_refused', why: 'not_whole_samples', bytes: 961, maxFrameBytes: 24_000 }],
+      'one notice within the second',
+    );
+    clock.advance(1000);
+    relay.onMessage(ab(frame(1, 30_000)), true);
+    t.match(socket.text.at(-1), { notice: 'frame_refused', why: 'too_large', bytes: 30_000 });
 
-  relay.onMessage(new ArrayBuffer(0), true);
-  t.equal(relay.stats.callerFrames, 2, 'an empty frame is ignored');
+    relay.onMessage(new ArrayBuffer(0), true);
+    t.equal(relay.stats.callerFrames, 2, 'an empty frame is ignored');
 
-  link.accept = false;
-  relay.onMessage(ab(frame(9)), true);
-  t.equal(relay.stats.callerFramesRefusedByLink, 1, 'a frame the provider link refused (reconnecting) is counted');
-});
+    link.accept = false;
+    relay.onMessage(ab(frame(9)), true);
+    t.equal(relay.stats.callerFramesRefusedByLink, 1, 'a frame the provider link refused (reconnecting) is counted');
+  },
+);
 
 t.test('caller text: only mute/unmute act; everything else is dropped and counted, never forwarded', async (t) => {
   const { socket, link, relay, clock } = setup();
@@ -156,7 +169,8 @@ t.test('caller text: only mute/unmute act; everything else is dropped and counte
     '[1,2]',
     'null',
     JSON.stringify({ type: 'mute', pad: 'x'.repeat(300) }),
-  ]) relay.onMessage(text(junk), false);
+  ])
+    relay.onMessage(text(junk), false);
   t.equal(relay.stats.callerTextDropped, 7);
   t.same(link.controls, []);
   t.same(link.sent, [], 'no text frame ever becomes provider audio or a control event');
@@ -178,71 +192,93 @@ t.test('caller text: only mute/unmute act; everything else is dropped and counte
   t.equal(link.controls.length, before + 1, 'a new second, a new allowance');
 });
 
-t.test('assistant audio is withheld while the gate is closed; captions too; the caller sees gate changes', async (t) => {
-  const { socket, link, relay } = setup();
-  link.output(frame(1));
-  link.listener!.onOutputTranscript!({ text: 'hidden', startMs: 0, endMs: 240 } satisfies VoiceTranscriptDelta);
-  t.equal(socket.binary.length, 0, 'nothing reaches the caller while closed');
-  t.equal(relay.stats.assistantWithheldChunks, 1);
-  t.equal(relay.stats.transcriptsWithheld, 1);
+t.test(
+  'assistant audio is withheld while the gate is closed; captions too; the caller sees gate changes',
+  async (t) => {
+    const { socket, link, relay } = setup();
+    link.output(frame(1));
+    link.listener!.onOutputTranscript!({ text: 'hidden', startMs: 0, endMs: 240 } satisfies VoiceTranscriptDelta);
+    t.equal(socket.binary.length, 0, 'nothing reaches the caller while closed');
+    t.equal(relay.stats.assistantWithheldChunks, 1);
+    t.equal(relay.stats.transcriptsWithheld, 1);
 
-  link.gate('open');
-  t.match(socket.text.at(-1), { type: 'state', gate: 'open', gateSeq: 1 });
-  link.output(frame(2));
-  link.listener!.onOutputTranscript!({ text: 'hello', startMs: 240, endMs: 480 });
-  link.listener!.onInputTranscript!({ text: 'hi', startMs: 0, endMs: 400 });
-  t.same(socket.binary, [frame(2)]);
-  t.same(socket.events('transcript'), [
-    { type: 'transcript', role: 'assistant', text: 'hello', startMs: 240, endMs: 480 },
-    { type: 'transcript', role: 'user', text: 'hi', startMs: 0, endMs: 400 },
-  ]);
-  link.gate('closed');
-  link.output(frame(3));
-  t.equal(socket.binary.length, 1, 'closed again: withheld again');
+    link.gate('open');
+    t.match(socket.text.at(-1), { type: 'state', gate: 'open', gateSeq: 1 });
+    link.output(frame(2));
+    link.listener!.onOutputTranscript!({ text: 'hello', startMs: 240, endMs: 480 });
+    link.listener!.onInputTranscript!({ text: 'hi', startMs: 0, endMs: 400 });
+    t.same(socket.binary, [frame(2)]);
+    t.same(socket.events('transcript'), [
+      { type: 'transcript', role: 'assistant', text: 'hello', startMs: 240, endMs: 480 },
+      { type: 'transcript', role: 'user', text: 'hi', startMs: 0, endMs: 400 },
+    ]);
+    link.gate('closed');
+    link.output(frame(3));
+    t.equal(socket.binary.length, 1, 'closed again: withheld again');
 
-  link.linkState = 'reconnecting';
-  link.listener!.onLinkState!('reconnecting');
-  t.match(socket.text.at(-1), { type: 'state', link: 'reconnecting', gate: 'closed' });
-});
+    link.linkState = 'reconnecting';
+    link.listener!.onLinkState!('reconnecting');
+    t.match(socket.text.at(-1), { type: 'state', link: 'reconnecting', gate: 'closed' });
+  },
+);
 
-t.test('a slow caller: memory stays bounded, the oldest assistant audio is dropped, counted, and the caller told', async (t) => {
-  const { socket, link, relay } = setup({ socketHighWaterBytes: 9600, pendingBytes: 9600 });
-  link.gate('open');
-  socket.reading = false; // the caller stops reading
-  const frames = 5000; // 100 s of assistant audio
-  let maxBuffered = 0;
-  let maxPending = 0;
-  const pcm = Buffer.alloc(960);
-  for (let i = 0; i < frames; i++) {
-    pcm.writeUInt32LE(i, 0); // the same buffer every time: the relay must copy what it keeps
-    link.output(pcm);
-    maxBuffered = Math.max(maxBuffered, socket.buffered);
-    maxPending = Math.max(maxPending, relay.pendingBytes);
-  }
-  t.ok(maxBuffered <= 9600 + 960, `the socket backlog never grew past the high-water mark and one chunk (${maxBuffered})`);
-  t.ok(maxPending <= 9600, `the ring never grew past its capacity (${maxPending})`);
-  const sentWhileStalled = socket.binary.length;
-  t.ok(sentWhileStalled <= 11, `only the backlog allowance went out (${sentWhileStalled} frames)`);
-  const expectedDropped = frames * 960 - relay.stats.assistantSentBytes - relay.pendingBytes;
-  t.equal(relay.stats.assistantDroppedBytes, expectedDropped, 'every byte is either sent, waiting, or counted as dropped');
-  t.ok(relay.stats.assistantDroppedBytes > 4_000_000, 'most of it was dropped');
-  t.equal(socket.text.filter((e) => e.notice === 'audio_dropped').length, 0, 'not told while it cannot read');
+t.test(
+  'a slow caller: memory stays bounded, the oldest assistant audio is dropped, counted, and the caller told',
+  async (t) => {
+    const { socket, link, relay } = setup({ socketHighWaterBytes: 9600, pendingBytes: 9600 });
+    link.gate('open');
+    socket.reading = false; // the caller stops reading
+    const frames = 5000; // 100 s of assistant audio
+    let maxBuffered = 0;
+    let maxPending = 0;
+    const pcm = Buffer.alloc(960);
+    for (let i = 0; i < frames; i++) {
+      pcm.writeUInt32LE(i, 0); // the same buffer every time: the relay must copy what it keeps
+      link.output(pcm);
+      maxBuffered = Math.max(maxBuffered, socket.buffered);
+      maxPending = Math.max(maxPending, relay.pendingBytes);
+    }
+    t.ok(
+      maxBuffered <= 9600 + 960,
+      `the socket backlog never grew past the high-water mark and one chunk (${maxBuffered})`,
+    );
+    t.ok(maxPending <= 9600, `the ring never grew past its capacity (${maxPending})`);
+    const sentWhileStalled = socket.binary.length;
+    t.ok(sentWhileStalled <= 11, `only the backlog allowance went out (${sentWhileStalled} frames)`);
+    const expectedDropped = frames * 960 - relay.stats.assistantSentBytes - relay.pendingBytes;
+    t.equal(
+      relay.stats.assistantDroppedBytes,
+      expectedDropped,
+      'every byte is either sent, waiting, or counted as dropped',
+    );
+    t.ok(relay.stats.assistantDroppedBytes > 4_000_000, 'most of it was dropped');
+    t.equal(socket.text.filter((e) => e.notice === 'audio_dropped').length, 0, 'not told while it cannot read');
 
-  socket.reading = true;
-  socket.read();
-  relay.onDrain();
-  t.equal(relay.pendingBytes, 0, 'the ring drained into the socket');
-  const after = socket.binary.slice(sentWhileStalled);
-  const seq = Buffer.concat(after);
-  t.equal(seq.length, 9600, 'the newest 200 ms were kept');
-  t.equal(seq.readUInt32LE(seq.length - 960), frames - 1, 'ending with the newest frame: stale audio went, fresh audio stayed');
-  const notice = socket.text.find((e) => e.notice === 'audio_dropped');
-  t.same(notice, { type: 'state', notice: 'audio_dropped', droppedBytes: relay.stats.assistantDroppedBytes, droppedMs: Math.round(relay.stats.assistantDroppedBytes / 48) });
+    socket.reading = true;
+    socket.read();
+    relay.onDrain();
+    t.equal(relay.pendingBytes, 0, 'the ring drained into the socket');
+    const after = socket.binary.slice(sentWhileStalled);
+    const seq = Buffer.concat(after);
+    t.equal(seq.length, 9600, 'the newest 200 ms were kept');
+    t.equal(
+      seq.readUInt32LE(seq.length - 960),
+      frames - 1,
+      'ending with the newest frame: stale audio went, fresh audio stayed',
+    );
+    const notice = socket.text.find((e) => e.notice === 'audio_dropped');
+    t.same(notice, {
+      type: 'state',
+      notice: 'audio_dropped',
+      droppedBytes: relay.stats.assistantDroppedBytes,
+      droppedMs: Math.round(relay.stats.assistantDroppedBytes / 48),
+    });
 
-  // Back to normal: straight through again.
-  link.output(frame(5));
-  t.same(socket.binary.at(-1), frame(5));
-});
+    // Back to normal: straight through again.
+    link.output(frame(5));
+    t.same(socket.binary.at(-1), frame(5));
+  },
+);
 
 t.test('closing the gate empties what a slow caller still had waiting', async (t) => {
   const { socket, link, relay } = setup();
@@ -287,10 +323,16 @@ t.test('recording tap: the caller audio and the assistant audio the caller was a
   const socket = new FakeSocket();
   const link = new FakeLink();
   const heard = { caller: 0, assistant: 0 };
-  const relay = new MediaRelay(socket, link, new ManualClock(0), {}, {
-    caller: (pcm) => void (heard.caller += pcm.length),
-    assistant: (pcm) => void (heard.assistant += pcm.length),
-  });
+  const relay = new MediaRelay(
+    socket,
+    link,
+    new ManualClock(0),
+    {},
+    {
+      caller: (pcm) => void (heard.caller += pcm.length),
+      assistant: (pcm) => void (heard.assistant += pcm.length),
+    },
+  );
   relay.start();
   relay.onMessage(ab(frame(1)), true);
   link.output(frame(2));

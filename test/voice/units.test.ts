@@ -1,7 +1,13 @@
 import t from 'tap';
 import { ManualClock } from '../../src/providers/voice/index.js';
 import {
-  GateChannel, issueControlToken, MAX_GATE_STREAMS, presentEndReason, Supervisor, verifyControlToken, VoiceOwnership,
+  GateChannel,
+  issueControlToken,
+  MAX_GATE_STREAMS,
+  presentEndReason,
+  Supervisor,
+  verifyControlToken,
+  VoiceOwnership,
 } from '../../src/voice/index.js';
 import { createTestRedisStore } from '../helpers/store.js';
 
@@ -12,16 +18,26 @@ t.test('control token: session-scoped, expiring, signed with the secret', async 
   const token = issueControlToken(SECRET, 'vs_a', now + 60_000);
   t.ok(verifyControlToken(SECRET, token, 'vs_a', now), 'opens its own session');
   t.notOk(verifyControlToken(SECRET, token, 'vs_b', now), 'does not open another session');
-  t.notOk(verifyControlToken('another-secret-that-is-at-least-32-bytes!', token, 'vs_a', now), 'another deployment secret fails');
+  t.notOk(
+    verifyControlToken('another-secret-that-is-at-least-32-bytes!', token, 'vs_a', now),
+    'another deployment secret fails',
+  );
   t.notOk(verifyControlToken(SECRET, token, 'vs_a', now + 61_000), 'expires');
   // Every other last character is refused, including those base64url would decode to the same bytes.
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
   const altered = [...alphabet].filter((c) => c !== token.at(-1)).map((c) => token.slice(0, -1) + c);
-  t.ok(altered.every((v) => !verifyControlToken(SECRET, v, 'vs_a', now)), 'no altered last character is accepted');
+  t.ok(
+    altered.every((v) => !verifyControlToken(SECRET, v, 'vs_a', now)),
+    'no altered last character is accepted',
+  );
   const [v, exp, mac] = token.split('.');
-  t.notOk(verifyControlToken(SECRET, `${v}.${Number(exp) + 3600}.${mac}`, 'vs_a', now), 'a stretched expiry breaks the MAC');
+  t.notOk(
+    verifyControlToken(SECRET, `${v}.${Number(exp) + 3600}.${mac}`, 'vs_a', now),
+    'a stretched expiry breaks the MAC',
+  );
   t.notOk(verifyControlToken(SECRET, `${v}.${exp}.${mac!.slice(0, -2)}AA`, 'vs_a', now), 'a changed MAC fails');
-  for (const junk of ['', 'v1', 'v1..', 'v2.1.abc', 'x'.repeat(500)]) t.notOk(verifyControlToken(SECRET, junk, 'vs_a', now), `junk "${junk.slice(0, 8)}" fails`);
+  for (const junk of ['', 'v1', 'v1..', 'v2.1.abc', 'x'.repeat(500)])
+    t.notOk(verifyControlToken(SECRET, junk, 'vs_a', now), `junk "${junk.slice(0, 8)}" fails`);
 });
 
 t.test('ownership: claim, renew, 421 data, fencing by CAS, end requests', async (t) => {
@@ -32,7 +48,11 @@ t.test('ownership: claim, renew, 421 data, fencing by CAS, end requests', async 
   const lease = await a.claim('vs_1');
   t.ok(lease, 'claimed');
   t.equal(await b.claim('vs_1'), null, 'a second claim of the same id fails');
-  t.match(await b.read('vs_1'), { instanceId: 'instance-a', generation: 1 }, 'any instance reads where the session lives');
+  t.match(
+    await b.read('vs_1'),
+    { instanceId: 'instance-a', generation: 1 },
+    'any instance reads where the session lives',
+  );
   wall += 100;
   t.same(await a.renew(lease!), { kind: 'renewed' });
   t.equal((await b.read('vs_1'))!.expiresAt, wall + 300, 'renewal moves expiresAt');
@@ -46,7 +66,11 @@ t.test('ownership: claim, renew, 421 data, fencing by CAS, end requests', async 
   const other = await a.claim('vs_2');
   await new Promise((r) => setTimeout(r, 450));
   t.equal(await b.read('vs_2'), null, 'a record not renewed expires');
-  t.same(await a.renew(other!), { kind: 'missing' }, 'a late owner learns its record is gone (re-asserting it needs a database fence)');
+  t.same(
+    await a.renew(other!),
+    { kind: 'missing' },
+    'a late owner learns its record is gone (re-asserting it needs a database fence)',
+  );
   t.equal(await b.read('vs_2'), null, 'the fenced renewal did not recreate the record');
   t.equal(await b.requestEnd('vs_2', 'superseded'), null, 'no owner to ask');
 
@@ -63,7 +87,10 @@ t.test('supervisor: one timer for all sessions, driven by the injected clock', a
   supervisor.start();
   t.equal(clock.pending, 1, 'one timer, whatever the number of sessions');
   clock.advance(3000);
-  t.same(seen.filter(([n]) => n === 'a').map(([, at]) => at), [1000, 2000, 3000]);
+  t.same(
+    seen.filter(([n]) => n === 'a').map(([, at]) => at),
+    [1000, 2000, 3000],
+  );
   t.equal(seen.length, 9);
   supervisor.stop();
   t.equal(clock.pending, 0);
@@ -86,7 +113,11 @@ t.test('gate: first line is the current decision, then new ones, keepalives, end
   gate.decide('social');
   t.ok(gate.isOpen, 'social opens the gate');
   t.same(await read(first), { type: 'gate', seq: 1, state: 'closed', reason: 'user_speaking', inputEndMs: 400 });
-  t.same(await read(first), { type: 'gate', seq: 2, state: 'open', reason: 'social', inputEndMs: null }, 'an unchanged decision is not repeated');
+  t.same(
+    await read(first),
+    { type: 'gate', seq: 2, state: 'open', reason: 'social', inputEndMs: null },
+    'an unchanged decision is not repeated',
+  );
   const late = gate.open()!;
   t.match(await read(late), { seq: 2, state: 'open' }, 'a later reader starts from the current decision');
   now = 9_999;
@@ -111,7 +142,8 @@ t.test('gate: first line is the current decision, then new ones, keepalives, end
 
 t.test('widget end-reason mapping', async (t) => {
   t.equal(presentEndReason('usage_limit', 'visitor'), 'voice_unavailable');
-  for (const r of ['heartbeat_lost', 'control_lost', 'shutdown'] as const) t.equal(presentEndReason(r, 'visitor'), 'disconnected');
+  for (const r of ['heartbeat_lost', 'control_lost', 'shutdown'] as const)
+    t.equal(presentEndReason(r, 'visitor'), 'disconnected');
   for (const r of ['superseded', 'idle', 'max_duration', null] as const) t.equal(presentEndReason(r, 'visitor'), r);
   t.equal(presentEndReason('usage_limit', 'owner'), 'usage_limit', 'owners see the real reason');
 });

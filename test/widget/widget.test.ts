@@ -27,13 +27,30 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
   const { url, deps } = await startTestApp(t);
   const owner = await createOwner(deps.sql);
   const create = async (body: object) =>
-    ((await (await fetch(`${url}/api/v1/assistants`, { method: 'POST', headers: { ...bearer(owner.secret), 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { assistant: { id: string; publicId: string } }).assistant;
-  const assistant = await create({ name: 'Widget bot', welcomeMessage: 'Welcome!', settings: { allowedDomains: [SHOP], voice: { enabled: true } } });
+    (
+      (await (
+        await fetch(`${url}/api/v1/assistants`, {
+          method: 'POST',
+          headers: { ...bearer(owner.secret), 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json()) as { assistant: { id: string; publicId: string } }
+    ).assistant;
+  const assistant = await create({
+    name: 'Widget bot',
+    welcomeMessage: 'Welcome!',
+    settings: { allowedDomains: [SHOP], voice: { enabled: true } },
+  });
   const closed = await create({ name: 'No keyless' });
   const limited = await create({ name: 'Busy', settings: { allowedDomains: [SHOP], assistantRateLimitPerMinute: 2 } });
-  const get = (publicId: string, origin?: string) => fetch(`${url}/api/v1/widget/${publicId}/config`, { headers: origin ? { origin } : {} });
+  const get = (publicId: string, origin?: string) =>
+    fetch(`${url}/api/v1/widget/${publicId}/config`, { headers: origin ? { origin } : {} });
   const post = (path: string, body: unknown, origin: string | undefined = SHOP) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(origin ? { origin } : {}) }, body: JSON.stringify(body) });
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(origin ? { origin } : {}) },
+      body: JSON.stringify(body),
+    });
 
   t.test('config', async (t) => {
     const res = await get(assistant.publicId, SHOP);
@@ -46,7 +63,10 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
       requireWidgetSigning: false,
     });
     t.equal(res.headers.get('access-control-allow-origin'), SHOP);
-    const preflight = await fetch(`${url}/api/v1/widget/${assistant.publicId}/config`, { method: 'OPTIONS', headers: { origin: SHOP, 'access-control-request-method': 'GET' } });
+    const preflight = await fetch(`${url}/api/v1/widget/${assistant.publicId}/config`, {
+      method: 'OPTIONS',
+      headers: { origin: SHOP, 'access-control-request-method': 'GET' },
+    });
     t.equal(preflight.status, 204, 'CORS preflight answered');
     t.equal((await get(assistant.publicId, 'https://evil.example')).status, 403, 'disallowed origin');
     t.equal((await get(assistant.publicId)).status, 403, 'no origin');
@@ -73,14 +93,34 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
     const body = (await res.json()) as { timestamp: number; signature: string };
     t.ok(Math.abs(body.timestamp - Date.now() / 1000) < 5);
     t.match(body.signature, new RegExp(`^t=${body.timestamp},v1=[0-9a-f]{64}$`));
-    t.equal((await post('/api/v1/widget/sign', { assistantId: assistant.publicId, visitorId: 'short' })).status, 400, 'visitorId 8–80 chars');
+    t.equal(
+      (await post('/api/v1/widget/sign', { assistantId: assistant.publicId, visitorId: 'short' })).status,
+      400,
+      'visitorId 8–80 chars',
+    );
     t.equal((await post('/api/v1/widget/sign', { assistantId: assistant.publicId })).status, 400);
-    t.equal((await post('/api/v1/widget/sign', { assistantId: assistant.publicId, visitorId: 'visitor-abc-123' }, 'https://evil.example')).status, 403);
-    t.equal((await post('/api/v1/widget/sign', { assistantId: 'asst_missing', visitorId: 'visitor-abc-123' })).status, 404);
+    t.equal(
+      (
+        await post(
+          '/api/v1/widget/sign',
+          { assistantId: assistant.publicId, visitorId: 'visitor-abc-123' },
+          'https://evil.example',
+        )
+      ).status,
+      403,
+    );
+    t.equal(
+      (await post('/api/v1/widget/sign', { assistantId: 'asst_missing', visitorId: 'visitor-abc-123' })).status,
+      404,
+    );
   });
 
   t.test('feedback', async (t) => {
-    const chat = await post('/api/v1/chat', { assistantId: assistant.publicId, message: 'hello', visitorId: 'visitor-fb-0001' });
+    const chat = await post('/api/v1/chat', {
+      assistantId: assistant.publicId,
+      message: 'hello',
+      visitorId: 'visitor-fb-0001',
+    });
     t.equal(chat.status, 200);
     const { messageId } = (await chat.json()) as { messageId: string };
     const ok = await post('/api/v1/feedback', { messageId, rating: 'positive', visitorId: 'visitor-fb-0001' });
@@ -89,13 +129,37 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
     t.equal(body.ok, true);
     t.same({ messageId: body.feedback.messageId, rating: body.feedback.rating }, { messageId, rating: 'positive' });
     const changed = await post('/api/v1/feedback', { messageId, rating: 'negative', visitorId: 'visitor-fb-0001' });
-    t.equal(((await changed.json()) as { feedback: { rating: string } }).feedback.rating, 'negative', 'a new rating replaces the old');
-    const [{ n }] = (await deps.sql<Array<{ n: number }>>`select count(*) as n from message_feedback where message_id = ${messageId}`) as unknown as [{ n: number }];
+    t.equal(
+      ((await changed.json()) as { feedback: { rating: string } }).feedback.rating,
+      'negative',
+      'a new rating replaces the old',
+    );
+    const [{ n }] = (await deps.sql<
+      Array<{ n: number }>
+    >`select count(*) as n from message_feedback where message_id = ${messageId}`) as unknown as [{ n: number }];
     t.equal(n, 1, 'one rating per answer');
 
-    t.equal((await post('/api/v1/feedback', { messageId, rating: 'positive', visitorId: 'visitor-fb-9999' })).status, 404, 'another visitor cannot rate it');
-    t.equal((await post('/api/v1/feedback', { messageId, rating: 'positive', visitorId: 'visitor-fb-0001' }, 'https://evil.example')).status, 403, 'disallowed origin');
-    t.equal((await post('/api/v1/feedback', { messageId: 'msg_nope', rating: 'positive' })).status, 404, 'unknown message');
+    t.equal(
+      (await post('/api/v1/feedback', { messageId, rating: 'positive', visitorId: 'visitor-fb-9999' })).status,
+      404,
+      'another visitor cannot rate it',
+    );
+    t.equal(
+      (
+        await post(
+          '/api/v1/feedback',
+          { messageId, rating: 'positive', visitorId: 'visitor-fb-0001' },
+          'https://evil.example',
+        )
+      ).status,
+      403,
+      'disallowed origin',
+    );
+    t.equal(
+      (await post('/api/v1/feedback', { messageId: 'msg_nope', rating: 'positive' })).status,
+      404,
+      'unknown message',
+    );
     t.equal((await post('/api/v1/feedback', { messageId, rating: 'meh' })).status, 400, 'invalid rating');
     t.equal((await post('/api/v1/feedback', {})).status, 400, 'missing fields');
   });

@@ -77,15 +77,27 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   private mediaConnected = false;
   private mutedValue = false;
   readonly stats: VoiceCallStats = {
-    startedAt: undefined, mintMs: undefined, connectMs: undefined, firstAudioMs: undefined,
-    framesSent: 0, bytesSent: 0, bytesDroppedLocally: 0, assistantBytes: 0, assistantBytesMuted: 0, assistantDroppedMs: 0,
-    gateDecisions: 0, heartbeats: 0, heartbeatFailures: 0, mediaReconnects: 0,
+    startedAt: undefined,
+    mintMs: undefined,
+    connectMs: undefined,
+    firstAudioMs: undefined,
+    framesSent: 0,
+    bytesSent: 0,
+    bytesDroppedLocally: 0,
+    assistantBytes: 0,
+    assistantBytesMuted: 0,
+    assistantDroppedMs: 0,
+    gateDecisions: 0,
+    heartbeats: 0,
+    heartbeatFailures: 0,
+    mediaReconnects: 0,
   };
 
   constructor(private readonly options: VoiceCallOptions) {
     super();
     const headers: Record<string, string> = { ...options.headers };
-    if (options.apiKey === undefined && options.signature !== undefined) headers['x-parley-signature'] = options.signature;
+    if (options.apiKey === undefined && options.signature !== undefined)
+      headers['x-parley-signature'] = options.signature;
     this.client = createParleyClient({
       baseUrl: options.baseUrl,
       ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -121,7 +133,9 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   async start(): Promise<MintResponse> {
     if (this.currentState !== 'idle') throw new Error(`VoiceCall.start() called in state ${this.currentState}`);
     if (this.WebSocketImpl === undefined) {
-      throw new TypeError('No WebSocket implementation: pass options.WebSocket (in Node 20: `import { WebSocket } from "ws"`).');
+      throw new TypeError(
+        'No WebSocket implementation: pass options.WebSocket (in Node 20: `import { WebSocket } from "ws"`).',
+      );
     }
     this.stats.startedAt = now();
     this.setState('connecting');
@@ -243,7 +257,10 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
 
   private mediaUrl(): string {
     const minted = this.minted!;
-    const base = this.options.baseUrl === '' ? (globalThis as { location?: { href: string } }).location?.href : this.options.baseUrl;
+    const base =
+      this.options.baseUrl === ''
+        ? (globalThis as { location?: { href: string } }).location?.href
+        : this.options.baseUrl;
     const url = new URL(minted.stream.url, base);
     url.protocol = url.protocol === 'https:' || url.protocol === 'wss:' ? 'wss:' : 'ws:';
     return url.toString();
@@ -269,7 +286,13 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
         this.mediaConnected = false;
         this.socket = undefined;
         if (!opened) {
-          reject(new ParleyError({ status: 0, code: 'MEDIA_CONNECT_FAILED', message: `the media socket closed before opening (${event.code ?? '?'})` }));
+          reject(
+            new ParleyError({
+              status: 0,
+              code: 'MEDIA_CONNECT_FAILED',
+              message: `the media socket closed before opening (${event.code ?? '?'})`,
+            }),
+          );
           return;
         }
         this.onMediaClosed(event.code ?? 1006);
@@ -316,7 +339,10 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
         // try again after the next delay
       }
     }
-    this.emit('error', new ParleyError({ status: 0, code: 'MEDIA_LOST', message: 'the media socket could not be reconnected' }));
+    this.emit(
+      'error',
+      new ParleyError({ status: 0, code: 'MEDIA_LOST', message: 'the media socket could not be reconnected' }),
+    );
     void this.end();
   }
 
@@ -341,12 +367,18 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
           return;
         }
         if (typeof event['gateSeq'] === 'number') this.decide(event['gateSeq'], event['gate'] === 'open', undefined);
-        if (typeof event['link'] === 'string') this.linkReconnecting = event['link'] === 'reconnecting' || event['link'] === 'connecting';
+        if (typeof event['link'] === 'string')
+          this.linkReconnecting = event['link'] === 'reconnecting' || event['link'] === 'connecting';
         if (typeof event['muted'] === 'boolean') this.mutedValue = event['muted'];
         this.setState(this.computeState());
         return;
       case 'transcript':
-        this.emit('transcript', { role: event['role'] === 'assistant' ? 'assistant' : 'user', text: String(event['text'] ?? ''), startMs: Number(event['startMs'] ?? 0), endMs: Number(event['endMs'] ?? 0) } satisfies Transcript);
+        this.emit('transcript', {
+          role: event['role'] === 'assistant' ? 'assistant' : 'user',
+          text: String(event['text'] ?? ''),
+          startMs: Number(event['startMs'] ?? 0),
+          endMs: Number(event['endMs'] ?? 0),
+        } satisfies Transcript);
         return;
       case 'ended':
         this.serviceEnded((event['endReason'] as EndReason | undefined) ?? null);
@@ -362,7 +394,8 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
       this.stats.assistantBytesMuted += bytes.byteLength;
       return;
     }
-    if (this.stats.firstAudioMs === undefined && this.stats.startedAt !== undefined) this.stats.firstAudioMs = now() - this.stats.startedAt;
+    if (this.stats.firstAudioMs === undefined && this.stats.startedAt !== undefined)
+      this.stats.firstAudioMs = now() - this.stats.startedAt;
     this.stats.assistantBytes += bytes.byteLength;
     this.audioSinceGateOpened = true;
     // Speaking lasts as long as the audio takes to play from now (or from the end of what is already queued).
@@ -376,12 +409,15 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   }
 
   private armSpeakingTimer(t: number): void {
-    this.speakingTimer = setTimeout(() => {
-      this.speakingTimer = undefined;
-      const at = now();
-      if (!this.finished && at < this.speakingUntil + SPEAKING_TAIL_MS) this.armSpeakingTimer(at);
-      else this.setState(this.computeState());
-    }, Math.ceil(this.speakingUntil + SPEAKING_TAIL_MS - t) + 1);
+    this.speakingTimer = setTimeout(
+      () => {
+        this.speakingTimer = undefined;
+        const at = now();
+        if (!this.finished && at < this.speakingUntil + SPEAKING_TAIL_MS) this.armSpeakingTimer(at);
+        else this.setState(this.computeState());
+      },
+      Math.ceil(this.speakingUntil + SPEAKING_TAIL_MS - t) + 1,
+    );
   }
 
   private sendControl(type: 'mute' | 'unmute'): void {

@@ -1,4 +1,15 @@
 /** The voice client (@parley/sdk/voice): VoiceCall, its types, and PCM helpers. Browser-safe. */
 export { VoiceCall } from './call.js';
-export { FRAME_BYTES, FRAME_MS, BYTES_PER_MS, BYTES_PER_SECOND, SAMPLE_RATE_HZ, pcmFromWav, wavHeader, syntheticSpeech, tone, type WavFormat } from './pcm.js';
+export {
+  FRAME_BYTES,
+  FRAME_MS,
+  BYTES_PER_MS,
+  BYTES_PER_SECOND,
+  SAMPLE_RATE_HZ,
+  pcmFromWav,
+  wavHeader,
+  syntheticSpeech,
+  tone,
+  type WavFormat,
+} from './pcm.js';
 export type * from './types.js';

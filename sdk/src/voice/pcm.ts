@@ -38,7 +38,13 @@ export function pcmFromWav(file: Uint8Array, name = 'the input'): Uint8Array {
       };
     }
     if (id === 'data') {
-      if (format === undefined || format.audioFormat !== 1 || format.channels !== 1 || format.sampleRateHz !== SAMPLE_RATE_HZ || format.bitsPerSample !== 16) {
+      if (
+        format === undefined ||
+        format.audioFormat !== 1 ||
+        format.channels !== 1 ||
+        format.sampleRateHz !== SAMPLE_RATE_HZ ||
+        format.bitsPerSample !== 16
+      ) {
         throw new Error(
           `${name} must be PCM16 mono 24 kHz (got ${format ? `${format.bitsPerSample}-bit, ${format.channels} channel(s), ${format.sampleRateHz} Hz` : 'no fmt chunk'}); ` +
             'convert it, e.g. ffmpeg -i in.wav -ac 1 -ar 24000 -c:a pcm_s16le out.wav',
@@ -91,7 +97,9 @@ function random(seed: number): () => number {
  * loud enough for a voice-activity detector) of `speechMs` each, every one followed by `pauseMs` of silence, so a
  * provider hears turns and answers them. Deterministic for a seed.
  */
-export function syntheticSpeech(options: { utterances?: number; speechMs?: number; pauseMs?: number; seed?: number } = {}): Uint8Array {
+export function syntheticSpeech(
+  options: { utterances?: number; speechMs?: number; pauseMs?: number; seed?: number } = {},
+): Uint8Array {
   const utterances = options.utterances ?? 1;
   const speechSamples = Math.round(((options.speechMs ?? 1200) / 1000) * SAMPLE_RATE_HZ);
   const pauseSamples = Math.round(((options.pauseMs ?? 800) / 1000) * SAMPLE_RATE_HZ);
@@ -121,6 +129,7 @@ export function tone(ms: number, hz = 440, amplitude = 0.3): Uint8Array {
   const samples = Math.round((ms / 1000) * SAMPLE_RATE_HZ);
   const out = new Uint8Array(samples * 2);
   const view = new DataView(out.buffer);
-  for (let i = 0; i < samples; i++) view.setInt16(i * 2, Math.round(Math.sin((2 * Math.PI * hz * i) / SAMPLE_RATE_HZ) * amplitude * 32767), true);
+  for (let i = 0; i < samples; i++)
+    view.setInt16(i * 2, Math.round(Math.sin((2 * Math.PI * hz * i) / SAMPLE_RATE_HZ) * amplitude * 32767), true);
   return out;
 }

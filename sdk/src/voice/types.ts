@@ -15,7 +15,8 @@ export type EndReason = EndResponse['endReason'];
  * idle (not started) -> connecting (mint, media socket) -> listening | thinking | speaking, reconnecting while the
  * service re-establishes the provider link, then ended (with an end reason) or error (could not start / broke).
  */
-export type VoiceCallState = 'idle' | 'connecting' | 'listening' | 'thinking' | 'speaking' | 'reconnecting' | 'ended' | 'error';
+export type VoiceCallState =
+  'idle' | 'connecting' | 'listening' | 'thinking' | 'speaking' | 'reconnecting' | 'ended' | 'error';
 
 export interface Transcript {
   role: 'user' | 'assistant';

@@ -4,8 +4,25 @@
  * Not a sanitizer: the output is only ever indexed as plain text.
  */
 const NAMED: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…',
-  lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', copy: '©', reg: '®', trade: '™', euro: '€', laquo: '«', raquo: '»',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  ndash: '–',
+  mdash: '—',
+  hellip: '…',
+  lsquo: '‘',
+  rsquo: '’',
+  ldquo: '“',
+  rdquo: '”',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  euro: '€',
+  laquo: '«',
+  raquo: '»',
 };
 
 export function decodeEntities(text: string): string {
@@ -20,7 +37,11 @@ export function decodeEntities(text: string): string {
 
 export function htmlTitle(html: string): string | undefined {
   const m = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html);
-  const title = m ? decodeEntities(m[1]!.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim() : '';
+  const title = m
+    ? decodeEntities(m[1]!.replace(/<[^>]*>/g, ''))
+        .replace(/\s+/g, ' ')
+        .trim()
+    : '';
   return title || undefined;
 }
 
@@ -29,13 +50,19 @@ export function htmlToText(html: string): string {
     .replace(/<!--[\s\S]*?-->/g, ' ')
     .replace(/<(script|style|noscript|template|svg|head|nav|footer|iframe|canvas)\b[\s\S]*?<\/\1\s*>/gi, ' ');
   s = s.replace(/<h([1-6])\b[^>]*>([\s\S]*?)<\/h\1\s*>/gi, (_m, level: string, inner: string) => {
-    const title = inner.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+    const title = inner
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     return title ? `\n\n${'#'.repeat(Number(level))} ${title}\n\n` : '\n\n';
   });
   s = s
     .replace(/<li\b[^>]*>/gi, '\n- ')
     .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<\/?(p|div|section|article|main|aside|header|ul|ol|table|thead|tbody|tr|blockquote|pre|dl|dt|dd|figure|figcaption|form|fieldset|hr)\b[^>]*>/gi, '\n\n')
+    .replace(
+      /<\/?(p|div|section|article|main|aside|header|ul|ol|table|thead|tbody|tr|blockquote|pre|dl|dt|dd|figure|figcaption|form|fieldset|hr)\b[^>]*>/gi,
+      '\n\n',
+    )
     .replace(/<\/(td|th)\s*>/gi, ' | ')
     .replace(/<[^>]*>/g, ' ');
   s = decodeEntities(s);

@@ -15,7 +15,14 @@ export const MIME_OF: Record<ContentKind, string> = {
 };
 
 const BY_EXTENSION: Record<string, ContentKind> = {
-  txt: 'text', text: 'text', md: 'markdown', markdown: 'markdown', mdx: 'markdown', html: 'html', htm: 'html', pdf: 'pdf',
+  txt: 'text',
+  text: 'text',
+  md: 'markdown',
+  markdown: 'markdown',
+  mdx: 'markdown',
+  html: 'html',
+  htm: 'html',
+  pdf: 'pdf',
 };
 
 const BY_MIME: Record<string, ContentKind> = {
@@ -51,7 +58,11 @@ function isText(bytes: Buffer): boolean {
  * Decides what an upload is from its declared type, its file name and its bytes, and refuses when they
  * disagree (a "PDF" that is not one, an image, a binary claiming to be text).
  */
-export function detectContentKind(input: { filename?: string | undefined; contentType?: string | undefined; bytes: Buffer }): ContentKind {
+export function detectContentKind(input: {
+  filename?: string | undefined;
+  contentType?: string | undefined;
+  bytes: Buffer;
+}): ContentKind {
   const mime = (input.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const ext = /\.([a-z0-9]+)$/i.exec(input.filename ?? '')?.[1]?.toLowerCase();
   const byExt = ext ? BY_EXTENSION[ext] : undefined;
@@ -70,13 +81,24 @@ export function detectContentKind(input: { filename?: string | undefined; conten
 }
 
 /** Markdown-like text for the chunker. Throws when nothing readable is inside. */
-export async function extractText(kind: ContentKind, bytes: Buffer, pdf: PdfTextExtractor): Promise<{ text: string; title?: string | undefined }> {
+export async function extractText(
+  kind: ContentKind,
+  bytes: Buffer,
+  pdf: PdfTextExtractor,
+): Promise<{ text: string; title?: string | undefined }> {
   const extracted = await extractRaw(kind, bytes, pdf);
   // PDF text and HTML entities (&#0;, &#xD800;) can decode to what PostgreSQL text cannot hold (issue 12, item 4).
-  return { text: toStorableText(extracted.text), ...(extracted.title !== undefined ? { title: toStorableText(extracted.title) } : {}) };
+  return {
+    text: toStorableText(extracted.text),
+    ...(extracted.title !== undefined ? { title: toStorableText(extracted.title) } : {}),
+  };
 }
 
-async function extractRaw(kind: ContentKind, bytes: Buffer, pdf: PdfTextExtractor): Promise<{ text: string; title?: string | undefined }> {
+async function extractRaw(
+  kind: ContentKind,
+  bytes: Buffer,
+  pdf: PdfTextExtractor,
+): Promise<{ text: string; title?: string | undefined }> {
   switch (kind) {
     case 'pdf':
       return { text: await pdf.extract(bytes) };
@@ -85,6 +107,11 @@ async function extractRaw(kind: ContentKind, bytes: Buffer, pdf: PdfTextExtracto
       return { text: htmlToText(html), title: htmlTitle(html) };
     }
     default:
-      return { text: bytes.toString('utf8').replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n') };
+      return {
+        text: bytes
+          .toString('utf8')
+          .replace(/^\uFEFF/, '')
+          .replace(/\r\n?/g, '\n'),
+      };
   }
 }

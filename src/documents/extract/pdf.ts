@@ -34,7 +34,12 @@ function decodeStream(dict: string, raw: Buffer): Buffer | undefined {
 }
 
 /** Content-stream tokens we care about. */
-type Token = { t: 'str'; v: string } | { t: 'num'; v: number } | { t: 'op'; v: string } | { t: 'arr'; v: Token[] } | { t: 'other' };
+type Token =
+  | { t: 'str'; v: string }
+  | { t: 'num'; v: number }
+  | { t: 'op'; v: string }
+  | { t: 'arr'; v: Token[] }
+  | { t: 'other' };
 
 function readLiteral(s: string, start: number): [string, number] {
   let depth = 1;
@@ -44,7 +49,16 @@ function readLiteral(s: string, start: number): [string, number] {
     const c = s[i]!;
     if (c === '\\') {
       const n = s[i + 1] ?? '';
-      const map: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '(': '(', ')': ')', '\\': '\\' };
+      const map: Record<string, string> = {
+        n: '\n',
+        r: '\r',
+        t: '\t',
+        b: '\b',
+        f: '\f',
+        '(': '(',
+        ')': ')',
+        '\\': '\\',
+      };
       if (n in map) {
         out += map[n];
         i += 2;

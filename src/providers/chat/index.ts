@@ -5,7 +5,13 @@ import { createOpenAiProvider } from './openai.js';
 import type { ChatProvider } from './types.js';
 
 export * from './types.js';
-export { createLocalProvider, composeExtractiveAnswer, LOCAL_LABEL, LOCAL_NO_ANSWER, VOICE_UNAVAILABLE_NOTE } from './local.js';
+export {
+  createLocalProvider,
+  composeExtractiveAnswer,
+  LOCAL_LABEL,
+  LOCAL_NO_ANSWER,
+  VOICE_UNAVAILABLE_NOTE,
+} from './local.js';
 export { createOpenAiProvider, type OpenAiProviderOptions } from './openai.js';
 export { SseDataReader } from './sse-lines.js';
 
@@ -22,7 +28,9 @@ export interface ChatProviders {
  * OpenAI-compatible server may need no key); the base URL defaults to https://api.openai.com/v1.
  * Creating providers does no I/O.
  */
-export function createChatProviders(config: Pick<Config, 'CHAT_PROVIDER' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'OPENAI_MODEL' | 'OPENAI_TIMEOUT_MS'>): ChatProviders {
+export function createChatProviders(
+  config: Pick<Config, 'CHAT_PROVIDER' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'OPENAI_MODEL' | 'OPENAI_TIMEOUT_MS'>,
+): ChatProviders {
   const local = createLocalProvider();
   let openai: ChatProvider | undefined;
   const openaiConfigured = config.OPENAI_API_KEY !== undefined || config.OPENAI_BASE_URL !== undefined;

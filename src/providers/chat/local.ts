@@ -17,8 +17,47 @@ function stemsOf(text: string): Set<string> {
 
 /** Words whose trailing period does not end a sentence ("e.g. the", "Dr. Smith", "No. 5"). */
 const ABBREVIATIONS = new Set([
-  'e.g', 'i.e', 'etc', 'vs', 'cf', 'approx', 'ca', 'incl', 'excl', 'no', 'nr', 'dr', 'mr', 'mrs', 'ms', 'prof', 'st', 'jr', 'sr',
-  'inc', 'ltd', 'co', 'corp', 'dept', 'est', 'fig', 'vol', 'p', 'pp', 'min', 'max', 'mt', 'u.s', 'u.k', 'a.m', 'p.m', 'z.b', 'd.h', 'bzw', 'usw', 'ggf',
+  'e.g',
+  'i.e',
+  'etc',
+  'vs',
+  'cf',
+  'approx',
+  'ca',
+  'incl',
+  'excl',
+  'no',
+  'nr',
+  'dr',
+  'mr',
+  'mrs',
+  'ms',
+  'prof',
+  'st',
+  'jr',
+  'sr',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'dept',
+  'est',
+  'fig',
+  'vol',
+  'p',
+  'pp',
+  'min',
+  'max',
+  'mt',
+  'u.s',
+  'u.k',
+  'a.m',
+  'p.m',
+  'z.b',
+  'd.h',
+  'bzw',
+  'usw',
+  'ggf',
 ]);
 
 /**
@@ -45,7 +84,11 @@ function endsSentence(text: string, at: number, mark: string, end: number): bool
   const next = text.slice(end + 1, end + 3);
   if (/^[\p{Ll}]/u.test(next)) return false; // "e.g. the", "approx. ten": the sentence goes on
   if (!mark.startsWith('.') || mark.startsWith('..')) return true;
-  const word = /(\S+)$/.exec(text.slice(0, at))?.[1]?.replace(/^["'“‘(\[]+/, '').toLowerCase() ?? '';
+  const word =
+    /(\S+)$/
+      .exec(text.slice(0, at))?.[1]
+      ?.replace(/^["'“‘(\[]+/, '')
+      .toLowerCase() ?? '';
   if (ABBREVIATIONS.has(word)) return false;
   if (/^\p{Lu}$/u.test(word.toUpperCase()) && word.length === 1) return false; // an initial: "J. Smith"
   return true;
@@ -56,7 +99,9 @@ function sentencesOf(passage: ContextPassage): string[] {
 }
 
 /** The answer text the local provider gives (exported for tests and for the contract suite). */
-export function composeExtractiveAnswer(request: Pick<ChatCompletionRequest, 'passages' | 'question' | 'voiceUnavailable'>): string {
+export function composeExtractiveAnswer(
+  request: Pick<ChatCompletionRequest, 'passages' | 'question' | 'voiceUnavailable'>,
+): string {
   const parts: string[] = [];
   if (request.voiceUnavailable) parts.push(VOICE_UNAVAILABLE_NOTE);
   const best = request.passages[0];

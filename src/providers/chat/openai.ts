@@ -35,7 +35,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
   const maxRetryAfter = options.maxRetryAfterMs ?? 10_000;
   const dispatcher =
     options.dispatcher ??
-    new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connect: { timeout: Math.min(options.timeoutMs, 10_000) } });
+    new Agent({
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: { timeout: Math.min(options.timeoutMs, 10_000) },
+    });
 
   function backoffMs(retry: number): number {
     const raw = Math.min(4000, backoffBase * 2 ** retry);
@@ -112,9 +116,15 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
           if (signal.aborted) throw new ChatProviderError('aborted', 'The request was cancelled.', { cause: err });
           if (started) {
             // Text already left: never retry; a broken stream is an interruption whatever its cause.
-            throw error.failure === 'interrupted' ? error : new ChatProviderError('interrupted', 'The provider stream broke off.', { cause: error });
+            throw error.failure === 'interrupted'
+              ? error
+              : new ChatProviderError('interrupted', 'The provider stream broke off.', { cause: error });
           }
-          const retryable = error.failure === 'connection' || error.failure === 'timeout' || error.failure === 'unavailable' || error.failure === 'rate_limited';
+          const retryable =
+            error.failure === 'connection' ||
+            error.failure === 'timeout' ||
+            error.failure === 'unavailable' ||
+            error.failure === 'rate_limited';
           const wait = (error as ChatProviderError & { retryAfterMs?: number }).retryAfterMs ?? backoffMs(retry);
           if (!retryable || retry >= maxRetries || wait > maxRetryAfter) throw error;
           try {
@@ -144,7 +154,11 @@ function parseChunk(data: string): ChatStreamEvent[] {
   const text = parsed.choices?.[0]?.delta?.content;
   if (typeof text === 'string' && text.length > 0) out.push({ type: 'text', text });
   if (parsed.usage && typeof parsed.usage.prompt_tokens === 'number') {
-    out.push({ type: 'usage', inputTokens: parsed.usage.prompt_tokens, outputTokens: parsed.usage.completion_tokens ?? 0 });
+    out.push({
+      type: 'usage',
+      inputTokens: parsed.usage.prompt_tokens,
+      outputTokens: parsed.usage.completion_tokens ?? 0,
+    });
   }
   return out;
 }
@@ -189,8 +203,18 @@ function statusError(status: number, body: string, retryAfter: string | string[]
 function classifyTransport(err: unknown, signal: AbortSignal, started: boolean): ChatProviderError {
   if (err instanceof ChatProviderError) return err;
   if (signal.aborted) return new ChatProviderError('aborted', 'The request was cancelled.', { cause: err });
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
-    return new ChatProviderError(started ? 'interrupted' : 'timeout', 'The chat provider did not answer in time.', { cause: err });
+  if (
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError ||
+    err instanceof undiciErrors.ConnectTimeoutError
+  ) {
+    return new ChatProviderError(started ? 'interrupted' : 'timeout', 'The chat provider did not answer in time.', {
+      cause: err,
+    });
   }
-  return new ChatProviderError(started ? 'interrupted' : 'connection', started ? 'The provider stream broke off.' : 'Could not reach the chat provider.', { cause: err });
+  return new ChatProviderError(
+    started ? 'interrupted' : 'connection',
+    started ? 'The provider stream broke off.' : 'Could not reach the chat provider.',
+    { cause: err },
+  );
 }

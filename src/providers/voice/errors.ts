@@ -51,7 +51,12 @@ export class VoiceProviderError extends AppError {
 }
 
 /** Provider error codes after which retrying cannot help (openai-node's error taxonomy). */
-const FATAL_PROVIDER_CODES = new Set(['invalid_api_key', 'insufficient_quota', 'billing_hard_limit_reached', 'account_deactivated']);
+const FATAL_PROVIDER_CODES = new Set([
+  'invalid_api_key',
+  'insufficient_quota',
+  'billing_hard_limit_reached',
+  'account_deactivated',
+]);
 
 export function isFatalProviderCode(code: string | undefined): boolean {
   return code !== undefined && FATAL_PROVIDER_CODES.has(code);
@@ -71,14 +76,27 @@ export function errorFromHttpStatus(status: number, body: string): VoiceProvider
   const providerCode = codeMatch?.[1];
   const base = { providerStatus: status, ...(providerCode === undefined ? {} : { providerCode }) };
   if (status === 401 || status === 403 || providerCode === 'invalid_api_key') {
-    return new VoiceProviderError(VoiceProviderErrorCodes.AUTH, 'The voice provider rejected the credentials.', { ...base, fatal: true });
+    return new VoiceProviderError(VoiceProviderErrorCodes.AUTH, 'The voice provider rejected the credentials.', {
+      ...base,
+      fatal: true,
+    });
   }
   if (isFatalProviderCode(providerCode) || (status === 429 && /quota|billing/i.test(body))) {
-    return new VoiceProviderError(VoiceProviderErrorCodes.QUOTA, 'The voice provider quota is exhausted.', { ...base, fatal: true });
+    return new VoiceProviderError(VoiceProviderErrorCodes.QUOTA, 'The voice provider quota is exhausted.', {
+      ...base,
+      fatal: true,
+    });
   }
   if (status >= 400 && status < 500 && mentionsDataChannel(body)) {
-    return new VoiceProviderError(VoiceProviderErrorCodes.UNCONFIRMED, 'The voice provider refused the data-channel lock.', { ...base, fatal: true });
+    return new VoiceProviderError(
+      VoiceProviderErrorCodes.UNCONFIRMED,
+      'The voice provider refused the data-channel lock.',
+      { ...base, fatal: true },
+    );
   }
   const retryable = status >= 500 || status === 408 || status === 425 || status === 429;
-  return new VoiceProviderError(VoiceProviderErrorCodes.REFUSED, 'The voice provider refused the session.', { ...base, fatal: !retryable });
+  return new VoiceProviderError(VoiceProviderErrorCodes.REFUSED, 'The voice provider refused the session.', {
+    ...base,
+    fatal: !retryable,
+  });
 }

@@ -3,13 +3,25 @@ import type { Logger } from '../../log/index.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveWire } from './gpt-live-wire.js';
 import type {
-  VoiceCloseReason, VoiceLinkState, VoiceSession, VoiceSessionClosed, VoiceSessionConfig, VoiceSessionHandlers,
-  VoiceSessionStats, VoiceUsage,
+  VoiceCloseReason,
+  VoiceLinkState,
+  VoiceSession,
+  VoiceSessionClosed,
+  VoiceSessionConfig,
+  VoiceSessionHandlers,
+  VoiceSessionStats,
+  VoiceUsage,
 } from './types.js';
 import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.js';
 import { readUsageSeconds } from './inbound.js';
 import {
-  CLOSE_FRAME, MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, buildSessionStart, encodeAudioAppendFrame, isLockConfirmed,
+  CLOSE_FRAME,
+  MUTE_FRAME,
+  UNMUTE_FRAME,
+  buildContentAppend,
+  buildSessionStart,
+  encodeAudioAppendFrame,
+  isLockConfirmed,
   type WireEvent,
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
@@ -31,8 +43,13 @@ export class GptLiveSession implements VoiceSession {
   state: VoiceLinkState = 'connecting';
   usage: VoiceUsage = { seconds: 0 };
   readonly stats: VoiceSessionStats = {
-    audioFramesSent: 0, audioFramesRefused: 0, audioFramesDropped: 0, audioChunksReceived: 0,
-    duplicateEvents: 0, garbageFrames: 0, reconnects: 0,
+    audioFramesSent: 0,
+    audioFramesRefused: 0,
+    audioFramesDropped: 0,
+    audioChunksReceived: 0,
+    duplicateEvents: 0,
+    garbageFrames: 0,
+    reconnects: 0,
   };
 
   private phase: Phase = 'starting';
@@ -66,38 +83,57 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
-    this.coalescer = deps.appendFlusher === undefined ? undefined : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true));
+    this.coalescer =
+      deps.appendFlusher === undefined
+        ? undefined
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true));
     // The wire's view of this session: what it reports lands in the state machine below.
-    this.wire = new GptLiveWire(deps.headers, this.stats, handlers, {
-      id: () => this.id,
-      live: () => this.phase === 'open' || this.phase === 'closing',
-      opened: (ws) => this.onOpen(ws),
-      started: (event) => this.onStarted(event),
-      refused: (error) => this.onLinkRefused(error),
-      closed: (code) => this.onSocketClose(code),
-      usage: (raw) => {
-        this.takeUsage(raw);
-        this.h.onUsage?.(this.usage);
+    this.wire = new GptLiveWire(
+      deps.headers,
+      this.stats,
+      handlers,
+      {
+        id: () => this.id,
+        live: () => this.phase === 'open' || this.phase === 'closing',
+        opened: (ws) => this.onOpen(ws),
+        started: (event) => this.onStarted(event),
+        refused: (error) => this.onLinkRefused(error),
+        closed: (code) => this.onSocketClose(code),
+        usage: (raw) => {
+          this.takeUsage(raw);
+          this.h.onUsage?.(this.usage);
+        },
+        providerClosed: (reason, rawUsage) => {
+          this.takeUsage(rawUsage);
+          this.finish(reason, true, 'closed');
+        },
+        providerError: (error) => {
+          if (error.fatal) this.fatal = true;
+          this.h.onError?.(error);
+        },
       },
-      providerClosed: (reason, rawUsage) => {
-        this.takeUsage(rawUsage);
-        this.finish(reason, true, 'closed');
-      },
-      providerError: (error) => {
-        if (error.fatal) this.fatal = true;
-        this.h.onError?.(error);
-      },
-    }, log);
+      log,
+    );
   }
 
   /** Open the link and wait for a confirmed lock. Resolves with this session or rejects with a VoiceProviderError. */
   start(signal?: AbortSignal): Promise<GptLiveSession> {
     return new Promise((resolve, reject) => {
       this.startSettle = { resolve, reject };
-      if (signal?.aborted) return this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.'));
-      signal?.addEventListener('abort', () => this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.')), { once: true });
+      if (signal?.aborted)
+        return this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.'));
+      signal?.addEventListener(
+        'abort',
+        () => this.failStart(new VoiceProviderError(Codes.ABORTED, 'The voice session start was aborted.')),
+        { once: true },
+      );
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
-        this.failStart(new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider did not confirm the data-channel lock in time.'));
+        this.failStart(
+          new VoiceProviderError(
+            Codes.UNCONFIRMED,
+            'The voice provider did not confirm the data-channel lock in time.',
+          ),
+        );
       }, this.deps.lockTimeoutMs);
       this.openSocket(this.deps.url);
     });
@@ -175,11 +211,15 @@ export class GptLiveSession implements VoiceSession {
     this.stats.audioFramesDropped = this.queue.dropped;
     switch (this.phase) {
       case 'starting':
-        return this.failStart(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link closed before the session started.'));
+        return this.failStart(
+          new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link closed before the session started.'),
+        );
       case 'open':
         if (!this.fatal && isRecoverableCloseCode(code)) return this.beginReconnect(code);
         this.log?.warn({ sessionId: this.id, code }, 'voice provider link closed');
-        return this.lose(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider closed the link.', { fatal: true }));
+        return this.lose(
+          new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider closed the link.', { fatal: true }),
+        );
       case 'resuming':
         return this.scheduleAttempt();
       case 'closing':
@@ -202,7 +242,8 @@ export class GptLiveSession implements VoiceSession {
     const now = this.deps.clock.now();
     const gain = seconds - this.usage.seconds;
     // Cumulative values never go backwards; a big forward jump is reported (it is what will be billed) but logged.
-    if (gain > 2 * ((now - this.lastUsageAt) / 1000) + 5) this.log?.warn({ sessionId: this.id, gainSeconds: gain }, 'voice provider usage jumped');
+    if (gain > 2 * ((now - this.lastUsageAt) / 1000) + 5)
+      this.log?.warn({ sessionId: this.id, gainSeconds: gain }, 'voice provider usage jumped');
     this.lastUsageAt = now;
     if (seconds > this.usage.seconds) this.usage = { seconds };
   }
@@ -214,7 +255,9 @@ export class GptLiveSession implements VoiceSession {
     if (this.phase === 'starting') {
       if (!confirmed || id === '') {
         this.id = id;
-        return this.failStart(new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider did not confirm the data-channel lock.'));
+        return this.failStart(
+          new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider did not confirm the data-channel lock.'),
+        );
       }
       this.id = id;
       this.lastUsageAt = this.deps.clock.now();
@@ -226,7 +269,9 @@ export class GptLiveSession implements VoiceSession {
     }
     if (this.phase !== 'resuming') return;
     if (id !== this.id || !confirmed) {
-      return this.lose(new VoiceProviderError(Codes.UNCONFIRMED, 'The resumed voice session is not the locked one.', { fatal: true }));
+      return this.lose(
+        new VoiceProviderError(Codes.UNCONFIRMED, 'The resumed voice session is not the locked one.', { fatal: true }),
+      );
     }
     this.stats.reconnects++;
     this.log?.info({ sessionId: this.id, attempts: this.attempt }, 'voice provider link resumed');
@@ -265,7 +310,11 @@ export class GptLiveSession implements VoiceSession {
       windowMs: this.deps.reconnectWindowMs,
     });
     if (delay === undefined) {
-      return this.lose(new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link could not be resumed in time.', { fatal: true }));
+      return this.lose(
+        new VoiceProviderError(Codes.UNAVAILABLE, 'The voice provider link could not be resumed in time.', {
+          fatal: true,
+        }),
+      );
     }
     this.reconnectTimer = this.deps.clock.setTimeout(() => {
       this.reconnectTimer = undefined;
@@ -284,14 +333,20 @@ export class GptLiveSession implements VoiceSession {
 
   private lose(error: VoiceProviderError): void {
     if (this.phase === 'done') return;
-    this.log?.warn({ sessionId: this.id, code: error.code, providerStatus: error.providerStatus }, 'voice provider link lost');
+    this.log?.warn(
+      { sessionId: this.id, code: error.code, providerStatus: error.providerStatus },
+      'voice provider link lost',
+    );
     this.h.onError?.(error);
     this.finish('connection_lost', false, 'lost');
   }
 
   private failStart(error: VoiceProviderError): void {
     if (this.phase !== 'starting') return;
-    this.log?.warn({ sessionId: this.id || undefined, code: error.code, providerStatus: error.providerStatus }, 'voice provider session did not start');
+    this.log?.warn(
+      { sessionId: this.id || undefined, code: error.code, providerStatus: error.providerStatus },
+      'voice provider session did not start',
+    );
     const settle = this.startSettle;
     this.startSettle = null;
     // Tell a provider that did start (unconfirmed lock) to stop billing; no need to wait for its answer.

@@ -124,7 +124,8 @@ export class GptLiveWire {
     },
     // Only the message: the error's request carries the Authorization header.
     onError: (ws, err) => {
-      if (ws === this.ws) this.log?.debug({ sessionId: this.sink.id(), err: err.message }, 'voice provider socket error');
+      if (ws === this.ws)
+        this.log?.debug({ sessionId: this.sink.id(), err: err.message }, 'voice provider socket error');
     },
   };
 

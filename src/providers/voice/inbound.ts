@@ -1,6 +1,11 @@
 import type { WireEvent } from './protocol.js';
 import type { VoiceCloseReason, VoiceDelegationRequest, VoiceTranscriptDelta } from './types.js';
-import { VoiceProviderError, VoiceProviderErrorCodes as Codes, isFatalProviderCode, mentionsDataChannel } from './errors.js';
+import {
+  VoiceProviderError,
+  VoiceProviderErrorCodes as Codes,
+  isFatalProviderCode,
+  mentionsDataChannel,
+} from './errors.js';
 
 /**
  * Server events -> the interface's values. Fields are checked where used: a malformed event is counted as garbage
@@ -8,16 +13,24 @@ import { VoiceProviderError, VoiceProviderErrorCodes as Codes, isFatalProviderCo
  */
 
 export function readTranscript(event: WireEvent): VoiceTranscriptDelta | undefined {
-  const text = event.delta, startMs = event.start_ms, endMs = event.end_ms;
+  const text = event.delta,
+    startMs = event.start_ms,
+    endMs = event.end_ms;
   if (typeof text !== 'string' || typeof startMs !== 'number' || typeof endMs !== 'number') return undefined;
   return { text, startMs, endMs };
 }
 
 export function readDelegation(event: WireEvent): VoiceDelegationRequest | undefined {
   const d = event.delegation as { id?: unknown; target?: unknown; response_id?: unknown } | undefined;
-  if (typeof d?.id !== 'string' || (d.target !== 'client' && d.target !== 'responses' && d.target !== 'decisions')) return undefined;
+  if (typeof d?.id !== 'string' || (d.target !== 'client' && d.target !== 'responses' && d.target !== 'decisions'))
+    return undefined;
   const offsetMs = typeof event.offset_ms === 'number' ? event.offset_ms : 0;
-  return { id: d.id, target: d.target, offsetMs, ...(typeof d.response_id === 'string' ? { responseId: d.response_id } : {}) };
+  return {
+    id: d.id,
+    target: d.target,
+    offsetMs,
+    ...(typeof d.response_id === 'string' ? { responseId: d.response_id } : {}),
+  };
 }
 
 export function readUsageSeconds(raw: unknown): number | undefined {
@@ -28,7 +41,9 @@ export function readUsageSeconds(raw: unknown): number | undefined {
 const CLOSE_REASONS = new Set<string>(['close_requested', 'expired', 'content', 'remote_hangup', 'connection_lost']);
 
 export function readCloseReason(event: WireEvent): VoiceCloseReason {
-  return typeof event.reason === 'string' && CLOSE_REASONS.has(event.reason) ? (event.reason as VoiceCloseReason) : 'remote_hangup';
+  return typeof event.reason === 'string' && CLOSE_REASONS.has(event.reason)
+    ? (event.reason as VoiceCloseReason)
+    : 'remote_hangup';
 }
 
 /**
@@ -41,7 +56,10 @@ export function errorFromEvent(event: WireEvent, starting: boolean): VoiceProvid
   const providerCode = typeof err?.code === 'string' ? err.code : undefined;
   const withCode = providerCode === undefined ? {} : { providerCode };
   if (providerCode === 'invalid_api_key') {
-    return new VoiceProviderError(Codes.AUTH, 'The voice provider rejected the credentials.', { ...withCode, fatal: true });
+    return new VoiceProviderError(Codes.AUTH, 'The voice provider rejected the credentials.', {
+      ...withCode,
+      fatal: true,
+    });
   }
   if (isFatalProviderCode(providerCode)) {
     return new VoiceProviderError(Codes.QUOTA, 'The voice provider quota is exhausted.', { ...withCode, fatal: true });
@@ -49,7 +67,10 @@ export function errorFromEvent(event: WireEvent, starting: boolean): VoiceProvid
   if (!starting) return new VoiceProviderError(Codes.SESSION, 'The voice provider reported an error.', withCode);
   const text = `${String(err?.code ?? '')} ${String(err?.param ?? '')} ${String(err?.message ?? '')}`;
   if (mentionsDataChannel(text)) {
-    return new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider refused the data-channel lock.', { ...withCode, fatal: true });
+    return new VoiceProviderError(Codes.UNCONFIRMED, 'The voice provider refused the data-channel lock.', {
+      ...withCode,
+      fatal: true,
+    });
   }
   return new VoiceProviderError(Codes.REFUSED, 'The voice provider refused the session.', withCode);
 }

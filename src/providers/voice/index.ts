@@ -1,12 +1,26 @@
 /** Public surface of the voice provider layer. Import from here, not from the files behind it. */
 export type {
-  StartSessionOptions, VoiceAdapterTuning, VoiceCloseReason, VoiceDelegationConfig, VoiceDelegationRequest,
-  VoiceLinkState, VoiceProvider, VoiceSession, VoiceSessionClosed, VoiceSessionConfig, VoiceSessionHandlers,
-  VoiceSessionStats, VoiceTranscriptDelta, VoiceUsage,
+  StartSessionOptions,
+  VoiceAdapterTuning,
+  VoiceCloseReason,
+  VoiceDelegationConfig,
+  VoiceDelegationRequest,
+  VoiceLinkState,
+  VoiceProvider,
+  VoiceSession,
+  VoiceSessionClosed,
+  VoiceSessionConfig,
+  VoiceSessionHandlers,
+  VoiceSessionStats,
+  VoiceTranscriptDelta,
+  VoiceUsage,
 } from './types.js';
 export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';
 export {
-  createVoiceProvider, VOICE_ADAPTER_DEFAULTS, type GptLiveProviderOptions, type SimulatorProviderOptions,
+  createVoiceProvider,
+  VOICE_ADAPTER_DEFAULTS,
+  type GptLiveProviderOptions,
+  type SimulatorProviderOptions,
   type VoiceProviderOptions,
 } from './provider.js';
 export { ManualClock, systemClock, type VoiceClock } from './clock.js';

@@ -20,10 +20,19 @@ const noop = (): void => {};
  * Open one primary WebSocket. Compression is off (base64 audio barely compresses and deflate costs CPU per frame).
  * A refused upgrade's body (bounded) is read so a 4xx that names the data channel can count as an unconfirmed lock.
  */
-export function openProviderSocket(url: string, headers: Record<string, string>, events: ProviderSocketEvents): WebSocket {
+export function openProviderSocket(
+  url: string,
+  headers: Record<string, string>,
+  events: ProviderSocketEvents,
+): WebSocket {
   // skipUTF8Validation: every text frame is JSON we parse (a bad byte turns into U+FFFD there, or fails the parse and
   // counts as garbage) or base64 read byte-wise; ws's per-frame UTF-8 scan was ~2% of the relay's profile.
-  const ws = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024, skipUTF8Validation: true });
+  const ws = new WebSocket(url, {
+    headers,
+    perMessageDeflate: false,
+    maxPayload: 16 * 1024 * 1024,
+    skipUTF8Validation: true,
+  });
   ws.on('unexpected-response', (req: ClientRequest, res: IncomingMessage) => {
     let body = '';
     res.setEncoding('utf8');

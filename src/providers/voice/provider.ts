@@ -5,7 +5,13 @@ import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
 import { keepaliveTicker } from './shared-ticker.js';
-import type { StartSessionOptions, VoiceAdapterTuning, VoiceProvider, VoiceSession, VoiceSessionConfig } from './types.js';
+import type {
+  StartSessionOptions,
+  VoiceAdapterTuning,
+  VoiceProvider,
+  VoiceSession,
+  VoiceSessionConfig,
+} from './types.js';
 
 /** Options for the gpt-live provider: the real service. */
 export interface GptLiveProviderOptions extends VoiceAdapterTuning {
@@ -61,11 +67,13 @@ export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
  */
 export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvider {
   const url = new URL(options.url);
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new TypeError('Voice provider URL must be ws:// or wss://.');
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
+    throw new TypeError('Voice provider URL must be ws:// or wss://.');
   if (options.kind === 'gpt-live' && options.apiKey.length === 0) throw new TypeError('gpt-live needs an API key.');
   const headers: Record<string, string> = {};
   if (options.apiKey !== undefined && options.apiKey.length > 0) headers.Authorization = `Bearer ${options.apiKey}`;
-  if (options.kind === 'simulator' && options.simulatorFaults !== undefined) headers['x-simulator-faults'] = options.simulatorFaults;
+  if (options.kind === 'simulator' && options.simulatorFaults !== undefined)
+    headers['x-simulator-faults'] = options.simulatorFaults;
   const appendMs = options.appendMs ?? VOICE_ADAPTER_DEFAULTS.appendMs;
   if (!Number.isFinite(appendMs) || appendMs < 0 || appendMs > 1000) throw new RangeError('appendMs must be 0..1000.');
   const clock = options.clock ?? systemClock;

@@ -41,7 +41,8 @@ export class SharedTicker<T> {
     const now = this.clock.now();
     // Deleting from a Set while iterating it is safe; a member added during the tick is visited next time.
     for (const member of this.members) this.visit(member, now);
-    if (this.members.size > 0 && this.timer === undefined) this.timer = this.clock.setTimeout(this.tick, this.intervalMs);
+    if (this.members.size > 0 && this.timer === undefined)
+      this.timer = this.clock.setTimeout(this.tick, this.intervalMs);
   };
 }
 

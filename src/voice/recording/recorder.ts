@@ -56,7 +56,11 @@ export class CallRecorder {
       await rename(this.paths.building, this.paths.wav);
       return { bytes };
     } finally {
-      await Promise.all([rm(this.paths.caller, { force: true }), rm(this.paths.assistant, { force: true }), rm(this.paths.building, { force: true })]);
+      await Promise.all([
+        rm(this.paths.caller, { force: true }),
+        rm(this.paths.assistant, { force: true }),
+        rm(this.paths.building, { force: true }),
+      ]);
     }
   }
 }
@@ -80,8 +84,10 @@ export async function interleave(leftPath: string, rightPath: string, outPath: s
     const total = frames * 2;
     while (position < total) {
       const want = Math.min(READ_BYTES, total - position);
-      const gotL = position < leftBytes ? (await left.read(l, 0, Math.min(want, leftBytes - position), position)).bytesRead : 0;
-      const gotR = position < rightBytes ? (await right.read(r, 0, Math.min(want, rightBytes - position), position)).bytesRead : 0;
+      const gotL =
+        position < leftBytes ? (await left.read(l, 0, Math.min(want, leftBytes - position), position)).bytesRead : 0;
+      const gotR =
+        position < rightBytes ? (await right.read(r, 0, Math.min(want, rightBytes - position), position)).bytesRead : 0;
       if (gotL < want) l.fill(0, gotL, want);
       if (gotR < want) r.fill(0, gotR, want);
       for (let i = 0, j = 0; i < want; i += 2, j += 4) {

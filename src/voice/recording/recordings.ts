@@ -83,7 +83,10 @@ export class VoiceRecordings {
     const done = recorder
       .finish()
       .then((result) => {
-        log.info({ recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes }, 'voice recording written');
+        log.info(
+          { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
+          'voice recording written',
+        );
       })
       .catch((err: unknown) => log.error({ err }, 'voice recording could not be written'))
       .finally(() => {
@@ -129,7 +132,9 @@ export class VoiceRecordings {
       }
     }
     const parts = await readdir(this.partsDir).catch(() => [] as string[]);
-    const partIds = [...new Set(parts.map((name) => name.split('.')[0]!).filter((id) => SESSION_ID.test(id) && !this.active.has(id)))];
+    const partIds = [
+      ...new Set(parts.map((name) => name.split('.')[0]!).filter((id) => SESSION_ID.test(id) && !this.active.has(id))),
+    ];
     if (partIds.length > 0) {
       const running = new Set(await q.activeSessionIds(this.deps.sql, partIds));
       for (const name of parts) {
@@ -158,11 +163,18 @@ export interface RecordingLink {
 }
 
 /** The recordings of one conversation: sessions recorded with consent whose WAV exists (or is being written). */
-export async function recordingLinksOf(sql: Sql, recordings: VoiceRecordings, conversationId: string): Promise<RecordingLink[]> {
+export async function recordingLinksOf(
+  sql: Sql,
+  recordings: VoiceRecordings,
+  conversationId: string,
+): Promise<RecordingLink[]> {
   const sessions = await q.recordedSessionsOf(sql, conversationId);
   const links: RecordingLink[] = [];
   for (const s of sessions) {
-    const exists = await stat(recordings.pathOf(s.id)).then((i) => i.isFile(), () => false);
+    const exists = await stat(recordings.pathOf(s.id)).then(
+      (i) => i.isFile(),
+      () => false,
+    );
     if (!exists && !recordings.isWriting(s.id)) continue;
     links.push({ sessionId: s.id, url: `/api/assistants/${s.assistantId}/voice/recordings/${s.id}`, ready: exists });
   }

@@ -31,7 +31,10 @@ export function recordingRoutes(deps: { sql: Sql; recordings: VoiceRecordings })
         summary: 'Play back a voice call recording (Range requests supported)',
         hidden: true,
         contentTypes: { 200: 'audio/wav', 206: 'audio/wav' },
-        errors: { 404: 'No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted).', 416: 'The Range starts past the end.' },
+        errors: {
+          404: 'No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted).',
+          416: 'The Range starts past the end.',
+        },
       },
       handler: async (ctx) => {
         const owner = ctx.principal as OwnerPrincipal;
@@ -41,7 +44,10 @@ export function recordingRoutes(deps: { sql: Sql; recordings: VoiceRecordings })
         const answer = await fileReply(deps.recordings.pathOf(session.id), {
           contentType: 'audio/wav',
           range: ctx.headers['range'],
-          headers: { 'cache-control': 'private, no-store', 'content-disposition': `inline; filename="${session.id}.wav"` },
+          headers: {
+            'cache-control': 'private, no-store',
+            'content-disposition': `inline; filename="${session.id}.wav"`,
+          },
         });
         if (answer === null) throw voiceErrors.recordingNotFound();
         return answer;

@@ -21,7 +21,9 @@ export function wavHeader(dataBytes: number, channels: number, sampleRateHz = 24
 export const WAV_HEADER_BYTES = 44;
 
 /** Parse the fields of a 44-byte PCM WAV header (tests and the example client). */
-export function readWavHeader(buf: Buffer): { channels: number; sampleRateHz: number; bitsPerSample: number; dataBytes: number; dataOffset: number } | null {
+export function readWavHeader(
+  buf: Buffer,
+): { channels: number; sampleRateHz: number; bitsPerSample: number; dataBytes: number; dataOffset: number } | null {
   if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') return null;
   let offset = 12;
   let fmt: { channels: number; sampleRateHz: number; bitsPerSample: number } | undefined;
@@ -30,7 +32,11 @@ export function readWavHeader(buf: Buffer): { channels: number; sampleRateHz: nu
     const size = buf.readUInt32LE(offset + 4);
     const body = offset + 8;
     if (id === 'fmt ' && body + 16 <= buf.length) {
-      fmt = { channels: buf.readUInt16LE(body + 2), sampleRateHz: buf.readUInt32LE(body + 4), bitsPerSample: buf.readUInt16LE(body + 14) };
+      fmt = {
+        channels: buf.readUInt16LE(body + 2),
+        sampleRateHz: buf.readUInt32LE(body + 4),
+        bitsPerSample: buf.readUInt16LE(body + 14),
+      };
     } else if (id === 'data' && fmt !== undefined) {
       return { ...fmt, dataBytes: size, dataOffset: body };
     }

@@ -82,7 +82,13 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
         return;
       }
       relays.get(session.id)?.replace();
-      const relay = new MediaRelay(socket as RealtimeSocket<unknown>, linkOfSession(session), clock, relayOptions, options.tapFor?.(session));
+      const relay = new MediaRelay(
+        socket as RealtimeSocket<unknown>,
+        linkOfSession(session),
+        clock,
+        relayOptions,
+        options.tapFor?.(session),
+      );
       socket.data.relay = relay;
       relays.set(session.id, relay);
       relay.start();
@@ -106,9 +112,15 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
       const s = relay.stats;
       socket.data.session.log.info(
         {
-          callerFrames: s.callerFrames, callerFramesRefused: s.callerFramesRefused, callerTextDropped: s.callerTextDropped,
-          assistantBytes: s.assistantBytes, assistantWithheldBytes: s.assistantWithheldBytes, assistantDroppedBytes: s.assistantDroppedBytes,
-          inputFramesDroppedByLink: relay.link.inputFramesDropped, eventsDropped: s.eventsDropped, maxSocketBuffered: s.maxSocketBuffered,
+          callerFrames: s.callerFrames,
+          callerFramesRefused: s.callerFramesRefused,
+          callerTextDropped: s.callerTextDropped,
+          assistantBytes: s.assistantBytes,
+          assistantWithheldBytes: s.assistantWithheldBytes,
+          assistantDroppedBytes: s.assistantDroppedBytes,
+          inputFramesDroppedByLink: relay.link.inputFramesDropped,
+          eventsDropped: s.eventsDropped,
+          maxSocketBuffered: s.maxSocketBuffered,
         },
         'voice media socket closed',
       );
@@ -119,14 +131,29 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
 
 function emptyTotals(): RelayStats {
   return {
-    callerFrames: 0, callerBytes: 0, callerFramesRefusedByLink: 0, callerFramesRefused: 0, callerTextDropped: 0, mutes: 0, unmutes: 0,
-    assistantChunks: 0, assistantBytes: 0, assistantWithheldChunks: 0, assistantWithheldBytes: 0, assistantDroppedBytes: 0,
-    assistantSentBytes: 0, transcriptsWithheld: 0, eventsDropped: 0, maxSocketBuffered: 0, maxPending: 0,
+    callerFrames: 0,
+    callerBytes: 0,
+    callerFramesRefusedByLink: 0,
+    callerFramesRefused: 0,
+    callerTextDropped: 0,
+    mutes: 0,
+    unmutes: 0,
+    assistantChunks: 0,
+    assistantBytes: 0,
+    assistantWithheldChunks: 0,
+    assistantWithheldBytes: 0,
+    assistantDroppedBytes: 0,
+    assistantSentBytes: 0,
+    transcriptsWithheld: 0,
+    eventsDropped: 0,
+    maxSocketBuffered: 0,
+    maxPending: 0,
   };
 }
 
 function addTotals(into: RelayStats, add: RelayStats): void {
   for (const key of Object.keys(into) as (keyof RelayStats)[]) {
-    into[key] = key === 'maxSocketBuffered' || key === 'maxPending' ? Math.max(into[key], add[key]) : into[key] + add[key];
+    into[key] =
+      key === 'maxSocketBuffered' || key === 'maxPending' ? Math.max(into[key], add[key]) : into[key] + add[key];
   }
 }

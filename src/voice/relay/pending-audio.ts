@@ -12,7 +12,8 @@ export class PendingAudio {
   droppedBytes = 0;
 
   constructor(readonly capacity: number) {
-    if (capacity <= 0 || capacity % 2 !== 0) throw new Error('capacity must be a positive whole number of PCM16 samples');
+    if (capacity <= 0 || capacity % 2 !== 0)
+      throw new Error('capacity must be a positive whole number of PCM16 samples');
   }
 
   get bytes(): number {

@@ -93,9 +93,23 @@ const MUTE_FRAME_TYPES = new Set(['mute', 'unmute']);
 
 function newStats(): RelayStats {
   return {
-    callerFrames: 0, callerBytes: 0, callerFramesRefusedByLink: 0, callerFramesRefused: 0, callerTextDropped: 0, mutes: 0, unmutes: 0,
-    assistantChunks: 0, assistantBytes: 0, assistantWithheldChunks: 0, assistantWithheldBytes: 0, assistantDroppedBytes: 0,
-    assistantSentBytes: 0, transcriptsWithheld: 0, eventsDropped: 0, maxSocketBuffered: 0, maxPending: 0,
+    callerFrames: 0,
+    callerBytes: 0,
+    callerFramesRefusedByLink: 0,
+    callerFramesRefused: 0,
+    callerTextDropped: 0,
+    mutes: 0,
+    unmutes: 0,
+    assistantChunks: 0,
+    assistantBytes: 0,
+    assistantWithheldChunks: 0,
+    assistantWithheldBytes: 0,
+    assistantDroppedBytes: 0,
+    assistantSentBytes: 0,
+    transcriptsWithheld: 0,
+    eventsDropped: 0,
+    maxSocketBuffered: 0,
+    maxPending: 0,
   };
 }
 
@@ -189,7 +203,9 @@ export class MediaRelay {
     const now = this.clock.now();
     if (now - this.refusalNoticeAt < 1000) return;
     this.refusalNoticeAt = now;
-    this.sendEvent(JSON.stringify({ type: 'state', notice: 'frame_refused', why, bytes, maxFrameBytes: this.options.maxFrameBytes }));
+    this.sendEvent(
+      JSON.stringify({ type: 'state', notice: 'frame_refused', why, bytes, maxFrameBytes: this.options.maxFrameBytes }),
+    );
   }
 
   private onText(data: ArrayBuffer): void {
@@ -200,7 +216,10 @@ export class MediaRelay {
     let type: unknown;
     try {
       const value = JSON.parse(Buffer.from(data).toString('utf8')) as unknown;
-      type = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { type?: unknown }).type : undefined;
+      type =
+        value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? (value as { type?: unknown }).type
+          : undefined;
     } catch {
       type = undefined;
     }
@@ -292,7 +311,14 @@ export class MediaRelay {
     if (this.untoldDroppedBytes > 0 && this.socket.bufferedAmount() <= high) {
       const bytes = this.untoldDroppedBytes;
       this.untoldDroppedBytes = 0;
-      this.sendEvent(JSON.stringify({ type: 'state', notice: 'audio_dropped', droppedBytes: bytes, droppedMs: Math.round(bytes / BYTES_PER_MS) }));
+      this.sendEvent(
+        JSON.stringify({
+          type: 'state',
+          notice: 'audio_dropped',
+          droppedBytes: bytes,
+          droppedMs: Math.round(bytes / BYTES_PER_MS),
+        }),
+      );
     }
   }
 
@@ -311,7 +337,8 @@ export class MediaRelay {
   }
 
   private sendStateIfChanged(): void {
-    if (this.gateOpen === this.lastGate && this.link.linkState === this.lastLink && this.link.gateSeq === this.lastSeq) return;
+    if (this.gateOpen === this.lastGate && this.link.linkState === this.lastLink && this.link.gateSeq === this.lastSeq)
+      return;
     this.sendState();
   }
 
@@ -325,7 +352,15 @@ export class MediaRelay {
     this.lastGate = this.gateOpen;
     this.lastLink = this.link.linkState;
     this.lastSeq = this.link.gateSeq;
-    this.sendEvent(JSON.stringify({ type: 'state', link: this.lastLink, gate: this.lastGate ? 'open' : 'closed', gateSeq: this.lastSeq, muted: this.muted }));
+    this.sendEvent(
+      JSON.stringify({
+        type: 'state',
+        link: this.lastLink,
+        gate: this.lastGate ? 'open' : 'closed',
+        gateSeq: this.lastSeq,
+        muted: this.muted,
+      }),
+    );
   }
 
   private sendEvent(json: string): void {

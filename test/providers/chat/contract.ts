@@ -8,7 +8,13 @@ export function chatProviderContract(t: Test, name: string, make: (t: Test) => P
       { role: 'system', content: 'Answer from the passages.' },
       { role: 'user', content: 'How long is the refund window?' },
     ],
-    passages: [{ documentName: 'Handbook', heading: 'Refunds', content: 'Customers can request a refund within 30 days of delivery.' }],
+    passages: [
+      {
+        documentName: 'Handbook',
+        heading: 'Refunds',
+        content: 'Customers can request a refund within 30 days of delivery.',
+      },
+    ],
     question: 'How long is the refund window?',
     voiceUnavailable: false,
     maxOutputTokens: 256,
@@ -20,7 +26,13 @@ export function chatProviderContract(t: Test, name: string, make: (t: Test) => P
     for await (const ev of provider.stream(request, new AbortController().signal)) events.push(ev);
     const texts = events.filter((e) => e.type === 'text');
     t.ok(texts.length >= 1, 'at least one text event');
-    t.ok(texts.map((e) => (e as { text: string }).text).join('').trim().length > 0, 'a non-empty answer');
+    t.ok(
+      texts
+        .map((e) => (e as { text: string }).text)
+        .join('')
+        .trim().length > 0,
+      'a non-empty answer',
+    );
     const usage = events.filter((e) => e.type === 'usage');
     t.equal(usage.length, 1, 'exactly one usage event');
     t.equal(events.at(-1)?.type, 'usage', 'usage comes last');
@@ -43,6 +55,9 @@ export function chatProviderContract(t: Test, name: string, make: (t: Test) => P
       failure = (err as { failure?: string }).failure;
     }
     t.ok(texts <= 2, `no more than a piece in flight after the abort (${texts})`);
-    t.ok(failure === undefined || failure === 'aborted' || failure === 'interrupted', `ends quietly or as aborted (${failure})`);
+    t.ok(
+      failure === undefined || failure === 'aborted' || failure === 'interrupted',
+      `ends quietly or as aborted (${failure})`,
+    );
   });
 }

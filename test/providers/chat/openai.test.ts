@@ -1,5 +1,9 @@
 import t from 'tap';
-import { createOpenAiProvider, type ChatCompletionRequest, type ChatProviderError } from '../../../src/providers/chat/index.js';
+import {
+  createOpenAiProvider,
+  type ChatCompletionRequest,
+  type ChatProviderError,
+} from '../../../src/providers/chat/index.js';
 import { startChatSimulator } from './simulator.js';
 
 const request: ChatCompletionRequest = {
@@ -26,11 +30,22 @@ async function collect(provider: ReturnType<typeof createOpenAiProvider>, signal
 }
 
 const make = (baseUrl: string, extra: Partial<Parameters<typeof createOpenAiProvider>[0]> = {}) =>
-  createOpenAiProvider({ baseUrl, apiKey: 'sk-sim-secret', model: 'sim-1', timeoutMs: 1000, backoffBaseMs: 10, ...extra });
+  createOpenAiProvider({
+    baseUrl,
+    apiKey: 'sk-sim-secret',
+    model: 'sim-1',
+    timeoutMs: 1000,
+    backoffBaseMs: 10,
+    ...extra,
+  });
 
 t.test('streams chunks in order, with usage, and sends model, messages, max_tokens and the key', async (t) => {
   const sim = await startChatSimulator(t);
-  sim.script({ kind: 'stream', pieces: ['The ', 'refund ', 'window ', 'is 30 days.'], usage: { prompt_tokens: 120, completion_tokens: 9 } });
+  sim.script({
+    kind: 'stream',
+    pieces: ['The ', 'refund ', 'window ', 'is 30 days.'],
+    usage: { prompt_tokens: 120, completion_tokens: 9 },
+  });
   const { texts, usage, error } = await collect(make(sim.baseUrl));
   t.equal(error, undefined);
   t.same(texts, ['The ', 'refund ', 'window ', 'is 30 days.']);

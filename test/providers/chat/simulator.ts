@@ -44,7 +44,10 @@ export async function startChatSimulator(t: Test): Promise<ChatSimulator> {
   async function play(scenario: Scenario, res: ServerResponse): Promise<void> {
     switch (scenario.kind) {
       case 'status':
-        res.writeHead(scenario.status, { 'content-type': 'application/json', ...(scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {}) });
+        res.writeHead(scenario.status, {
+          'content-type': 'application/json',
+          ...(scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {}),
+        });
         res.end(JSON.stringify(scenario.body ?? { error: { message: 'simulated failure', type: 'server_error' } }));
         return;
       case 'slow':
@@ -65,7 +68,9 @@ export async function startChatSimulator(t: Test): Promise<ChatSimulator> {
         if (scenario.kind === 'stall') return; // keep the connection open, send nothing more
         if (scenario.kind === 'stream') {
           const usage = scenario.usage ?? { prompt_tokens: 42, completion_tokens: scenario.pieces.length };
-          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`,
+          );
           res.write('data: [DONE]\n\n');
         }
         res.end();

@@ -9,7 +9,13 @@ import { FAST_ADAPTER, Recorder, seqFrame, simProvider, sleep, startSim, voicedF
 t.test('the default lock timeout is 3 s (manual clock, no sleeping)', async (t) => {
   const sim = await startSim(t);
   const clock = new ManualClock();
-  const provider = createVoiceProvider({ kind: 'simulator', url: sim.url, clock, simulatorFaults: 'slow-start=60000', keepaliveMs: 0 });
+  const provider = createVoiceProvider({
+    kind: 'simulator',
+    url: sim.url,
+    clock,
+    simulatorFaults: 'slow-start=60000',
+    keepaliveMs: 0,
+  });
   let outcome: unknown = 'pending';
   const started = provider.startSession({}).then(
     () => (outcome = 'resolved'),
@@ -29,15 +35,37 @@ t.test('the default lock timeout is 3 s (manual clock, no sleeping)', async (t) 
 t.test('a wrong key is fatal AUTH and the key never reaches the logs', async (t) => {
   const sim = await startSim(t, { apiKey: 'sk-right' });
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
   const logger = createLogger({ level: 'debug' }, sink);
-  const wrong = createVoiceProvider({ kind: 'gpt-live', url: sim.url, apiKey: 'sk-wrong-secret', model: 'gpt-live-1', logger, ...FAST_ADAPTER });
-  const error = await wrong.startSession({}).then(() => undefined, (e: unknown) => e as VoiceProviderError);
+  const wrong = createVoiceProvider({
+    kind: 'gpt-live',
+    url: sim.url,
+    apiKey: 'sk-wrong-secret',
+    model: 'gpt-live-1',
+    logger,
+    ...FAST_ADAPTER,
+  });
+  const error = await wrong.startSession({}).then(
+    () => undefined,
+    (e: unknown) => e as VoiceProviderError,
+  );
   t.equal(error?.code, 'VOICE_PROVIDER_AUTH');
   t.equal(error?.providerStatus, 401);
   t.equal(error?.fatal, true);
   // A session that drops and resumes logs too: none of it may carry the key or what was said.
-  const right = createVoiceProvider({ kind: 'gpt-live', url: sim.url, apiKey: 'sk-right', model: 'gpt-live-1', logger, ...FAST_ADAPTER });
+  const right = createVoiceProvider({
+    kind: 'gpt-live',
+    url: sim.url,
+    apiKey: 'sk-right',
+    model: 'gpt-live-1',
+    logger,
+    ...FAST_ADAPTER,
+  });
   const rec = new Recorder();
   const session = await right.startSession({ instructions: '[sim:drop-after=50]' }, { handlers: rec });
   for (let i = 0; i < 10; i++) session.sendAudio(voicedFrame());
@@ -53,7 +81,10 @@ t.test('a wrong key is fatal AUTH and the key never reaches the logs', async (t)
 t.test('faults from the simulator provider option travel as a header', async (t) => {
   const sim = await startSim(t);
   const provider = simProvider(sim, { simulatorFaults: 'start-refused=429' });
-  const error = await provider.startSession({}).then(() => undefined, (e: unknown) => e as VoiceProviderError);
+  const error = await provider.startSession({}).then(
+    () => undefined,
+    (e: unknown) => e as VoiceProviderError,
+  );
   t.equal(error?.providerStatus, 429);
   t.equal(error?.fatal, false, 'rate limiting is worth retrying');
 });
@@ -65,14 +96,19 @@ t.test('aborting a start rejects it and leaves nothing running', async (t) => {
   const started = provider.startSession({}, { signal: controller.signal });
   await waitFor(() => sim.stats.connections === 1, 'the socket');
   controller.abort();
-  const error = await started.then(() => undefined, (e: unknown) => e as VoiceProviderError);
+  const error = await started.then(
+    () => undefined,
+    (e: unknown) => e as VoiceProviderError,
+  );
   t.equal(error?.code, 'VOICE_PROVIDER_ABORTED');
 });
 
 t.test('a full outgoing queue drops the oldest audio and keeps memory bounded', async (t) => {
   // The provider stops reading: kernel buffers fill, then the adapter queue, then the oldest frames go.
   const sim = await startSim(t, { defaultFaults: 'echo,stall-reads=400' });
-  const frameBytes = Buffer.byteLength(`{"type":"session.input_audio.append","audio":"${seqFrame(0).toString('base64')}"}`);
+  const frameBytes = Buffer.byteLength(
+    `{"type":"session.input_audio.append","audio":"${seqFrame(0).toString('base64')}"}`,
+  );
   const provider = simProvider(sim, { highWaterBytes: 64 * 1024, maxQueuedBytes: 20 * frameBytes });
   const rec = new Recorder();
   const session = await provider.startSession({}, { handlers: rec });
@@ -84,7 +120,10 @@ t.test('a full outgoing queue drops the oldest audio and keeps memory bounded', 
   await waitFor(() => rec.audio.length + dropped === sent, 'the stalled provider to catch up', 10_000);
   const seqs = rec.seqs;
   t.equal(seqs.at(-1), sent - 1, 'the newest frame got through');
-  t.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), 'order kept');
+  t.ok(
+    seqs.every((s, i) => i === 0 || s > seqs[i - 1]!),
+    'order kept',
+  );
   const gaps = seqs.filter((s, i) => i > 0 && s !== seqs[i - 1]! + 1).length;
   t.equal(gaps, 1, 'one contiguous run of old frames was dropped');
   const tail = seqs.length - seqs.findIndex((s, i) => i > 0 && s !== seqs[i - 1]! + 1);
@@ -105,24 +144,31 @@ t.test('an in-process simulator forgets the oldest ended sessions (bounded memor
   t.equal(sim.stats.sessionsActive, 0);
 });
 
-t.test('keepalive: a provider that talks is never pinged; a silent one is pinged each tick and kept while it answers', async (t) => {
-  const talking = await startSim(t, { usageIntervalMs: 20 });
-  const silent = await startSim(t, { usageIntervalMs: 600_000 });
-  const clock = new ManualClock();
-  const sessions = await Promise.all(
-    [talking, silent].map((sim) => simProvider(sim, { clock, keepaliveMs: 1000 }).startSession({})),
-  );
-  for (let tick = 1; tick <= 3; tick++) {
-    await sleep(60); // the talking provider sends usage meanwhile
-    clock.advance(1000);
-    await waitFor(() => silent.stats.pingsReceived === tick, `ping ${tick} to the silent provider`);
-  }
-  await sleep(60);
-  t.equal(talking.stats.pingsReceived, 0, 'no keepalive frame to a provider heard from since the last tick');
-  t.equal(silent.stats.pingsReceived, 3, 'the silent provider is probed every tick');
-  t.same(sessions.map((s) => s.state), ['connected', 'connected'], 'both links kept: the silent one answers its pings');
-  await Promise.all(sessions.map((s) => s.close()));
-});
+t.test(
+  'keepalive: a provider that talks is never pinged; a silent one is pinged each tick and kept while it answers',
+  async (t) => {
+    const talking = await startSim(t, { usageIntervalMs: 20 });
+    const silent = await startSim(t, { usageIntervalMs: 600_000 });
+    const clock = new ManualClock();
+    const sessions = await Promise.all(
+      [talking, silent].map((sim) => simProvider(sim, { clock, keepaliveMs: 1000 }).startSession({})),
+    );
+    for (let tick = 1; tick <= 3; tick++) {
+      await sleep(60); // the talking provider sends usage meanwhile
+      clock.advance(1000);
+      await waitFor(() => silent.stats.pingsReceived === tick, `ping ${tick} to the silent provider`);
+    }
+    await sleep(60);
+    t.equal(talking.stats.pingsReceived, 0, 'no keepalive frame to a provider heard from since the last tick');
+    t.equal(silent.stats.pingsReceived, 3, 'the silent provider is probed every tick');
+    t.same(
+      sessions.map((s) => s.state),
+      ['connected', 'connected'],
+      'both links kept: the silent one answers its pings',
+    );
+    await Promise.all(sessions.map((s) => s.close()));
+  },
+);
 
 t.test('keepalive: one timer per adapter instance, however many calls are open (none once they end)', async (t) => {
   const silent = await startSim(t, { usageIntervalMs: 600_000 });

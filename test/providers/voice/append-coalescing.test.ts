@@ -12,30 +12,40 @@ t.test('20 ms frames reach the provider as 100 ms appends, same bytes, same orde
   const sent = Array.from({ length: 15 }, (_, i) => seqFrame(i));
   for (const frame of sent) session.sendAudio(frame);
   await waitFor(() => rec.audioBytes === 15 * 960, 'the echo of every frame');
-  t.same(rec.audio.map((b) => b.length), [4800, 4800, 4800], 'three appends of five frames each');
+  t.same(
+    rec.audio.map((b) => b.length),
+    [4800, 4800, 4800],
+    'three appends of five frames each',
+  );
   t.ok(Buffer.concat(rec.audio).equals(Buffer.concat(sent)), 'the provider heard exactly what the caller sent');
   t.equal(session.stats.audioFramesSent, 15, 'every caller frame counted as accepted');
   await session.close();
 });
 
-t.test('a mute (or any control frame) sends the staged audio first; a quiet caller is flushed after the window', async (t) => {
-  const sim = await startSim(t, { defaultFaults: 'echo,echo=silent', recordWire: true });
-  const rec = new Recorder();
-  const session = await simProvider(sim, { appendMs: 100 }).startSession({}, { handlers: rec });
-  session.sendAudio(seqFrame(1));
-  session.sendAudio(seqFrame(2));
-  session.mute();
-  await waitFor(() => sim.stats.sessions.get(session.id)!.clientEvents.includes('session.input_audio.mute'), 'the mute');
-  const wire = sim.stats.sessions.get(session.id)!.wireIn;
-  const appendAt = wire.findIndex((f) => f.includes('session.input_audio.append'));
-  const muteAt = wire.findIndex((f) => f.includes('session.input_audio.mute'));
-  t.ok(appendAt !== -1 && appendAt < muteAt, 'the two staged frames went out before the mute');
-  session.unmute();
-  session.sendAudio(seqFrame(3));
-  await waitFor(() => rec.audioBytes === 3 * 960, 'the lone frame after the window', 3000);
-  t.same(rec.seqs, [1, 3], 'the partial windows arrived in order (two frames, then one)');
-  await session.close();
-});
+t.test(
+  'a mute (or any control frame) sends the staged audio first; a quiet caller is flushed after the window',
+  async (t) => {
+    const sim = await startSim(t, { defaultFaults: 'echo,echo=silent', recordWire: true });
+    const rec = new Recorder();
+    const session = await simProvider(sim, { appendMs: 100 }).startSession({}, { handlers: rec });
+    session.sendAudio(seqFrame(1));
+    session.sendAudio(seqFrame(2));
+    session.mute();
+    await waitFor(
+      () => sim.stats.sessions.get(session.id)!.clientEvents.includes('session.input_audio.mute'),
+      'the mute',
+    );
+    const wire = sim.stats.sessions.get(session.id)!.wireIn;
+    const appendAt = wire.findIndex((f) => f.includes('session.input_audio.append'));
+    const muteAt = wire.findIndex((f) => f.includes('session.input_audio.mute'));
+    t.ok(appendAt !== -1 && appendAt < muteAt, 'the two staged frames went out before the mute');
+    session.unmute();
+    session.sendAudio(seqFrame(3));
+    await waitFor(() => rec.audioBytes === 3 * 960, 'the lone frame after the window', 3000);
+    t.same(rec.seqs, [1, 3], 'the partial windows arrived in order (two frames, then one)');
+    await session.close();
+  },
+);
 
 t.test('one shared flusher: partial windows leave once older than the window, whole ones at once', async (t) => {
   const clock = new ManualClock();

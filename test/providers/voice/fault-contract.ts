@@ -4,7 +4,10 @@ import type { ContractTarget } from './contract.js';
 import { Recorder, seqFrame, sleep, voicedFrame, waitFor } from './helpers.js';
 
 /** Start and expect a VoiceProviderError; returns it with the time the rejection took. */
-async function startFails(provider: VoiceProvider, instructions?: string): Promise<{ error: VoiceProviderError; ms: number }> {
+async function startFails(
+  provider: VoiceProvider,
+  instructions?: string,
+): Promise<{ error: VoiceProviderError; ms: number }> {
   const began = Date.now();
   try {
     await provider.startSession(instructions === undefined ? {} : { instructions });
@@ -118,13 +121,19 @@ export function faultContract(t: Test, target: ContractTarget): void {
     await sleep(50); // let the last echoes land
     t.ok(sim.stats.sessions.get(session.id)!.resumes === 1);
     const seqs = rec.seqs;
-    t.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), 'strictly increasing: no duplicate, no reorder');
+    t.ok(
+      seqs.every((s, i) => i === 0 || s > seqs[i - 1]!),
+      'strictly increasing: no duplicate, no reorder',
+    );
     t.ok(session.stats.audioFramesRefused > 0, 'frames offered during the reconnect were refused, not buffered');
     await session.close();
   });
 
   t.test('refused reconnect: reconnecting then lost at once, with the last usage', async (t) => {
-    const { provider } = await target.start(t, { faults: 'drop-after=80,refuse-reconnect', adapter: { reconnectWindowMs: 10_000 } });
+    const { provider } = await target.start(t, {
+      faults: 'drop-after=80,refuse-reconnect',
+      adapter: { reconnectWindowMs: 10_000 },
+    });
     const rec = new Recorder();
     const session = await provider.startSession({}, { handlers: rec });
     await waitFor(() => rec.states.includes('reconnecting'), 'the drop');
@@ -140,7 +149,10 @@ export function faultContract(t: Test, target: ContractTarget): void {
   });
 
   t.test('retryable reconnect refusals are retried with backoff until the window closes', async (t) => {
-    const { sim, provider } = await target.start(t, { faults: 'drop-after=50,refuse-reconnect=503', adapter: { reconnectWindowMs: 300 } });
+    const { sim, provider } = await target.start(t, {
+      faults: 'drop-after=50,refuse-reconnect=503',
+      adapter: { reconnectWindowMs: 300 },
+    });
     const rec = new Recorder();
     await provider.startSession({}, { handlers: rec });
     await waitFor(() => rec.closed.length === 1, 'lost', 5000);

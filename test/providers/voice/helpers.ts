@@ -1,8 +1,18 @@
 import type { Test } from 'tap';
 import {
-  createVoiceProvider, startVoiceSimulator, type SimulatorProviderOptions, type VoiceLinkState, type VoiceProvider,
-  type VoiceProviderError, type VoiceSessionClosed, type VoiceSessionHandlers, type VoiceSimulator,
-  type VoiceSimulatorOptions, type VoiceTranscriptDelta, type VoiceUsage, type VoiceDelegationRequest,
+  createVoiceProvider,
+  startVoiceSimulator,
+  type SimulatorProviderOptions,
+  type VoiceLinkState,
+  type VoiceProvider,
+  type VoiceProviderError,
+  type VoiceSessionClosed,
+  type VoiceSessionHandlers,
+  type VoiceSimulator,
+  type VoiceSimulatorOptions,
+  type VoiceTranscriptDelta,
+  type VoiceUsage,
+  type VoiceDelegationRequest,
 } from '../../../src/providers/voice/index.js';
 import { sleep, waitFor } from '../../helpers/wait.js';
 
@@ -41,7 +51,8 @@ export function simProvider(sim: VoiceSimulator, options: Partial<SimulatorProvi
 export function voicedFrame(ms = 20): Buffer {
   const samples = ms * 24;
   const pcm = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
+  for (let i = 0; i < samples; i++)
+    pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)), i * 2);
   return pcm;
 }
 
@@ -84,7 +95,13 @@ export class Recorder implements VoiceSessionHandlers {
 }
 
 /** Send `frames` copies of a frame, `perTick` at a time, every `tickMs` (faster than real time, same audio). */
-export async function pump(send: (pcm: Buffer) => boolean, frame: Buffer, frames: number, perTick = 10, tickMs = 2): Promise<number> {
+export async function pump(
+  send: (pcm: Buffer) => boolean,
+  frame: Buffer,
+  frames: number,
+  perTick = 10,
+  tickMs = 2,
+): Promise<number> {
   let accepted = 0;
   for (let i = 0; i < frames; i++) {
     if (send(frame)) accepted++;

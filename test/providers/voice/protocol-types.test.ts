@@ -62,7 +62,11 @@ t.test('every frame on the wire satisfies the openai ServerEvent / ClientEvent t
   const sim = await startSim(t, { recordWire: true });
   const rec = new Recorder();
   const session = await simProvider(sim).startSession(
-    { instructions: 'Help. [sim:delegate]', voice: 'marin', delegation: { type: 'client', acknowledgementDelayMs: 200 } },
+    {
+      instructions: 'Help. [sim:delegate]',
+      voice: 'marin',
+      delegation: { type: 'client', acknowledgementDelayMs: 200 },
+    },
     { handlers: rec },
   );
   session.mute();
@@ -81,22 +85,50 @@ t.test('every frame on the wire satisfies the openai ServerEvent / ClientEvent t
   const client = sample(record.wireIn);
   const serverTypes = new Set(server.map((f) => (JSON.parse(f) as { type: string }).type));
   const clientTypes = new Set(client.map((f) => (JSON.parse(f) as { type: string }).type));
-  t.same([...serverTypes].sort(), [
-    'session.closed', 'session.commentary.appended', 'session.delegation.created', 'session.input_audio.muted',
-    'session.input_audio.unmuted', 'session.input_transcript.delta', 'session.instructions.appended',
-    'session.output_audio.delta', 'session.output_transcript.delta', 'session.started', 'session.thinking.appended',
-    'session.usage.updated',
-  ], 'the session exercised every server event the simulator emits in a call');
-  t.same([...clientTypes].sort(), [
-    'session.close', 'session.commentary.append', 'session.input_audio.append', 'session.input_audio.mute',
-    'session.input_audio.unmute', 'session.instructions.append', 'session.start', 'session.thinking.append',
-  ], 'and every command the adapter sends');
+  t.same(
+    [...serverTypes].sort(),
+    [
+      'session.closed',
+      'session.commentary.appended',
+      'session.delegation.created',
+      'session.input_audio.muted',
+      'session.input_audio.unmuted',
+      'session.input_transcript.delta',
+      'session.instructions.appended',
+      'session.output_audio.delta',
+      'session.output_transcript.delta',
+      'session.started',
+      'session.thinking.appended',
+      'session.usage.updated',
+    ],
+    'the session exercised every server event the simulator emits in a call',
+  );
+  t.same(
+    [...clientTypes].sort(),
+    [
+      'session.close',
+      'session.commentary.append',
+      'session.input_audio.append',
+      'session.input_audio.mute',
+      'session.input_audio.unmute',
+      'session.instructions.append',
+      'session.start',
+      'session.thinking.append',
+    ],
+    'and every command the adapter sends',
+  );
 
   const drifted = module(
-    ['{"type":"session.output_audio.delta","delta":1}', '{"type":"session.usage.updated","event_id":"e","usage":{"secs":1}}'],
+    [
+      '{"type":"session.output_audio.delta","delta":1}',
+      '{"type":"session.usage.updated","event_id":"e","usage":{"secs":1}}',
+    ],
     ['{"type":"session.input_audio.append","pcm":"AAAA"}'],
   );
   const diagnostics = compile({ wire: module(server, client), drifted });
   t.same(diagnostics.wire, [], 'no type errors in what crossed the wire');
-  t.ok(diagnostics.drifted!.length >= 3, `negative control: drifted frames fail to compile (${diagnostics.drifted!.length} errors)`);
+  t.ok(
+    diagnostics.drifted!.length >= 3,
+    `negative control: drifted frames fail to compile (${diagnostics.drifted!.length} errors)`,
+  );
 });

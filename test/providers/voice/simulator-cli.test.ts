@@ -23,7 +23,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     t.match(url, /^ws:\/\/127\.0\.0\.1:\d+\/v1\/live\/sessions$/);
 
     const rec = new Recorder();
-    const session = await createVoiceProvider({ kind: 'simulator', url, ...FAST_ADAPTER }).startSession({}, { handlers: rec });
+    const session = await createVoiceProvider({ kind: 'simulator', url, ...FAST_ADAPTER }).startSession(
+      {},
+      { handlers: rec },
+    );
     t.equal(session.state, 'connected');
     const exited = once(child, 'exit');
     child.kill(signal);

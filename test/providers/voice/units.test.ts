@@ -2,7 +2,13 @@ import t from 'tap';
 import { OutgoingQueue, type OutgoingSink } from '../../../src/providers/voice/outgoing-queue.js';
 import { EventDedupe } from '../../../src/providers/voice/event-dedupe.js';
 import { nextReconnectDelay, isRecoverableCloseCode } from '../../../src/providers/voice/reconnect-policy.js';
-import { decodeOutputAudioFast, encodeAudioAppend, encodeAudioAppendFrame, isLockConfirmed, buildSessionStart } from '../../../src/providers/voice/protocol.js';
+import {
+  decodeOutputAudioFast,
+  encodeAudioAppend,
+  encodeAudioAppendFrame,
+  isLockConfirmed,
+  buildSessionStart,
+} from '../../../src/providers/voice/protocol.js';
 import { errorFromHttpStatus } from '../../../src/providers/voice/errors.js';
 import { parseFaults, faultsFromInstructions } from '../../../src/providers/voice/simulator/faults.js';
 
@@ -65,7 +71,10 @@ t.test('outgoing queue: detach drops waiting audio but keeps control for the nex
 
 t.test('append frames are byte-identical to JSON.stringify and output deltas decode on both paths', async (t) => {
   const pcm = Buffer.from(Array.from({ length: 960 }, (_, i) => (i * 7) & 0xff));
-  t.equal(encodeAudioAppend(pcm), JSON.stringify({ type: 'session.input_audio.append', audio: pcm.toString('base64') }));
+  t.equal(
+    encodeAudioAppend(pcm),
+    JSON.stringify({ type: 'session.input_audio.append', audio: pcm.toString('base64') }),
+  );
   t.same(encodeAudioAppendFrame(pcm), Buffer.from(encodeAudioAppend(pcm)), 'the Buffer form carries the same bytes');
   t.same(encodeAudioAppendFrame(Buffer.alloc(0)), Buffer.from(encodeAudioAppend(Buffer.alloc(0))));
   const fast = Buffer.from(JSON.stringify({ type: 'session.output_audio.delta', delta: pcm.toString('base64') }));
@@ -94,13 +103,20 @@ t.test('refused upgrades are classified by meaning', async (t) => {
   t.equal(errorFromHttpStatus(429, '{"error":{"code":"insufficient_quota"}}').fatal, true);
   t.equal(errorFromHttpStatus(429, 'slow down').fatal, false);
   t.equal(errorFromHttpStatus(400, 'bad client.data_channel').code, 'VOICE_PROVIDER_UNCONFIRMED');
-  t.equal(errorFromHttpStatus(500, 'data_channel broke').code, 'VOICE_PROVIDER_REFUSED', 'only a 4xx naming it is a lock refusal');
+  t.equal(
+    errorFromHttpStatus(500, 'data_channel broke').code,
+    'VOICE_PROVIDER_REFUSED',
+    'only a 4xx naming it is a lock refusal',
+  );
   t.equal(errorFromHttpStatus(404, '').fatal, true);
 });
 
 t.test('reconnect backoff grows, is capped, and stays inside the window', async (t) => {
   const opts = { initialDelayMs: 100, maxDelayMs: 1000, windowMs: 5000, random: () => 1 };
-  t.same([0, 1, 2, 3, 4, 5].map((a) => nextReconnectDelay(a, 0, opts)), [100, 200, 400, 800, 1000, 1000]);
+  t.same(
+    [0, 1, 2, 3, 4, 5].map((a) => nextReconnectDelay(a, 0, opts)),
+    [100, 200, 400, 800, 1000, 1000],
+  );
   t.equal(nextReconnectDelay(3, 4900, opts), 100, 'squeezed into what is left');
   t.equal(nextReconnectDelay(0, 5000, opts), undefined, 'window spent');
   t.equal(nextReconnectDelay(0, 0, { ...opts, random: () => 0 }), 50, 'jitter halves at most');
@@ -110,12 +126,18 @@ t.test('reconnect backoff grows, is capped, and stays inside the window', async 
 
 t.test('event dedupe remembers a bounded window of ids', async (t) => {
   const dedupe = new EventDedupe(3);
-  t.same(['a', 'b', 'a', 'c', 'd', 'a'].map((id) => dedupe.firstSeen(id)), [true, true, false, true, true, true]);
+  t.same(
+    ['a', 'b', 'a', 'c', 'd', 'a'].map((id) => dedupe.firstSeen(id)),
+    [true, true, false, true, true, true],
+  );
 });
 
 t.test('fault specs parse from options, headers and instruction tags', async (t) => {
   t.same(parseFaults('drop-after=200, refuse-reconnect echo'), { dropAfterMs: 200, refuseReconnect: 410, echo: true });
   t.same(parseFaults('lock-unconfirmed=all,start-refused,nonsense'), { lock: 'all', startRefused: 503 });
-  t.same(faultsFromInstructions('Be nice [sim:withhold-closed] and [sim:usage-jump=60]'), { withholdClosed: true, usageJumpSeconds: 60 });
+  t.same(faultsFromInstructions('Be nice [sim:withhold-closed] and [sim:usage-jump=60]'), {
+    withholdClosed: true,
+    usageJumpSeconds: 60,
+  });
   t.same(faultsFromInstructions('no tags'), {});
 });

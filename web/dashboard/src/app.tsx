@@ -11,7 +11,11 @@ import { UsagePage } from './pages/usage.js';
 import { ErrorBox, Loading } from './ui/components.js';
 import { currentPath, href, navigate, onLinkClick, useRoute } from './router.js';
 
-type Auth = { state: 'checking' } | { state: 'signed-out'; reason?: 'expired' } | { state: 'signed-in'; session: SessionUser } | { state: 'error'; error: unknown };
+type Auth =
+  | { state: 'checking' }
+  | { state: 'signed-out'; reason?: 'expired' }
+  | { state: 'signed-in'; session: SessionUser }
+  | { state: 'error'; error: unknown };
 
 const PUBLIC = new Set(['/sign-in', '/sign-up']);
 
@@ -28,7 +32,10 @@ export function App() {
   const [signupEnabled, setSignupEnabled] = useState(false);
 
   useEffect(() => {
-    dashboardApi.config().then((c) => setSignupEnabled(c.signupEnabled), () => undefined);
+    dashboardApi.config().then(
+      (c) => setSignupEnabled(c.signupEnabled),
+      () => undefined,
+    );
     dashboardApi.me().then(
       (session) => setAuth({ state: 'signed-in', session }),
       (error: { status?: number }) => {
@@ -46,11 +53,22 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    if (auth.state === 'signed-in' && (PUBLIC.has(route.path) || route.path === '/')) navigate('/assistants', { replace: true });
+    if (auth.state === 'signed-in' && (PUBLIC.has(route.path) || route.path === '/'))
+      navigate('/assistants', { replace: true });
   }, [auth.state, route.path]);
 
-  if (auth.state === 'checking') return <main class="boot"><Loading label="Loading the Parley dashboard…" /></main>;
-  if (auth.state === 'error') return <main class="boot"><ErrorBox error={auth.error} title="The dashboard could not reach the server" /></main>;
+  if (auth.state === 'checking')
+    return (
+      <main class="boot">
+        <Loading label="Loading the Parley dashboard…" />
+      </main>
+    );
+  if (auth.state === 'error')
+    return (
+      <main class="boot">
+        <ErrorBox error={auth.error} title="The dashboard could not reach the server" />
+      </main>
+    );
   if (auth.state === 'signed-out' || PUBLIC.has(route.path)) {
     return (
       <SignInPage
@@ -96,7 +114,13 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
         <a class="brand" href={href('/assistants')}>
           Parley
         </a>
-        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
           Menu
         </button>
         <nav id="main-nav" aria-label="Main" class={menuOpen ? 'open' : ''} onClick={() => setMenuOpen(false)}>

@@ -42,7 +42,8 @@ export function useRoute(): { path: string; search: URLSearchParams } {
 
 /** Left clicks on in-app links navigate without a reload; modified clicks (new tab) keep the browser's behaviour. */
 export function onLinkClick(event: MouseEvent): void {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return;
   const anchor = (event.target as Element).closest('a');
   if (!anchor || anchor.target || anchor.origin !== location.origin || !anchor.pathname.startsWith(BASE)) return;
   if (/\.[a-z0-9]+$/i.test(anchor.pathname)) return;

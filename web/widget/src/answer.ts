@@ -11,7 +11,11 @@ export interface AnswerSource {
  * Under a complete answer: its sources (document names; the snippet as a tooltip) and two feedback toggles,
  * "Helpful" / "Not helpful" (a new rating replaces the previous one, as POST /api/v1/feedback does).
  */
-export function decorateAnswer(bubble: HTMLElement, sources: AnswerSource[], rate: (rating: 'positive' | 'negative') => void): void {
+export function decorateAnswer(
+  bubble: HTMLElement,
+  sources: AnswerSource[],
+  rate: (rating: 'positive' | 'negative') => void,
+): void {
   if (sources.length > 0) {
     const list = h('ul', {});
     for (const source of sources) list.append(h('li', { title: source.snippet }, source.name));

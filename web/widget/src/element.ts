@@ -13,7 +13,13 @@
  * Events (bubbling, composed): parley:state {voice}, parley:message {role, text, final}, parley:ended {endReason},
  * parley:error {code, message}.
  */
-import { createParleyClient, streamChat, type ParleyClient, type SuccessBody, type Operation } from '../../../sdk/src/index.js';
+import {
+  createParleyClient,
+  streamChat,
+  type ParleyClient,
+  type SuccessBody,
+  type Operation,
+} from '../../../sdk/src/index.js';
 import { decorateAnswer } from './answer.js';
 import { createAudioContext } from './audio/session.js';
 import { h } from './dom.js';
@@ -293,30 +299,42 @@ export class ParleyAssistant extends HTMLElement {
       this.fail('WIDGET_ASSISTANT_ID_MISSING', errorMessages.unavailable);
       return Promise.resolve(undefined);
     }
-    this.configLoading ??= (this.source === 'playground' ? this.ownerConfig() : this.client().GET('/api/v1/widget/{publicId}/config', { params: { path: { publicId: this.assistantId } } }))
-      .then(
-        (config) => {
-          this.config = config;
-          this.ui.title.textContent = config.name;
-          if (config.welcomeMessage && this.ui.log.childElementCount === 0) this.addMessage('assistant', config.welcomeMessage);
-          this.renderMode();
-          return config;
-        },
-        (err: unknown) => {
-          this.configLoading = undefined; // the next action tries again
-          this.fail(...describeError(err));
-          this.setVoiceState('error');
-          return undefined;
-        },
-      );
+    this.configLoading ??= (
+      this.source === 'playground'
+        ? this.ownerConfig()
+        : this.client().GET('/api/v1/widget/{publicId}/config', { params: { path: { publicId: this.assistantId } } })
+    ).then(
+      (config) => {
+        this.config = config;
+        this.ui.title.textContent = config.name;
+        if (config.welcomeMessage && this.ui.log.childElementCount === 0)
+          this.addMessage('assistant', config.welcomeMessage);
+        this.renderMode();
+        return config;
+      },
+      (err: unknown) => {
+        this.configLoading = undefined; // the next action tries again
+        this.fail(...describeError(err));
+        this.setVoiceState('error');
+        return undefined;
+      },
+    );
     return this.configLoading;
   }
 
   /** The playground reads its assistant as the signed-in owner (the keyless config route admits only site origins). */
   private async ownerConfig(): Promise<WidgetConfig> {
-    const { assistant: a } = await this.client().GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId: this.assistantId } } });
+    const { assistant: a } = await this.client().GET('/api/v1/assistants/{assistantId}', {
+      params: { path: { assistantId: this.assistantId } },
+    });
     const { enabled, recording, requireConsent } = a.settings.voice;
-    return { assistantId: a.publicId, name: a.name, welcomeMessage: a.welcomeMessage, voice: { enabled, recording, requireConsent }, requireWidgetSigning: false };
+    return {
+      assistantId: a.publicId,
+      name: a.name,
+      welcomeMessage: a.welcomeMessage,
+      voice: { enabled, recording, requireConsent },
+      requireWidgetSigning: false,
+    };
   }
 
   // ---- voice internals ----------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ export function describeError(err: unknown, voice = false): [code: string, messa
   const code = err.code || 'ERROR';
   if (code === 'WIDGET_ORIGIN_NOT_ALLOWED') return [code, errorMessages.originNotAllowed];
   if (code.startsWith('WIDGET_SIGNATURE')) return [code, errorMessages.signature];
-  if (voice && (err.status === 403 || err.status === 429 || err.status >= 500)) return ['VOICE_UNAVAILABLE', errorMessages.voiceUnavailable];
+  if (voice && (err.status === 403 || err.status === 429 || err.status >= 500))
+    return ['VOICE_UNAVAILABLE', errorMessages.voiceUnavailable];
   if (err.status === 429) return [code, errorMessages.busy];
   if (err.status === 404) return [code, errorMessages.unavailable];
   return [code, err.status >= 500 ? errorMessages.unavailable : errorMessages.generic];

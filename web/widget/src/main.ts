@@ -6,7 +6,9 @@ import { ParleyAssistant, scriptBase } from './element.js';
 
 declare const __PARLEY_AUDIO_VERSION__: string;
 
-const script = (document.currentScript as HTMLScriptElement | null) ?? document.querySelector<HTMLScriptElement>('script[src*="/widget/v1/parley.js"]');
+const script =
+  (document.currentScript as HTMLScriptElement | null) ??
+  document.querySelector<HTMLScriptElement>('script[src*="/widget/v1/parley.js"]');
 if (script?.src) {
   const url = new URL(script.src, location.href);
   scriptBase.origin = url.origin;

@@ -7,7 +7,11 @@ import { css } from './styles.js';
  */
 export function createView() {
   return {
-    launcher: h('button', { class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-label': 'Open assistant' }, icon(ICONS.chat)),
+    launcher: h(
+      'button',
+      { class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-label': 'Open assistant' },
+      icon(ICONS.chat),
+    ),
     panel: h('section', { class: 'panel', hidden: true, 'aria-label': 'Assistant' }),
     title: h('h2', {}, 'Assistant'),
     close: h('button', { type: 'button', 'aria-label': 'Close assistant' }, icon(ICONS.close)),
@@ -23,7 +27,14 @@ export function createView() {
     agree: h('button', { type: 'button' }, 'Agree and start call'),
     decline: h('button', { type: 'button', class: 'ghost' }, 'Cancel'),
     form: h('form', {}),
-    input: h('input', { type: 'text', name: 'message', autocomplete: 'off', maxlength: '4000', 'aria-label': 'Message', placeholder: 'Type a message…' }),
+    input: h('input', {
+      type: 'text',
+      name: 'message',
+      autocomplete: 'off',
+      maxlength: '4000',
+      'aria-label': 'Message',
+      placeholder: 'Type a message…',
+    }),
     send: h('button', { type: 'submit' }, 'Send'),
   };
 }
@@ -39,7 +50,10 @@ export function mountView(root: ShadowRoot, u: View): void {
     sheet.replaceSync(css);
   }
   root.adoptedStyleSheets = [sheet];
-  u.consent.append(h('p', {}, 'This call is recorded. Do you agree to the recording?'), h('div', { class: 'row' }, u.agree, u.decline));
+  u.consent.append(
+    h('p', {}, 'This call is recorded. Do you agree to the recording?'),
+    h('div', { class: 'row' }, u.agree, u.decline),
+  );
   u.voice.append(h('div', { class: 'row' }, u.dot, u.status, u.start, u.mute, u.end), u.consent, u.captions);
   u.form.append(u.input, u.send);
   u.panel.append(h('header', {}, u.title, u.close), u.log, u.voice, u.form);

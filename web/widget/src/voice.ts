@@ -10,7 +10,8 @@ import { describeError } from './errors.js';
 import { endMessages, errorMessages, visibleEndReason } from './messages.js';
 import type { TestHook } from './test-hook.js';
 
-export type VoiceState = 'idle' | 'connecting' | 'listening' | 'thinking' | 'speaking' | 'reconnecting' | 'ended' | 'error';
+export type VoiceState =
+  'idle' | 'connecting' | 'listening' | 'thinking' | 'speaking' | 'reconnecting' | 'ended' | 'error';
 
 /** What the element learns from a call. */
 export interface VoiceHost {

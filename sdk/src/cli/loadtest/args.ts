@@ -116,19 +116,25 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be http:// or https://');
   const apiKey = values['api-key'] ?? (env['PARLEY_API_KEY'] || undefined);
-  if (apiKey !== undefined && values.origin !== undefined) throw new UsageError('use either --api-key (or PARLEY_API_KEY) or --origin (keyless), not both');
-  if (apiKey === undefined && values.origin === undefined) throw new UsageError('give --api-key (or PARLEY_API_KEY), or --origin for keyless calls');
+  if (apiKey !== undefined && values.origin !== undefined)
+    throw new UsageError('use either --api-key (or PARLEY_API_KEY) or --origin (keyless), not both');
+  if (apiKey === undefined && values.origin === undefined)
+    throw new UsageError('give --api-key (or PARLEY_API_KEY), or --origin for keyless calls');
   if (values.sign && values.origin === undefined) throw new UsageError('--sign is for keyless calls (with --origin)');
-  if (values.assistant === undefined && apiKey === undefined) throw new UsageError('keyless calls need --assistant (the public asst_ id)');
+  if (values.assistant === undefined && apiKey === undefined)
+    throw new UsageError('keyless calls need --assistant (the public asst_ id)');
   const calls = count(values.calls, '--calls', 10, LIMITS.maxCalls);
   const chats = count(values.chats, '--chats', 0, LIMITS.maxChats);
   if (calls + chats === 0) throw new UsageError('nothing to do: --calls and --chats are both 0');
   const durationMs = parseDuration(values.duration ?? '30s', '--duration');
-  if (durationMs < 1000 || durationMs > LIMITS.maxDurationMs) throw new UsageError('--duration must be between 1s and 10m');
+  if (durationMs < 1000 || durationMs > LIMITS.maxDurationMs)
+    throw new UsageError('--duration must be between 1s and 10m');
   const rampUpMs = parseDuration(values['ramp-up'] ?? '5s', '--ramp-up');
   if (rampUpMs > durationMs) throw new UsageError('--ramp-up cannot be longer than --duration');
-  const callMs = values['call-length'] === undefined ? undefined : parseDuration(values['call-length'], '--call-length');
-  if (callMs !== undefined && (callMs < 1000 || callMs > LIMITS.maxCallSeconds * 1000)) throw new UsageError('--call-length must be between 1s and 1h');
+  const callMs =
+    values['call-length'] === undefined ? undefined : parseDuration(values['call-length'], '--call-length');
+  if (callMs !== undefined && (callMs < 1000 || callMs > LIMITS.maxCallSeconds * 1000))
+    throw new UsageError('--call-length must be between 1s and 1h');
   return {
     url: url.toString().replace(/\/+$/, ''),
     assistantId: values.assistant,

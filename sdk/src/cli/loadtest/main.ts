@@ -27,7 +27,10 @@ class PlainWebSocket extends WebSocket {
 async function loadInput(o: LoadTestOptions): Promise<{ pcm: Uint8Array; label: string }> {
   if (o.inputPath === undefined) {
     // Four utterances of 1.5 s with 2.5 s pauses (16 s, looped): the provider hears turns and answers them.
-    return { pcm: syntheticSpeech({ utterances: 4, speechMs: 1500, pauseMs: 2500, seed: 7 }), label: 'synthetic speech (1.5 s phrases, 2.5 s pauses)' };
+    return {
+      pcm: syntheticSpeech({ utterances: 4, speechMs: 1500, pauseMs: 2500, seed: 7 }),
+      label: 'synthetic speech (1.5 s phrases, 2.5 s pauses)',
+    };
   }
   const file = await readFile(o.inputPath);
   const pcm = pcmFromWav(file, o.inputPath);
@@ -50,7 +53,9 @@ async function createTemporaryAssistant(o: LoadTestOptions): Promise<{ id: strin
     return { id: assistant.id, publicId: assistant.publicId };
   } catch (err) {
     const why = err instanceof ParleyError ? `${err.status} ${err.reason ?? err.code}: ${err.message}` : String(err);
-    process.stderr.write(`could not create a temporary assistant (${why}); pass --assistant asst_... or use a key with assistants:write\n`);
+    process.stderr.write(
+      `could not create a temporary assistant (${why}); pass --assistant asst_... or use a key with assistants:write\n`,
+    );
     return null;
   }
 }
@@ -139,7 +144,9 @@ async function main(argv: string[]): Promise<number> {
     await writeFile(path, reportHtml(report, summary));
     process.stderr.write(`report: ${path}\n`);
   }
-  await new Promise<void>((r) => process.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : `${summary}\n`, () => r()));
+  await new Promise<void>((r) =>
+    process.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : `${summary}\n`, () => r()),
+  );
   if (report.interrupted) return 130;
   const nothing = (o.calls > 0 && report.voice.connected === 0) || (report.chat !== null && report.chat.answered === 0);
   return nothing ? 1 : 0;
@@ -148,7 +155,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`parley-loadtest failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `parley-loadtest failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -19,7 +19,16 @@ export function stampFrame(frame: Uint8Array, caller: number, seq: number): void
   // 48 bits as 8 six-bit digits: caller (16 bits) then seq (32 bits).
   const hi = caller & 0xffff;
   const lo = seq >>> 0;
-  const digits = [(hi >>> 10) & 63, (hi >>> 4) & 63, ((hi & 15) << 2) | (lo >>> 30), (lo >>> 24) & 63, (lo >>> 18) & 63, (lo >>> 12) & 63, (lo >>> 6) & 63, lo & 63];
+  const digits = [
+    (hi >>> 10) & 63,
+    (hi >>> 4) & 63,
+    ((hi & 15) << 2) | (lo >>> 30),
+    (lo >>> 24) & 63,
+    (lo >>> 18) & 63,
+    (lo >>> 12) & 63,
+    (lo >>> 6) & 63,
+    lo & 63,
+  ];
   digits.forEach((d, i) => view.setInt16((MAGIC.length + i) * 2, toSigned6(d), true));
 }
 
@@ -29,7 +38,12 @@ export function findMarkers(chunk: Uint8Array, found: (caller: number, seq: numb
   const last = chunk.byteLength - MARKER_BYTES;
   for (let at = 0; at <= last; at += 2) {
     if (view.getInt16(at, true) !== MAGIC[0]) continue;
-    if (view.getInt16(at + 2, true) !== MAGIC[1] || view.getInt16(at + 4, true) !== MAGIC[2] || view.getInt16(at + 6, true) !== MAGIC[3]) continue;
+    if (
+      view.getInt16(at + 2, true) !== MAGIC[1] ||
+      view.getInt16(at + 4, true) !== MAGIC[2] ||
+      view.getInt16(at + 6, true) !== MAGIC[3]
+    )
+      continue;
     const d: number[] = [];
     for (let i = 0; i < DATA_SAMPLES; i++) d.push(view.getInt16(at + 8 + i * 2, true) & 63);
     const caller = (d[0]! << 10) | (d[1]! << 4) | (d[2]! >>> 2);

@@ -2,7 +2,8 @@
 import type { LoadTestReport } from './run.js';
 import type { LatencySummary } from './stats.js';
 
-const esc = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Grouped bars: p50 / p95 / p99 of each latency that has samples. */
 function latencyChart(rows: Array<[string, LatencySummary | null]>): string {
@@ -52,15 +53,22 @@ function timelineChart(r: LoadTestReport): string {
     `<text x="${pad.left}" y="${height - 8}" font-size="11">0 s</text><text x="${width - pad.right - 20}" y="${height - 8}" font-size="11">${tMax} s</text>` +
     `<text x="2" y="${pad.top + 10}" font-size="11" fill="#1565c0">${aMax}</text>` +
     `<polyline fill="none" stroke="#1565c0" stroke-width="2" points="${active}"><title>active calls</title></polyline>` +
-    (rtt ? `<polyline fill="none" stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 3" points="${rtt}"><title>round trip p50</title></polyline>` +
-      `<text x="${width - pad.right + 4}" y="${pad.top + 10}" font-size="11" fill="#c62828">${rMax.toFixed(0)} ms</text>` : '') +
+    (rtt
+      ? `<polyline fill="none" stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 3" points="${rtt}"><title>round trip p50</title></polyline>` +
+        `<text x="${width - pad.right + 4}" y="${pad.top + 10}" font-size="11" fill="#c62828">${rMax.toFixed(0)} ms</text>`
+      : '') +
     `</svg><p class="legend"><span style="color:#1565c0">━ active calls</span>${rtt ? ' <span style="color:#c62828">┅ round trip p50 (right axis)</span>' : ''}</p>`
   );
 }
 
 function table(title: string, counts: Record<string, number>): string {
   const rows = Object.entries(counts).sort((a, b) => b[1] - a[1]);
-  return `<h3>${esc(title)}</h3>` + (rows.length === 0 ? '<p>none</p>' : `<table>${rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`).join('')}</table>`);
+  return (
+    `<h3>${esc(title)}</h3>` +
+    (rows.length === 0
+      ? '<p>none</p>'
+      : `<table>${rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`).join('')}</table>`)
+  );
 }
 
 export function reportHtml(r: LoadTestReport, summary: string): string {
@@ -80,7 +88,12 @@ ${latencyChart([
   ['connected', v.connectMs],
   ['first assistant audio', v.firstAudioMs],
   ['round trip (echo)', v.roundTripMs],
-  ...(r.chat ? ([['chat answer', r.chat.latencyMs], ['chat first token', r.chat.firstTokenMs]] as Array<[string, LatencySummary | null]>) : []),
+  ...(r.chat
+    ? ([
+        ['chat answer', r.chat.latencyMs],
+        ['chat first token', r.chat.firstTokenMs],
+      ] as Array<[string, LatencySummary | null]>)
+    : []),
 ])}
 <h2>Over time</h2>
 ${timelineChart(r)}

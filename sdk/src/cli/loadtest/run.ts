@@ -127,7 +127,11 @@ function errorKey(err: unknown): string {
 }
 
 /** Runs the test to the end (or until the signal aborts) and reports. */
-export async function runLoadTest(options: LoadTestOptions & { assistantId: string }, input: Uint8Array, hooks: RunHooks): Promise<LoadTestReport> {
+export async function runLoadTest(
+  options: LoadTestOptions & { assistantId: string },
+  input: Uint8Array,
+  hooks: RunHooks,
+): Promise<LoadTestReport> {
   const runId = Math.random().toString(36).slice(2, 8);
   const started = performance.now();
   const startedAt = new Date();
@@ -155,7 +159,14 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
   const refusals = new Tally();
   const endReasons = new Tally();
   const errors = new Tally();
-  const audio = { sentBytes: 0, receivedBytes: 0, droppedLocallyBytes: 0, droppedByServerMs: 0, receivedWhileGateClosedBytes: 0, maxSendLagMs: 0 };
+  const audio = {
+    sentBytes: 0,
+    receivedBytes: 0,
+    droppedLocallyBytes: 0,
+    droppedByServerMs: 0,
+    receivedWhileGateClosedBytes: 0,
+    maxSendLagMs: 0,
+  };
   const heartbeats = { sent: 0, failed: 0 };
   let attempted = 0;
   let connected = 0;
@@ -192,7 +203,9 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
       let signature: string | undefined;
       if (options.sign) {
         try {
-          signature = (await client.POST('/api/v1/widget/sign', { body: { assistantId: options.assistantId, visitorId } })).signature;
+          signature = (
+            await client.POST('/api/v1/widget/sign', { body: { assistantId: options.assistantId, visitorId } })
+          ).signature;
         } catch (err) {
           if (err instanceof ParleyError && err.status > 0) refusals.add(`sign ${refusalKey(err)}`);
           else errors.add(`sign: ${errorKey(err)}`);
@@ -209,7 +222,15 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
         ...(signature !== undefined ? { signature } : {}),
         ...(options.recordingConsent ? { recordingConsent: true } : {}),
       });
-      const me: Active = { call, caller: index, firstFrameAt: 0, frame: 0, offset: 0, sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1) };
+      const me: Active = {
+        call,
+        caller: index,
+        firstFrameAt: 0,
+        frame: 0,
+        offset: 0,
+        sentAt: new Float64Array(RING),
+        sentSeq: new Int32Array(RING).fill(-1),
+      };
       call.on('audio', (pcm) => {
         audio.receivedBytes += pcm.byteLength;
         const at = performance.now();
@@ -252,12 +273,20 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
       audio.receivedWhileGateClosedBytes += call.stats.assistantBytesMuted;
       heartbeats.sent += call.stats.heartbeats;
       heartbeats.failed += call.stats.heartbeatFailures;
-      if (call.endReason !== null && call.endReason !== undefined && !stop.signal.aborted) await sleep(1000, stop.signal);
+      if (call.endReason !== null && call.endReason !== undefined && !stop.signal.aborted)
+        await sleep(1000, stop.signal);
     }
   }
 
   // ---- one chat loop: ask, read the streamed answer, ask again ----------------------------------------------------
-  const chatStats = { attempted: 0, answered: 0, latency: new Samples(), firstToken: new Samples(), refusals: new Tally(), errors: new Tally() };
+  const chatStats = {
+    attempted: 0,
+    answered: 0,
+    latency: new Samples(),
+    firstToken: new Samples(),
+    refusals: new Tally(),
+    errors: new Tally(),
+  };
   async function chatLoop(index: number): Promise<void> {
     await sleep(options.chats <= 1 ? 0 : (options.rampUpMs * index) / (options.chats - 1), stop.signal);
     while (!stop.signal.aborted) {
@@ -267,7 +296,11 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
       try {
         for await (const event of streamChat(
           client,
-          { assistantId: options.assistantId, message: options.chatMessage, ...(options.apiKey === undefined ? { visitorId: `loadtest-${runId}-chat-${index}` } : {}) },
+          {
+            assistantId: options.assistantId,
+            message: options.chatMessage,
+            ...(options.apiKey === undefined ? { visitorId: `loadtest-${runId}-chat-${index}` } : {}),
+          },
           { signal: stop.signal },
         )) {
           if (event.type === 'token' && first === undefined) first = performance.now() - t0;
@@ -280,7 +313,10 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
         if (stop.signal.aborted) break;
         if (err instanceof ParleyError && err.status > 0) chatStats.refusals.add(refusalKey(err));
         else chatStats.errors.add(errorKey(err));
-        await sleep(err instanceof ParleyError && err.retryAfterMs !== undefined ? Math.min(err.retryAfterMs, 10_000) : 1000, stop.signal);
+        await sleep(
+          err instanceof ParleyError && err.retryAfterMs !== undefined ? Math.min(err.retryAfterMs, 10_000) : 1000,
+          stop.signal,
+        );
       }
     }
   }
@@ -291,7 +327,13 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
     const elapsedMs = performance.now() - started;
     const p50 = secondRoundTrip.percentile(50);
     secondRoundTrip = new Samples(10_000);
-    timeline.push({ t: Math.round(elapsedMs / 1000), activeCalls: active.size, refusals: refusals.total, errors: errors.total, roundTripP50: p50 === undefined ? null : Math.round(p50 * 10) / 10 });
+    timeline.push({
+      t: Math.round(elapsedMs / 1000),
+      activeCalls: active.size,
+      refusals: refusals.total,
+      errors: errors.total,
+      roundTripP50: p50 === undefined ? null : Math.round(p50 * 10) / 10,
+    });
     hooks.onProgress?.({
       elapsedMs,
       totalMs: options.durationMs,
@@ -318,8 +360,20 @@ export async function runLoadTest(options: LoadTestOptions & { assistantId: stri
   return {
     tool: 'parley-loadtest',
     version: 1,
-    target: { url: options.url, assistantId: options.assistantId, auth: options.apiKey !== undefined ? 'api-key' : 'keyless', temporaryAssistant: hooks.temporaryAssistant === true },
-    plan: { calls: options.calls, chats: options.chats, rampUpMs: options.rampUpMs, durationMs: options.durationMs, callMs: options.callMs ?? null, input: hooks.inputLabel },
+    target: {
+      url: options.url,
+      assistantId: options.assistantId,
+      auth: options.apiKey !== undefined ? 'api-key' : 'keyless',
+      temporaryAssistant: hooks.temporaryAssistant === true,
+    },
+    plan: {
+      calls: options.calls,
+      chats: options.chats,
+      rampUpMs: options.rampUpMs,
+      durationMs: options.durationMs,
+      callMs: options.callMs ?? null,
+      input: hooks.inputLabel,
+    },
     startedAt: startedAt.toISOString(),
     endedAt: new Date().toISOString(),
     elapsedMs: Math.round(elapsedMs),

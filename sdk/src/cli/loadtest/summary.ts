@@ -25,8 +25,13 @@ export function planText(o: LoadTestOptions, inputLabel: string): string {
     `  audio       ${inputLabel}, PCM16 24 kHz in real time: ${(CALLER_BYTES_PER_SECOND / 1000).toFixed(0)} kB/s per call, ${upstream.toFixed(1)} Mbit/s up in all`,
     `  usage       up to ~${voiceMinutes.toFixed(1)} voice minutes will be metered against the assistant's account`,
   ];
-  if (o.chats > 0) lines.push(`  chat        ${o.chats} loop${o.chats === 1 ? '' : 's'} asking "${o.chatMessage}" back to back (each answer is metered)`);
-  lines.push(`  stops       after ${seconds(o.durationMs)} or on Ctrl-C (calls are ended cleanly; a second Ctrl-C quits at once)`);
+  if (o.chats > 0)
+    lines.push(
+      `  chat        ${o.chats} loop${o.chats === 1 ? '' : 's'} asking "${o.chatMessage}" back to back (each answer is metered)`,
+    );
+  lines.push(
+    `  stops       after ${seconds(o.durationMs)} or on Ctrl-C (calls are ended cleanly; a second Ctrl-C quits at once)`,
+  );
   return lines.join('\n');
 }
 
@@ -51,12 +56,18 @@ export function summaryText(r: LoadTestReport): string {
     latency('mint', v.mintMs),
     latency('connected', v.connectMs),
     latency('first assistant audio', v.firstAudioMs, 'none heard'),
-    latency('round trip', v.roundTripMs, 'no echo: needs the simulator in echo mode, e.g. [sim:echo] in the assistant instructions'),
+    latency(
+      'round trip',
+      v.roundTripMs,
+      'no echo: needs the simulator in echo mode, e.g. [sim:echo] in the assistant instructions',
+    ),
     tally('refusals', v.refusals),
     tally('end reasons', v.endReasons),
     tally('errors', v.errors),
     `  audio                  sent ${mb(v.audio.sentBytes)}, heard ${mb(v.audio.receivedBytes)}, dropped here ${mb(v.audio.droppedLocallyBytes)}, dropped by the service ${(v.audio.droppedByServerMs / 1000).toFixed(1)} s` +
-      (v.audio.receivedWhileGateClosedBytes > 0 ? `, ${mb(v.audio.receivedWhileGateClosedBytes)} arrived while the gate was closed (!)` : ''),
+      (v.audio.receivedWhileGateClosedBytes > 0
+        ? `, ${mb(v.audio.receivedWhileGateClosedBytes)} arrived while the gate was closed (!)`
+        : ''),
     `  heartbeats             ${v.heartbeats.sent} sent, ${v.heartbeats.failed} failed; send schedule late by up to ${v.audio.maxSendLagMs} ms` +
       (v.audio.maxSendLagMs > 100 ? ' (this machine could not keep up: results understate Parley)' : ''),
   ];
@@ -73,7 +84,19 @@ export function summaryText(r: LoadTestReport): string {
 }
 
 /** One status line while running. */
-export function progressText(p: { elapsedMs: number; totalMs: number; activeCalls: number; connected: number; refusals: number; errors: number; roundTripP50: number | undefined; chatsAnswered: number }, chats: boolean): string {
+export function progressText(
+  p: {
+    elapsedMs: number;
+    totalMs: number;
+    activeCalls: number;
+    connected: number;
+    refusals: number;
+    errors: number;
+    roundTripP50: number | undefined;
+    chatsAnswered: number;
+  },
+  chats: boolean,
+): string {
   return (
     `${(p.elapsedMs / 1000).toFixed(0).padStart(4)}/${(p.totalMs / 1000).toFixed(0)} s  active ${p.activeCalls}  connected ${p.connected}  ` +
     `refused ${p.refusals}  errors ${p.errors}` +

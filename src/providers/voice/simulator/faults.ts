@@ -93,7 +93,8 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
       case 'echo':
         faults.echo = true;
         if (value === 'silent') faults.echoSilent = true;
-        else if (value !== undefined && /^paced(:\d+)?$/.test(value)) faults.echoPacedMs = Math.max(10, numberOr(value.slice(6), 100));
+        else if (value !== undefined && /^paced(:\d+)?$/.test(value))
+          faults.echoPacedMs = Math.max(10, numberOr(value.slice(6), 100));
         break;
       case 'delegate':
         faults.delegate = true;

@@ -58,7 +58,10 @@ const PATH = '/v1/live/sessions';
 export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): Promise<VoiceSimulator> {
   const host = options.host ?? '127.0.0.1';
   const seed = options.seed ?? 1;
-  const baseFaults: SimulatorFaults = { ...parseFaults(options.defaultFaults), ...(options.echo ? { echo: true } : {}) };
+  const baseFaults: SimulatorFaults = {
+    ...parseFaults(options.defaultFaults),
+    ...(options.echo ? { echo: true } : {}),
+  };
   const timing: SimTiming = {
     usageIntervalMs: options.usageIntervalMs ?? 1000,
     transcriptChunkMs: options.transcriptChunkMs ?? 400,
@@ -71,8 +74,15 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
   };
   const voice = options.outputPcm ?? toneSecond();
   const stats: VoiceSimulatorStats = {
-    connections: 0, refusedHandshakes: 0, sessionsStarted: 0, sessionsActive: 0, resumes: 0,
-    audioFramesIn: 0, audioFramesOut: 0, pingsReceived: 0, sessions: new Map(),
+    connections: 0,
+    refusedHandshakes: 0,
+    sessionsStarted: 0,
+    sessionsActive: 0,
+    resumes: 0,
+    audioFramesIn: 0,
+    audioFramesOut: 0,
+    pingsReceived: 0,
+    sessions: new Map(),
   };
   const live = new Map<string, SimSession>();
   const endedOrder: string[] = [];
@@ -104,7 +114,8 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
       return refuse(socket, 401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.');
     }
-    const headerFaults = String(req.headers['x-simulator-faults'] ?? '') + ',' + (url.searchParams.get('sim_faults') ?? '');
+    const headerFaults =
+      String(req.headers['x-simulator-faults'] ?? '') + ',' + (url.searchParams.get('sim_faults') ?? '');
     const faults: SimulatorFaults = { ...baseFaults, ...parseFaults(headerFaults) };
     const resumeId = url.searchParams.get('session_id');
     if (resumeId !== null) {
@@ -113,7 +124,14 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
       if (target === undefined || !target.canResume()) {
         return refuse(socket, 410, 'invalid_request_error', 'session_not_resumable', 'The session cannot be resumed.');
       }
-      if (refusal !== undefined) return refuse(socket, refusal, refusal >= 500 ? 'server_error' : 'invalid_request_error', 'resume_refused', 'Resume refused.');
+      if (refusal !== undefined)
+        return refuse(
+          socket,
+          refusal,
+          refusal >= 500 ? 'server_error' : 'invalid_request_error',
+          'resume_refused',
+          'Resume refused.',
+        );
       return wss.handleUpgrade(req, socket, head, (ws) => {
         stats.connections++;
         ws.on('ping', () => stats.pingsReceived++);
@@ -121,11 +139,24 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
       });
     }
     if (faults.lock === 'rejected') {
-      return refuse(socket, 400, 'invalid_request_error', 'unknown_parameter', 'Unsupported data_channel restriction.', 'session.client.data_channel.allowed_client_events');
+      return refuse(
+        socket,
+        400,
+        'invalid_request_error',
+        'unknown_parameter',
+        'Unsupported data_channel restriction.',
+        'session.client.data_channel.allowed_client_events',
+      );
     }
     if (faults.startRefused !== undefined) {
       const s = faults.startRefused;
-      return refuse(socket, s, s >= 500 ? 'server_error' : 'invalid_request_error', s === 429 ? 'rate_limit_exceeded' : 'session_refused', 'Session refused.');
+      return refuse(
+        socket,
+        s,
+        s >= 500 ? 'server_error' : 'invalid_request_error',
+        s === 429 ? 'rate_limit_exceeded' : 'session_refused',
+        'Session refused.',
+      );
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       stats.connections++;
@@ -138,7 +169,17 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
   function awaitStart(ws: WebSocket, connectionFaults: SimulatorFaults): void {
     ws.once('message', (data, isBinary) => {
       const fail = (code: string, message: string, closeCode: number, param?: string): void => {
-        ws.send(ev.serialize(ev.error(`evt_start_${randomBytes(4).toString('hex')}`, closeCode === 1011 ? 'server_error' : 'invalid_request_error', code, message, param)));
+        ws.send(
+          ev.serialize(
+            ev.error(
+              `evt_start_${randomBytes(4).toString('hex')}`,
+              closeCode === 1011 ? 'server_error' : 'invalid_request_error',
+              code,
+              message,
+              param,
+            ),
+          ),
+        );
         ws.close(closeCode);
       };
       let start: SessionStartEvent;
@@ -152,15 +193,34 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
       }
       const faults = { ...connectionFaults, ...faultsFromInstructions(start.session.instructions) };
       if (faults.lock === 'rejected') {
-        return fail('unknown_parameter', 'Unsupported data_channel restriction.', 1008, 'session.client.data_channel.allowed_client_events');
+        return fail(
+          'unknown_parameter',
+          'Unsupported data_channel restriction.',
+          1008,
+          'session.client.data_channel.allowed_client_events',
+        );
       }
-      if (faults.startRefused !== undefined) return fail('session_refused', 'Session refused.', faults.startRefused >= 500 ? 1011 : 1008);
+      if (faults.startRefused !== undefined)
+        return fail('session_refused', 'Session refused.', faults.startRefused >= 500 ? 1011 : 1008);
       const id = `sess_${randomBytes(8).toString('hex')}`;
       const resource = resolveResource(id, start, faults, timing.now());
       const record: SimulatedSessionRecord = {
-        id, faults, usageSeconds: 0, ended: false, endReason: undefined, closedSent: false, muted: false,
-        audioFramesIn: 0, audioFramesOut: 0, resumes: 0, inputTranscripts: [], outputTranscripts: [], delegations: [],
-        clientEvents: ['session.start'], wireIn: timing.recordWire ? [(data as Buffer).toString('utf8')] : [], wireOut: [],
+        id,
+        faults,
+        usageSeconds: 0,
+        ended: false,
+        endReason: undefined,
+        closedSent: false,
+        muted: false,
+        audioFramesIn: 0,
+        audioFramesOut: 0,
+        resumes: 0,
+        inputTranscripts: [],
+        outputTranscripts: [],
+        delegations: [],
+        clientEvents: ['session.start'],
+        wireIn: timing.recordWire ? [(data as Buffer).toString('utf8')] : [],
+        wireOut: [],
       };
       const begin = (): void => {
         if (ws.readyState !== ws.OPEN) return;
@@ -220,14 +280,18 @@ function resolveResource(id: string, start: SessionStartEvent, faults: Simulator
     model: asked.model,
     status: 'active',
     expires_at: Math.floor(now / 1000) + 3600,
-    audio: { format: asked.audio?.format ?? { type: 'audio/pcm', rate: 24000 }, output: { voice: asked.audio?.output?.voice ?? 'marin' } },
+    audio: {
+      format: asked.audio?.format ?? { type: 'audio/pcm', rate: 24000 },
+      output: { voice: asked.audio?.output?.voice ?? 'marin' },
+    },
     delegation: asked.delegation ?? null,
     instructions: asked.instructions ?? null,
     store: asked.store ?? false,
   };
   if (faults.lock === 'omit') return resource;
   if (faults.lock === 'all') return { ...resource, client: { data_channel: { allowed_client_events: 'all' } } };
-  if (faults.lock === 'list') return { ...resource, client: { data_channel: { allowed_client_events: ['session.input_audio.mute'] } } };
+  if (faults.lock === 'list')
+    return { ...resource, client: { data_channel: { allowed_client_events: ['session.input_audio.mute'] } } };
   if (asked.client !== undefined) resource.client = asked.client;
   return resource;
 }

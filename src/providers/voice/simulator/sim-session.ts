@@ -135,8 +135,14 @@ export class SimSession {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'binary_not_supported', 'Binary frames are not supported.'));
-    if (data.length > APPEND_PREFIX.length && data.compare(APPEND_PREFIX, 0, APPEND_PREFIX.length, 0, APPEND_PREFIX.length) === 0) {
+    if (isBinary)
+      return this.emit(
+        ev.error(this.eventId(), 'invalid_request_error', 'binary_not_supported', 'Binary frames are not supported.'),
+      );
+    if (
+      data.length > APPEND_PREFIX.length &&
+      data.compare(APPEND_PREFIX, 0, APPEND_PREFIX.length, 0, APPEND_PREFIX.length) === 0
+    ) {
       if (this.timing.recordWire) this.record.wireIn.push(data.toString('utf8'));
       return this.onAudio(data.toString('latin1', APPEND_PREFIX.length, data.length - 2));
     }
@@ -169,9 +175,18 @@ export class SimSession {
       case 'session.close':
         return this.onCloseRequested();
       case 'session.start':
-        return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'session_already_started', 'The session has already started.'));
+        return this.emit(
+          ev.error(
+            this.eventId(),
+            'invalid_request_error',
+            'session_already_started',
+            'The session has already started.',
+          ),
+        );
       default:
-        return this.emit(ev.error(this.eventId(), 'invalid_request_error', 'unknown_event', 'Unsupported client event.'));
+        return this.emit(
+          ev.error(this.eventId(), 'invalid_request_error', 'unknown_event', 'Unsupported client event.'),
+        );
     }
   }
 
@@ -223,7 +238,9 @@ export class SimSession {
    */
   private queueEcho(base64: string): void {
     if (base64.endsWith('=') || this.echoB64.endsWith('=')) {
-      this.echoB64 = Buffer.concat([Buffer.from(this.echoB64, 'base64'), Buffer.from(base64, 'base64')]).toString('base64');
+      this.echoB64 = Buffer.concat([Buffer.from(this.echoB64, 'base64'), Buffer.from(base64, 'base64')]).toString(
+        'base64',
+      );
     } else {
       this.echoB64 += base64;
     }
@@ -248,7 +265,7 @@ export class SimSession {
       const chunk = this.echoB64.slice(0, take);
       this.echoB64 = this.echoB64.slice(take);
       if (!this.echoAnnounced || this.echoSpokenMs >= 300) this.announceEcho();
-      this.echoSpokenMs += (take / 4) * 3 / BYTES_PER_MS;
+      this.echoSpokenMs += ((take / 4) * 3) / BYTES_PER_MS;
       this.record.audioFramesOut++;
       this.stats.audioFramesOut++;
       this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + chunk + ev.OUTPUT_AUDIO_SUFFIX);
@@ -295,7 +312,9 @@ export class SimSession {
         const startMs = Math.max(this.outputCursorMs, Math.round(this.timing.now() - this.startedAt));
         this.outputCursorMs = startMs + this.timing.wordMs;
         this.record.outputTranscripts.push({ text: word.text, startMs, endMs: this.outputCursorMs });
-        this.emit(ev.transcript('session.output_transcript.delta', this.eventId(), word.text, startMs, this.outputCursorMs));
+        this.emit(
+          ev.transcript('session.output_transcript.delta', this.eventId(), word.text, startMs, this.outputCursorMs),
+        );
       }
       if (this.ws !== null) {
         const end = this.outputOffset + FRAME_BYTES;
@@ -312,7 +331,8 @@ export class SimSession {
 
   private tickUsage(): void {
     this.usageTicks++;
-    if (this.usageTicks === 2 && this.faults.usageJumpSeconds !== undefined) this.usageJump += this.faults.usageJumpSeconds;
+    if (this.usageTicks === 2 && this.faults.usageJumpSeconds !== undefined)
+      this.usageJump += this.faults.usageJumpSeconds;
     const seconds = this.usageNow();
     this.record.usageSeconds = seconds;
     this.emit(ev.usageUpdated(this.eventId(), seconds));
@@ -351,7 +371,14 @@ export class SimSession {
     this.record.endReason = reason;
     this.record.usageSeconds = seconds;
     this.stats.sessionsActive--;
-    for (const timer of [this.usageTimer, this.dropTimer, this.resumeTimer, this.outputTimer, this.stallTimer, this.echoTimer]) {
+    for (const timer of [
+      this.usageTimer,
+      this.dropTimer,
+      this.resumeTimer,
+      this.outputTimer,
+      this.stallTimer,
+      this.echoTimer,
+    ]) {
       if (timer !== undefined) clearTimeout(timer);
     }
     this.speech = [];

@@ -3,7 +3,13 @@
  * document); the few dashboard-only routes (not in the v1 document) are typed in ./dashboard-routes.ts. The session
  * cookie rides along (same origin), so no key ever lives in page script.
  */
-import { createParleyClient, ParleyError, streamChat, type Operation, type SuccessBody } from '../../../../sdk/src/index.js';
+import {
+  createParleyClient,
+  ParleyError,
+  streamChat,
+  type Operation,
+  type SuccessBody,
+} from '../../../../sdk/src/index.js';
 
 type Listener = () => void;
 const expiryListeners = new Set<Listener>();
@@ -29,7 +35,9 @@ type Body<P extends Parameters<typeof v1.GET>[0], M extends 'get' | 'post' | 'pa
 
 export type Assistant = Body<'/api/v1/assistants/{assistantId}', 'get'>['assistant'];
 export type AssistantSettings = Assistant['settings'];
-export type AssistantPatch = NonNullable<Operation<'/api/v1/assistants/{assistantId}', 'patch'>['requestBody']>['content']['application/json'];
+export type AssistantPatch = NonNullable<
+  Operation<'/api/v1/assistants/{assistantId}', 'patch'>['requestBody']
+>['content']['application/json'];
 export type DocumentRecord = Body<'/api/v1/documents/{documentId}', 'get'>['document'];
 export type Conversation = Body<'/api/v1/conversations/{conversationId}', 'get'>['conversation'];
 export type ConversationDetail = Body<'/api/v1/conversations/{conversationId}', 'get'>;

@@ -15,11 +15,19 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : un
 /** The JSON body of an operation's success answer (200, 201 or 202). */
 export type Answer<P extends keyof paths, M extends Method> =
   Op<P, M> extends { responses: infer R }
-    ? R extends { 200: infer S } ? JsonOf<S> : R extends { 201: infer S } ? JsonOf<S> : R extends { 202: infer S } ? JsonOf<S> : never
+    ? R extends { 200: infer S }
+      ? JsonOf<S>
+      : R extends { 201: infer S }
+        ? JsonOf<S>
+        : R extends { 202: infer S }
+          ? JsonOf<S>
+          : never
     : never;
 /** The JSON request body of an operation. */
-export type RequestBody<P extends keyof paths, M extends Method> = Op<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
-type PathParams<P extends keyof paths, M extends Method> = Op<P, M> extends { parameters: { path: infer X } } ? X : never;
+export type RequestBody<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type PathParams<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { parameters: { path: infer X } } ? X : never;
 type Query<P extends keyof paths, M extends Method> = Op<P, M> extends { parameters: { query?: infer X } } ? X : never;
 
 interface CallOptions {
@@ -33,7 +41,12 @@ interface CallOptions {
 async function call<M extends Method, P extends Path<M>>(
   method: M,
   path: P,
-  options: { path?: PathParams<P, M>; query?: Query<P, M>; body?: RequestBody<P, M> | Blob; headers?: Record<string, string> } = {},
+  options: {
+    path?: PathParams<P, M>;
+    query?: Query<P, M>;
+    body?: RequestBody<P, M> | Blob;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Answer<P, M>> {
   const o = options as CallOptions;
   let url = (path as string).replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(o.path?.[name] ?? ''));
@@ -49,7 +62,11 @@ async function call<M extends Method, P extends Path<M>>(
   }
   let res: Response;
   try {
-    res = await sessionFetch(url, { method: method.toUpperCase(), headers, ...(payload !== undefined ? { body: payload } : {}) });
+    res = await sessionFetch(url, {
+      method: method.toUpperCase(),
+      headers,
+      ...(payload !== undefined ? { body: payload } : {}),
+    });
   } catch (err) {
     throw networkError(err);
   }
@@ -93,7 +110,8 @@ export const dashboardApi = {
   me: () => call('get', '/api/auth/me'),
   login: (email: string, password: string) => call('post', '/api/auth/login', { body: { email, password } }),
   /** Routed only when SIGNUP_ENABLED (so absent from the generated table): sign-in's body plus a name, the same answer. */
-  signup: (body: RequestBody<'/api/auth/login', 'post'> & { name?: string }) => call('post', '/api/auth/signup' as '/api/auth/login', { body }),
+  signup: (body: RequestBody<'/api/auth/login', 'post'> & { name?: string }) =>
+    call('post', '/api/auth/signup' as '/api/auth/login', { body }),
   logout: () => call('post', '/api/auth/logout', { body: {} }),
 
   listKeys: () => call('get', '/api/account/keys'),
@@ -107,10 +125,13 @@ export const dashboardApi = {
       body: file,
       headers: { 'content-type': file.type || 'application/octet-stream' },
     }),
-  addSource: (assistantId: string, source: SourceInput) => call('post', '/api/assistants/{assistantId}/sources', { path: { assistantId }, body: source }),
+  addSource: (assistantId: string, source: SourceInput) =>
+    call('post', '/api/assistants/{assistantId}/sources', { path: { assistantId }, body: source }),
 
-  startEval: (assistantId: string, cases: EvalCaseInput[]) => call('post', '/api/assistants/{assistantId}/evals', { path: { assistantId }, body: { cases } }),
-  getEval: (assistantId: string, evalId: string) => call('get', '/api/assistants/{assistantId}/evals/{evalId}', { path: { assistantId, evalId } }),
+  startEval: (assistantId: string, cases: EvalCaseInput[]) =>
+    call('post', '/api/assistants/{assistantId}/evals', { path: { assistantId }, body: { cases } }),
+  getEval: (assistantId: string, evalId: string) =>
+    call('get', '/api/assistants/{assistantId}/evals/{evalId}', { path: { assistantId, evalId } }),
 
   usageSummary: () => call('get', '/api/v1/account/usage/summary'),
   usageLimits: () => call('get', '/api/v1/account/usage/limits'),
@@ -121,7 +142,9 @@ export const dashboardApi = {
   portal: () => call('post', '/api/v1/account/billing/portal', { body: {} }),
 
   adminAccounts: (offset = 0) => call('get', '/api/admin/accounts', { query: { limit: 50, offset } }),
-  adminPatch: (id: string, patch: AdminPatch) => call('patch', '/api/admin/accounts/{id}', { path: { id }, body: patch }),
-  adminCredit: (id: string, creditMicros: number) => call('post', '/api/admin/accounts/{id}/credit', { path: { id }, body: { creditMicros } }),
+  adminPatch: (id: string, patch: AdminPatch) =>
+    call('patch', '/api/admin/accounts/{id}', { path: { id }, body: patch }),
+  adminCredit: (id: string, creditMicros: number) =>
+    call('post', '/api/admin/accounts/{id}/credit', { path: { id }, body: { creditMicros } }),
   adminAudit: (offset = 0) => call('get', '/api/admin/audit', { query: { limit: 50, offset } }),
 };

@@ -1,5 +1,12 @@
 import { useState } from 'preact/hooks';
-import { dashboardApi, type AccountStatus, type AdminAccount, type AuditEntry, type PlanCode, type SessionUser } from '../api/dashboard-routes.js';
+import {
+  dashboardApi,
+  type AccountStatus,
+  type AdminAccount,
+  type AuditEntry,
+  type PlanCode,
+  type SessionUser,
+} from '../api/dashboard-routes.js';
 import { Empty, ErrorBox, Loaded, Table, useAction, useLoad, type Load } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 
@@ -91,7 +98,9 @@ function AuditLog({ load }: { load: Load<{ entries: AuditEntry[] }> }) {
 function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChanged: () => Promise<void> }) {
   const [plan, setPlan] = useState<PlanCode>(a.planCode);
   const [status, setStatus] = useState<AccountStatus>(a.status);
-  const [override, setOverride] = useState(a.limitOverrideMicros === null ? '' : String(a.limitOverrideMicros / 1_000_000));
+  const [override, setOverride] = useState(
+    a.limitOverrideMicros === null ? '' : String(a.limitOverrideMicros / 1_000_000),
+  );
   const [credit, setCredit] = useState('');
   const [done, setDone] = useState('');
   const label = a.name ?? a.ownerEmail;
@@ -170,7 +179,13 @@ function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChange
         </label>
         <label>
           Limit override in dollars <span class="muted">(blank: plan budget)</span>
-          <input type="number" min={0} step="0.01" value={override} onInput={(e) => setOverride(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={0}
+            step="0.01"
+            value={override}
+            onInput={(e) => setOverride(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={save.busy}>
           Save changes
@@ -186,7 +201,14 @@ function AccountRow({ account: a, onChanged }: { account: AdminAccount; onChange
       >
         <label>
           Credit in dollars
-          <input type="number" min={0.01} step="0.01" required value={credit} onInput={(e) => setCredit(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={0.01}
+            step="0.01"
+            required
+            value={credit}
+            onInput={(e) => setCredit(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={grant.busy || !(Number(credit) > 0)}>
           Grant credit

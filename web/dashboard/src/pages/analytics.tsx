@@ -55,7 +55,13 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
                 </dd>
               </div>
             </dl>
-            <BarChart title="Messages per day" labels={daily.map((d) => d.date)} values={daily.map((d) => d.messages)} format={String} unit="messages" />
+            <BarChart
+              title="Messages per day"
+              labels={daily.map((d) => d.date)}
+              values={daily.map((d) => d.messages)}
+              format={String}
+              unit="messages"
+            />
             <h3>Top unanswered questions</h3>
             {topUnanswered.length === 0 ? (
               <Empty>
@@ -65,7 +71,10 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
               <ol>
                 {topUnanswered.map((q) => (
                   <li>
-                    {q.question} <span class="muted">({q.count}×, last {dateTime(q.lastAskedAt)})</span>
+                    {q.question}{' '}
+                    <span class="muted">
+                      ({q.count}×, last {dateTime(q.lastAskedAt)})
+                    </span>
                   </li>
                 ))}
               </ol>

@@ -4,9 +4,35 @@ import { ConfirmButton, CopyButton, ErrorBox, useAction } from '../ui/components
 import { navigate } from '../router.js';
 
 const LANGUAGES: Array<AssistantSettings['language']> = [
-  'simple', 'arabic', 'armenian', 'basque', 'catalan', 'danish', 'dutch', 'english', 'finnish', 'french', 'german', 'greek',
-  'hindi', 'hungarian', 'indonesian', 'irish', 'italian', 'lithuanian', 'nepali', 'norwegian', 'portuguese', 'romanian',
-  'russian', 'serbian', 'spanish', 'swedish', 'tamil', 'turkish', 'yiddish',
+  'simple',
+  'arabic',
+  'armenian',
+  'basque',
+  'catalan',
+  'danish',
+  'dutch',
+  'english',
+  'finnish',
+  'french',
+  'german',
+  'greek',
+  'hindi',
+  'hungarian',
+  'indonesian',
+  'irish',
+  'italian',
+  'lithuanian',
+  'nepali',
+  'norwegian',
+  'portuguese',
+  'romanian',
+  'russian',
+  'serbian',
+  'spanish',
+  'swedish',
+  'tamil',
+  'turkish',
+  'yiddish',
 ];
 
 /** Blank means "the deployment default" (null); otherwise a whole number. */
@@ -38,7 +64,10 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
       instructions: instructions.trim() || null,
       settings: {
         language,
-        allowedDomains: domains.split(/[\s,]+/).map((d) => d.trim()).filter(Boolean),
+        allowedDomains: domains
+          .split(/[\s,]+/)
+          .map((d) => d.trim())
+          .filter(Boolean),
         visitorRateLimitPerMinute: optionalInt(visitorLimit),
         assistantRateLimitPerMinute: optionalInt(assistantLimit),
         requireWidgetSigning: signing,
@@ -78,11 +107,19 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
         </label>
         <label>
           Instructions
-          <textarea rows={6} maxLength={8000} value={instructions} onInput={(e) => setInstructions(e.currentTarget.value)} />
+          <textarea
+            rows={6}
+            maxLength={8000}
+            value={instructions}
+            onInput={(e) => setInstructions(e.currentTarget.value)}
+          />
         </label>
         <label>
           Knowledge language
-          <select value={language} onChange={(e) => setLanguage(e.currentTarget.value as AssistantSettings['language'])}>
+          <select
+            value={language}
+            onChange={(e) => setLanguage(e.currentTarget.value as AssistantSettings['language'])}
+          >
             {LANGUAGES.map((l) => (
               <option value={l}>{l}</option>
             ))}
@@ -91,17 +128,34 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
 
         <h2>Security policy</h2>
         <label>
-          Allowed domains <span class="muted">(one origin per line, e.g. https://shop.example or https://*.example.com; empty: no widget access)</span>
+          Allowed domains{' '}
+          <span class="muted">
+            (one origin per line, e.g. https://shop.example or https://*.example.com; empty: no widget access)
+          </span>
           <textarea rows={3} value={domains} onInput={(e) => setDomains(e.currentTarget.value)} />
         </label>
         <div class="row">
           <label>
             Visitor rate limit per minute <span class="muted">(blank: default)</span>
-            <input type="number" min={1} max={100000} inputMode="numeric" value={visitorLimit} onInput={(e) => setVisitorLimit(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={1}
+              max={100000}
+              inputMode="numeric"
+              value={visitorLimit}
+              onInput={(e) => setVisitorLimit(e.currentTarget.value)}
+            />
           </label>
           <label>
             Assistant rate limit per minute <span class="muted">(blank: default)</span>
-            <input type="number" min={1} max={100000} inputMode="numeric" value={assistantLimit} onInput={(e) => setAssistantLimit(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={1}
+              max={100000}
+              inputMode="numeric"
+              value={assistantLimit}
+              onInput={(e) => setAssistantLimit(e.currentTarget.value)}
+            />
           </label>
         </div>
         <label class="check">
@@ -111,25 +165,49 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
 
         <h2>Voice</h2>
         <label class="check">
-          <input type="checkbox" checked={voice.enabled} onChange={(e) => setVoice({ ...voice, enabled: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={voice.enabled}
+            onChange={(e) => setVoice({ ...voice, enabled: e.currentTarget.checked })}
+          />
           Voice enabled
         </label>
         <label class="check">
-          <input type="checkbox" checked={voice.recording === 'on'} onChange={(e) => setVoice({ ...voice, recording: e.currentTarget.checked ? 'on' : 'off' })} />
+          <input
+            type="checkbox"
+            checked={voice.recording === 'on'}
+            onChange={(e) => setVoice({ ...voice, recording: e.currentTarget.checked ? 'on' : 'off' })}
+          />
           Record calls
         </label>
         <label class="check">
-          <input type="checkbox" checked={voice.requireConsent} onChange={(e) => setVoice({ ...voice, requireConsent: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={voice.requireConsent}
+            onChange={(e) => setVoice({ ...voice, requireConsent: e.currentTarget.checked })}
+          />
           Require recording consent from API callers (always asked of widget visitors)
         </label>
         <div class="row">
           <label>
             Maximum call duration (seconds)
-            <input type="number" min={30} max={14400} value={voice.maxDurationSeconds} onInput={(e) => setVoice({ ...voice, maxDurationSeconds: Number(e.currentTarget.value) })} />
+            <input
+              type="number"
+              min={30}
+              max={14400}
+              value={voice.maxDurationSeconds}
+              onInput={(e) => setVoice({ ...voice, maxDurationSeconds: Number(e.currentTarget.value) })}
+            />
           </label>
           <label>
             Idle timeout (seconds)
-            <input type="number" min={10} max={3600} value={voice.idleTimeoutSeconds} onInput={(e) => setVoice({ ...voice, idleTimeoutSeconds: Number(e.currentTarget.value) })} />
+            <input
+              type="number"
+              min={10}
+              max={3600}
+              value={voice.idleTimeoutSeconds}
+              onInput={(e) => setVoice({ ...voice, idleTimeoutSeconds: Number(e.currentTarget.value) })}
+            />
           </label>
         </div>
         <ErrorBox error={save.error} title="Could not save" />

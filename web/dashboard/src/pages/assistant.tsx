@@ -18,8 +18,19 @@ const TABS: Array<[string, string]> = [
 ];
 
 /** One assistant: its settings and everything that belongs to it, one tab per concern. */
-export function AssistantPage({ assistantId, tab, sub }: { assistantId: string; tab: string; sub: string | undefined }) {
-  const load = useLoad(() => v1.GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId } } }), [assistantId]);
+export function AssistantPage({
+  assistantId,
+  tab,
+  sub,
+}: {
+  assistantId: string;
+  tab: string;
+  sub: string | undefined;
+}) {
+  const load = useLoad(
+    () => v1.GET('/api/v1/assistants/{assistantId}', { params: { path: { assistantId } } }),
+    [assistantId],
+  );
   const base = `/assistants/${encodeURIComponent(assistantId)}`;
   return (
     <Loaded load={load} label="Loading the assistant…">
@@ -43,7 +54,17 @@ export function AssistantPage({ assistantId, tab, sub }: { assistantId: string; 
   );
 }
 
-function TabBody({ assistant, tab, sub, onChanged }: { assistant: Assistant; tab: string; sub: string | undefined; onChanged: () => void }) {
+function TabBody({
+  assistant,
+  tab,
+  sub,
+  onChanged,
+}: {
+  assistant: Assistant;
+  tab: string;
+  sub: string | undefined;
+  onChanged: () => void;
+}) {
   switch (tab) {
     case 'documents':
       return <DocumentsTab assistant={assistant} />;

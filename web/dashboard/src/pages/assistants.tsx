@@ -34,7 +34,10 @@ export function AssistantsPage() {
           if (items.length === 0) {
             return (
               <Empty>
-                <p>No assistants yet. Create one, give it documents, then try it in the playground and embed it on your site.</p>
+                <p>
+                  No assistants yet. Create one, give it documents, then try it in the playground and embed it on your
+                  site.
+                </p>
               </Empty>
             );
           }
@@ -51,13 +54,22 @@ export function AssistantsPage() {
                       <code>{a.publicId}</code> · updated {dateTime(a.updatedAt)}
                     </p>
                     <p class="links">
-                      <a href={href(`/assistants/${encodeURIComponent(a.id)}/documents`)} aria-label={`Documents of ${a.name}`}>
+                      <a
+                        href={href(`/assistants/${encodeURIComponent(a.id)}/documents`)}
+                        aria-label={`Documents of ${a.name}`}
+                      >
                         Documents
                       </a>
-                      <a href={href(`/assistants/${encodeURIComponent(a.id)}/playground`)} aria-label={`Playground of ${a.name}`}>
+                      <a
+                        href={href(`/assistants/${encodeURIComponent(a.id)}/playground`)}
+                        aria-label={`Playground of ${a.name}`}
+                      >
                         Playground
                       </a>
-                      <a href={href(`/assistants/${encodeURIComponent(a.id)}/conversations`)} aria-label={`Conversations of ${a.name}`}>
+                      <a
+                        href={href(`/assistants/${encodeURIComponent(a.id)}/conversations`)}
+                        aria-label={`Conversations of ${a.name}`}
+                      >
                         Conversations
                       </a>
                     </p>

@@ -23,7 +23,10 @@ export function BillingPage() {
         ((load.error as { status?: number }).status === 503 ? (
           <div class="card notice" role="status">
             <h2>Billing is not set up on this server</h2>
-            <p>The operator has not configured a billing provider, so plans cannot be bought here. Your account stays on its current plan; an operator can change it.</p>
+            <p>
+              The operator has not configured a billing provider, so plans cannot be bought here. Your account stays on
+              its current plan; an operator can change it.
+            </p>
           </div>
         ) : (
           <ErrorBox error={load.error} title="Could not load billing" />
@@ -36,7 +39,8 @@ export function BillingPage() {
             </h2>
             <p class="muted">
               Period {date(load.data.billing.periodStart)} – {date(load.data.billing.periodEnd)}
-              {load.data.billing.subscription && ` · subscription ${load.data.billing.subscription.status ?? 'unknown'}`}
+              {load.data.billing.subscription &&
+                ` · subscription ${load.data.billing.subscription.status ?? 'unknown'}`}
               {load.data.billing.server === 'sandbox' && ' · sandbox (test payments)'}
             </p>
             {load.data.billing.subscription && (
@@ -57,7 +61,13 @@ export function BillingPage() {
                       <strong>Your plan</strong>
                     </p>
                   ) : (
-                    <button type="button" class="primary" disabled={!p.available || go.busy} onClick={() => void go.run(p.planCode)} aria-label={`Choose ${p.planCode}`}>
+                    <button
+                      type="button"
+                      class="primary"
+                      disabled={!p.available || go.busy}
+                      onClick={() => void go.run(p.planCode)}
+                      aria-label={`Choose ${p.planCode}`}
+                    >
                       {p.available ? `Choose ${p.planCode}` : 'Not available'}
                     </button>
                   )}

@@ -7,7 +7,13 @@ import { href } from '../router.js';
 type SourceFilter = 'all' | Conversation['source'];
 
 /** Conversations of one assistant, newest first, filterable by where they came from; or one transcript. */
-export function ConversationsTab({ assistant, conversationId }: { assistant: Assistant; conversationId: string | undefined }) {
+export function ConversationsTab({
+  assistant,
+  conversationId,
+}: {
+  assistant: Assistant;
+  conversationId: string | undefined;
+}) {
   if (conversationId) return <Transcript assistant={assistant} conversationId={conversationId} />;
   return <ConversationList assistant={assistant} />;
 }
@@ -20,7 +26,9 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
     return v1.GET('/api/v1/conversations', { params: { query: { assistantId: assistant.id, limit: 50 } } });
   }, [assistant.id]);
   const next = useAction(async (cursor: string) => {
-    const page = await v1.GET('/api/v1/conversations', { params: { query: { assistantId: assistant.id, limit: 50, cursor } } });
+    const page = await v1.GET('/api/v1/conversations', {
+      params: { query: { assistantId: assistant.id, limit: 50, cursor } },
+    });
     setMore((m) => ({ items: [...(m?.items ?? []), ...page.conversations], cursor: page.nextCursor }));
   });
   return (
@@ -46,14 +54,24 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
             <>
               {shown.length === 0 ? (
                 <Empty>
-                  <p>{all.length === 0 ? 'No conversations yet. Try the playground, or embed the widget.' : 'No conversations from this source among those loaded.'}</p>
+                  <p>
+                    {all.length === 0
+                      ? 'No conversations yet. Try the playground, or embed the widget.'
+                      : 'No conversations from this source among those loaded.'}
+                  </p>
                 </Empty>
               ) : (
                 <Table columns={['Started', 'Source', 'Visitor', 'Messages', 'Last activity']}>
                   {shown.map((c) => (
                     <tr>
                       <td>
-                        <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`)}>{dateTime(c.createdAt)}</a>
+                        <a
+                          href={href(
+                            `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`,
+                          )}
+                        >
+                          {dateTime(c.createdAt)}
+                        </a>
                       </td>
                       <td>{c.source}</td>
                       <td>{c.visitorId ?? '—'}</td>
@@ -94,7 +112,10 @@ function seconds(total: number): string {
 }
 
 function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
-  const load = useLoad(() => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }), [conversationId]);
+  const load = useLoad(
+    () => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }),
+    [conversationId],
+  );
   return (
     <section class="card" aria-labelledby="tr-h">
       <p class="crumbs">
@@ -106,7 +127,8 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
           <>
             <p class="muted">
               {conversation.source} · started {dateTime(conversation.createdAt)}
-              {conversation.visitorId ? ` · visitor ${conversation.visitorId}` : ''} · {conversation.messageCount} messages
+              {conversation.visitorId ? ` · visitor ${conversation.visitorId}` : ''} · {conversation.messageCount}{' '}
+              messages
             </p>
             {voiceCalls.length > 0 && (
               <div class="recordings">
@@ -121,7 +143,12 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                       <p class="muted small">{callSummary(call)}</p>
                       {recording &&
                         (recording.ready ? (
-                          <audio controls preload="metadata" src={recording.url} aria-label={`Recording of call ${i + 1}`} />
+                          <audio
+                            controls
+                            preload="metadata"
+                            src={recording.url}
+                            aria-label={`Recording of call ${i + 1}`}
+                          />
                         ) : (
                           <p class="muted">The recording is still being written (the call may still be running).</p>
                         ))}
@@ -144,7 +171,9 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                       {dateTime(m.createdAt)}
                       {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
                     </p>
-                    {m.feedback && <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>}
+                    {m.feedback && (
+                      <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>
+                    )}
                     <SourceList sources={m.sources} />
                   </li>
                 ))}

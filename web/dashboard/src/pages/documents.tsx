@@ -8,10 +8,17 @@ const ACCEPT = '.txt,.md,.markdown,.html,.htm,.pdf,text/plain,text/markdown,text
 
 /** An assistant's knowledge: uploads (picker and drag-and-drop), URL/text/FAQ sources, live status, reprocess, delete. */
 export function DocumentsTab({ assistant }: { assistant: Assistant }) {
-  const load = useLoad(() => v1.GET('/api/v1/documents', { params: { query: { assistantId: assistant.id, limit: 100 } } }), [assistant.id]);
+  const load = useLoad(
+    () => v1.GET('/api/v1/documents', { params: { query: { assistantId: assistant.id, limit: 100 } } }),
+    [assistant.id],
+  );
   const documents = load.state === 'ready' ? load.data.documents : [];
   // Live status: poll while anything is still being processed.
-  usePoll(documents.some((d) => d.status === 'pending' || d.status === 'processing'), 1500, () => void load.reload());
+  usePoll(
+    documents.some((d) => d.status === 'pending' || d.status === 'processing'),
+    1500,
+    () => void load.reload(),
+  );
 
   return (
     <div class="stack">
@@ -60,7 +67,12 @@ function DocumentRow({ doc, onChanged }: { doc: DocumentRecord; onChanged: () =>
         )}
       </div>
       <div class="doc-actions">
-        <button type="button" aria-label={`Reprocess ${doc.name}`} disabled={reprocess.busy} onClick={() => void reprocess.run()}>
+        <button
+          type="button"
+          aria-label={`Reprocess ${doc.name}`}
+          disabled={reprocess.busy}
+          onClick={() => void reprocess.run()}
+        >
           Reprocess
         </button>
         <ConfirmButton
@@ -175,7 +187,13 @@ function SourceForm({ assistantId, onAdded }: { assistantId: string; onAdded: ()
       {kind === 'url' ? (
         <label>
           URL
-          <input type="url" required placeholder="https://example.com/help" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            type="url"
+            required
+            placeholder="https://example.com/help"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
         </label>
       ) : (
         <label>
@@ -196,14 +214,29 @@ function SourceForm({ assistantId, onAdded }: { assistantId: string; onAdded: ()
               <legend>Question {i + 1}</legend>
               <label>
                 Question
-                <input value={p.question} onInput={(e) => setPairs(pairs.map((q, j) => (j === i ? { ...q, question: e.currentTarget.value } : q)))} />
+                <input
+                  value={p.question}
+                  onInput={(e) =>
+                    setPairs(pairs.map((q, j) => (j === i ? { ...q, question: e.currentTarget.value } : q)))
+                  }
+                />
               </label>
               <label>
                 Answer
-                <textarea rows={2} value={p.answer} onInput={(e) => setPairs(pairs.map((q, j) => (j === i ? { ...q, answer: e.currentTarget.value } : q)))} />
+                <textarea
+                  rows={2}
+                  value={p.answer}
+                  onInput={(e) =>
+                    setPairs(pairs.map((q, j) => (j === i ? { ...q, answer: e.currentTarget.value } : q)))
+                  }
+                />
               </label>
               {pairs.length > 1 && (
-                <button type="button" aria-label={`Remove question ${i + 1}`} onClick={() => setPairs(pairs.filter((_, j) => j !== i))}>
+                <button
+                  type="button"
+                  aria-label={`Remove question ${i + 1}`}
+                  onClick={() => setPairs(pairs.filter((_, j) => j !== i))}
+                >
                   Remove
                 </button>
               )}

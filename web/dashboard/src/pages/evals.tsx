@@ -18,8 +18,8 @@ export function EvalsTab({ assistant }: { assistant: Assistant }) {
           ) : (
             <div class="upgrade" role="note">
               <p>
-                <strong>Evals are not part of the {l.planCode} plan.</strong> They come with the Pro and Business plans: run a set of
-                questions against this assistant and score its answers against what you expect.
+                <strong>Evals are not part of the {l.planCode} plan.</strong> They come with the Pro and Business plans:
+                run a set of questions against this assistant and score its answers against what you expect.
               </p>
               <p>
                 <a class="button primary" href={href('/billing')}>
@@ -69,7 +69,12 @@ function EvalRunner({ assistant }: { assistant: Assistant }) {
       >
         <label>
           Cases <span class="muted">(one per line: question | expected answer; up to 50)</span>
-          <textarea rows={6} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="What are your opening hours? | 9 to 5, Monday to Friday" />
+          <textarea
+            rows={6}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            placeholder="What are your opening hours? | 9 to 5, Monday to Friday"
+          />
         </label>
         <ErrorBox error={start.error} title="Could not start the eval" />
         <div class="actions">
@@ -81,8 +86,8 @@ function EvalRunner({ assistant }: { assistant: Assistant }) {
       {run && (
         <div aria-live="polite">
           <p>
-            <StatusBadge status={run.eval.status} /> {run.eval.completedCount} of {run.eval.caseCount} cases · average score{' '}
-            {percent(run.eval.averageScore)} · cost {dollars(run.eval.costMicros)}
+            <StatusBadge status={run.eval.status} /> {run.eval.completedCount} of {run.eval.caseCount} cases · average
+            score {percent(run.eval.averageScore)} · cost {dollars(run.eval.costMicros)}
           </p>
           {run.eval.error && <p class="doc-error">Stopped: {run.eval.error.message}</p>}
           {run.cases.length > 0 && (
@@ -91,7 +96,7 @@ function EvalRunner({ assistant }: { assistant: Assistant }) {
                 <tr>
                   <td>{c.question}</td>
                   <td>{c.expected ?? '—'}</td>
-                  <td>{c.status === 'pending' ? 'Pending…' : c.error ?? c.answer ?? '—'}</td>
+                  <td>{c.status === 'pending' ? 'Pending…' : (c.error ?? c.answer ?? '—')}</td>
                   <td>{percent(c.score)}</td>
                 </tr>
               ))}

@@ -10,12 +10,15 @@ export function KeysPage() {
   return (
     <section>
       <h1 tabIndex={-1}>API keys</h1>
-      <p class="muted">Keys let your servers call the Parley API as this account. Give each key only the scopes it needs.</p>
+      <p class="muted">
+        Keys let your servers call the Parley API as this account. Give each key only the scopes it needs.
+      </p>
       {created && (
         <div class="card secret" role="region" aria-label="New key secret">
           <h2>Copy the secret of “{created.name}” now</h2>
           <p class="warning" role="alert">
-            This is the only time the secret is shown. Store it somewhere safe: Parley keeps only a hash and cannot show it again.
+            This is the only time the secret is shown. Store it somewhere safe: Parley keeps only a hash and cannot show
+            it again.
           </p>
           <p>
             <code class="secret-value" aria-label="API key secret">
@@ -80,7 +83,10 @@ function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<Scope>>(new Set());
   const create = useAction(async () => {
-    const result = await dashboardApi.createKey(name.trim(), SCOPES.filter((s) => scopes.has(s)));
+    const result = await dashboardApi.createKey(
+      name.trim(),
+      SCOPES.filter((s) => scopes.has(s)),
+    );
     setName('');
     setScopes(new Set());
     onCreated(result.key.name, result.secret);
@@ -109,7 +115,11 @@ function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string
         <legend>Scopes</legend>
         {SCOPES.map((scope) => (
           <label class="check">
-            <input type="checkbox" checked={scopes.has(scope)} onChange={(e) => toggle(scope, e.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              checked={scopes.has(scope)}
+              onChange={(e) => toggle(scope, e.currentTarget.checked)}
+            />
             {scope}
           </label>
         ))}

@@ -35,13 +35,22 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
     setBusy(true);
     setError(undefined);
     setMessage('');
-    setTurns((all) => [...all, { role: 'user', text, sources: [] }, { role: 'assistant', text: '', sources: [], streaming: true }]);
+    setTurns((all) => [
+      ...all,
+      { role: 'user', text, sources: [] },
+      { role: 'assistant', text: '', sources: [], streaming: true },
+    ]);
     const ctl = new AbortController();
     abort.current = ctl;
     try {
       for await (const e of streamChat(
         v1,
-        { assistantId: assistant.id, message: text, source: 'playground', ...(conversationId.current ? { conversationId: conversationId.current } : {}) },
+        {
+          assistantId: assistant.id,
+          message: text,
+          source: 'playground',
+          ...(conversationId.current ? { conversationId: conversationId.current } : {}),
+        },
         { signal: ctl.signal },
       )) {
         if (e.type === 'token') update((t) => ({ ...t, text: t.text + e.text }));
@@ -77,7 +86,9 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
           )}
         </div>
         <div class="transcript" aria-live="polite" aria-label="Playground conversation">
-          {turns.length === 0 && <p class="muted">{assistant.welcomeMessage ?? 'Ask something your documents answer.'}</p>}
+          {turns.length === 0 && (
+            <p class="muted">{assistant.welcomeMessage ?? 'Ask something your documents answer.'}</p>
+          )}
           {turns.map((t) => (
             <div class={`bubble ${t.role}`}>
               <span class="sr-only">{t.role === 'user' ? 'You:' : 'Assistant:'}</span>
@@ -113,7 +124,13 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
         {conversationId.current && (
           <p class="muted">
             Saved as a playground conversation:{' '}
-            <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conversationId.current)}`)}>open transcript</a>
+            <a
+              href={href(
+                `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conversationId.current)}`,
+              )}
+            >
+              open transcript
+            </a>
           </p>
         )}
       </section>
@@ -165,7 +182,13 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
     if (box === null || widget !== 'ready') return;
     // Made here, not in JSX: Preact would set `open`/`mode` as properties (the element's methods and getters).
     const el = document.createElement('parley-assistant');
-    for (const [name, value] of [['assistant-id', assistant.publicId], ['source', 'playground'], ['mode', 'voice'], ['position', 'inline']]) el.setAttribute(name!, value!);
+    for (const [name, value] of [
+      ['assistant-id', assistant.publicId],
+      ['source', 'playground'],
+      ['mode', 'voice'],
+      ['position', 'inline'],
+    ])
+      el.setAttribute(name!, value!);
     box.replaceChildren(el);
     const onState = (e: Event) => {
       if ((e as CustomEvent<{ voice: string }>).detail.voice === 'connecting') setEnded(null);
@@ -196,7 +219,8 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
       ) : (
         <>
           <p class="muted">
-            Talk to the assistant through the same widget your visitors use. Playground calls are metered as playground seconds.
+            Talk to the assistant through the same widget your visitors use. Playground calls are metered as playground
+            seconds.
           </p>
           <div ref={host} class="voice-widget" />
           {ended && <p class="muted">{ended}</p>}

@@ -4,7 +4,12 @@ import { ErrorBox } from '../ui/components.js';
 import { href, onLinkClick } from '../router.js';
 
 /** Sign in (or sign up, when the server has SIGNUP_ENABLED). Errors are the server's, in a role="alert". */
-export function SignInPage(props: { mode: 'sign-in' | 'sign-up'; signupEnabled: boolean; expired: boolean; onSignedIn: (s: SessionUser) => void }) {
+export function SignInPage(props: {
+  mode: 'sign-in' | 'sign-up';
+  signupEnabled: boolean;
+  expired: boolean;
+  onSignedIn: (s: SessionUser) => void;
+}) {
   const { mode } = props;
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -50,7 +55,14 @@ export function SignInPage(props: { mode: 'sign-in' | 'sign-up'; signupEnabled: 
         )}
         <label>
           Email
-          <input name="email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            name="email"
+            type="email"
+            autocomplete="email"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </label>
         <label>
           Password

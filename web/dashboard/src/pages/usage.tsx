@@ -8,7 +8,11 @@ function dailySeries(summary: UsageSummary, events: UsageEvent[]) {
   const start = new Date(summary.periodStart);
   const end = new Date(Math.min(Date.now(), new Date(summary.periodEnd).getTime()));
   const days: string[] = [];
-  for (let d = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate()); d <= end.getTime(); d += 86_400_000) {
+  for (
+    let d = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
+    d <= end.getTime();
+    d += 86_400_000
+  ) {
     days.push(new Date(d).toISOString().slice(0, 10));
   }
   const spend = new Map(days.map((d) => [d, 0]));
@@ -94,15 +98,42 @@ export function UsagePage() {
                     </dd>
                   </div>
                 </dl>
-                <Meter label="Budget" used={s.consumedMicros + s.reservedMicros} limit={s.limitMicros} text={`${dollars(s.consumedMicros)} of ${dollars(s.limitMicros)}${s.reservedMicros ? ` (+${dollars(s.reservedMicros)} reserved)` : ''}`} />
-                <Meter label="Requests" used={s.requestCount} limit={s.monthlyRequestCap} text={`${s.requestCount} of ${s.monthlyRequestCap ?? 'unlimited'}`} />
-                <Meter label="Voice minutes" used={v.voiceSecondsUsed + v.voiceSecondsReserved} limit={v.voiceSecondsLimit} text={`${minutes(v.voiceSecondsUsed)} of ${minutes(v.voiceSecondsLimit)} min`} />
+                <Meter
+                  label="Budget"
+                  used={s.consumedMicros + s.reservedMicros}
+                  limit={s.limitMicros}
+                  text={`${dollars(s.consumedMicros)} of ${dollars(s.limitMicros)}${s.reservedMicros ? ` (+${dollars(s.reservedMicros)} reserved)` : ''}`}
+                />
+                <Meter
+                  label="Requests"
+                  used={s.requestCount}
+                  limit={s.monthlyRequestCap}
+                  text={`${s.requestCount} of ${s.monthlyRequestCap ?? 'unlimited'}`}
+                />
+                <Meter
+                  label="Voice minutes"
+                  used={v.voiceSecondsUsed + v.voiceSecondsReserved}
+                  limit={v.voiceSecondsLimit}
+                  text={`${minutes(v.voiceSecondsUsed)} of ${minutes(v.voiceSecondsLimit)} min`}
+                />
               </section>
               <section class="card" aria-labelledby="daily-h">
                 <h2 id="daily-h">Daily</h2>
                 <p class="muted small">From the latest {events.length} usage events of this period.</p>
-                <BarChart title="Spend per day" labels={series.days} values={series.spend} format={dollars} unit="spend" />
-                <BarChart title="Voice minutes per day" labels={series.days} values={series.voiceSeconds} format={minutes} unit="minutes" />
+                <BarChart
+                  title="Spend per day"
+                  labels={series.days}
+                  values={series.spend}
+                  format={dollars}
+                  unit="spend"
+                />
+                <BarChart
+                  title="Voice minutes per day"
+                  labels={series.days}
+                  values={series.voiceSeconds}
+                  format={minutes}
+                  unit="minutes"
+                />
               </section>
             </div>
           );

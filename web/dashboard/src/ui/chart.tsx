@@ -4,7 +4,13 @@ import { Table } from './components.js';
  * A small bar chart: bars as inline SVG stretched to the width (no library, no inline style: CSP-safe), labels in
  * HTML so they never stretch, and a table twin for screen readers and exact values.
  */
-export function BarChart(props: { title: string; labels: string[]; values: number[]; format: (v: number) => string; unit: string }) {
+export function BarChart(props: {
+  title: string;
+  labels: string[];
+  values: number[];
+  format: (v: number) => string;
+  unit: string;
+}) {
   const { labels, values } = props;
   const max = Math.max(...values, 0);
   const w = 640;
@@ -16,7 +22,12 @@ export function BarChart(props: { title: string; labels: string[]; values: numbe
       <div class="chart-max" aria-hidden="true">
         {props.format(max)}
       </div>
-      <svg viewBox={`0 0 ${w} ${h}`} preserveAspectRatio="none" role="img" aria-label={`${props.title}: peak ${props.format(max)} ${props.unit}`}>
+      <svg
+        viewBox={`0 0 ${w} ${h}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`${props.title}: peak ${props.format(max)} ${props.unit}`}
+      >
         <line x1={0} y1={h} x2={w} y2={h} class="axis" />
         {values.map((v, i) => {
           const bh = max > 0 ? (v / max) * (h - 4) : 0;

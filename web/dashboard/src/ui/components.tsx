@@ -12,7 +12,11 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
       {(d.code || d.requestId) && (
         <div class="error-meta">
           {d.code && <span>Code {d.code}</span>}
-          {d.requestId && <span>Request id <code>{d.requestId}</code></span>}
+          {d.requestId && (
+            <span>
+              Request id <code>{d.requestId}</code>
+            </span>
+          )}
         </div>
       )}
     </div>
@@ -34,7 +38,10 @@ export function Empty({ children }: { children: ComponentChildren }) {
 export type Load<T> = { state: 'loading' } | { state: 'error'; error: unknown } | { state: 'ready'; data: T };
 
 /** Loads on mount and whenever `deps` change; `reload()` fetches again, keeping the old data on screen meanwhile. */
-export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Load<T> & { reload: () => Promise<void> } {
+export function useLoad<T>(
+  fn: (signal: AbortSignal) => Promise<T>,
+  deps: unknown[],
+): Load<T> & { reload: () => Promise<void> } {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const latest = useRef(0);
   const run = useCallback(async () => {
@@ -57,7 +64,15 @@ export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknow
 }
 
 /** Renders loading / error / ready for a Load. */
-export function Loaded<T>({ load, children, label }: { load: Load<T>; children: (data: T) => ComponentChildren; label?: string }) {
+export function Loaded<T>({
+  load,
+  children,
+  label,
+}: {
+  load: Load<T>;
+  children: (data: T) => ComponentChildren;
+  label?: string;
+}) {
   if (load.state === 'loading') return <Loading {...(label ? { label } : {})} />;
   if (load.state === 'error') return <ErrorBox error={load.error} title="Could not load" />;
   return <>{children(load.data)}</>;
@@ -86,7 +101,13 @@ export function useAction<A extends unknown[]>(fn: (...args: A) => Promise<void>
  * A destructive action behind a second, explicit click: "Delete" shows what will happen with "Yes, delete" and
  * "Cancel" (focus moves to Cancel, so Enter never confirms by accident).
  */
-export function ConfirmButton(props: { label: string; confirmLabel: string; question: string; onConfirm: () => Promise<void>; name?: string }) {
+export function ConfirmButton(props: {
+  label: string;
+  confirmLabel: string;
+  question: string;
+  onConfirm: () => Promise<void>;
+  name?: string;
+}) {
   const [asking, setAsking] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
   const action = useAction(async () => {
@@ -156,7 +177,13 @@ export function usePoll(active: boolean, ms: number, tick: () => void): void {
 }
 
 /** The passages an answer used: document name and the quoted snippet. */
-export function SourceList({ sources, open = false }: { sources: ReadonlyArray<{ name: string; snippet: string }>; open?: boolean }) {
+export function SourceList({
+  sources,
+  open = false,
+}: {
+  sources: ReadonlyArray<{ name: string; snippet: string }>;
+  open?: boolean;
+}) {
   if (sources.length === 0) return null;
   return (
     <details class="sources" open={open}>
@@ -174,7 +201,15 @@ export function SourceList({ sources, open = false }: { sources: ReadonlyArray<{
 }
 
 /** A table that scrolls sideways inside its card on narrow screens; `columns` are the header cells. */
-export function Table({ columns, label, children }: { columns: ComponentChildren[]; label?: string; children: ComponentChildren }) {
+export function Table({
+  columns,
+  label,
+  children,
+}: {
+  columns: ComponentChildren[];
+  label?: string;
+  children: ComponentChildren;
+}) {
   return (
     <div class="table-wrap">
       <table aria-label={label}>

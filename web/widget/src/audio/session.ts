@@ -9,7 +9,10 @@ export type MicrophoneProblem = 'denied' | 'missing' | 'unsupported';
 
 /** Why the microphone or audio could not start, for the visitor message. */
 export class AudioStartError extends Error {
-  constructor(readonly problem: MicrophoneProblem, cause?: unknown) {
+  constructor(
+    readonly problem: MicrophoneProblem,
+    cause?: unknown,
+  ) {
     super(`audio could not start: ${problem}`, { cause });
   }
 }
@@ -25,7 +28,8 @@ export interface AudioSessionOptions {
 
 /** Creates the AudioContext now (call it in the click handler: browsers let a user gesture start audio). */
 export function createAudioContext(): AudioContext | undefined {
-  const Ctor = globalThis.AudioContext ?? (globalThis as { webkitAudioContext?: typeof AudioContext }).webkitAudioContext;
+  const Ctor =
+    globalThis.AudioContext ?? (globalThis as { webkitAudioContext?: typeof AudioContext }).webkitAudioContext;
   if (Ctor === undefined) return undefined;
   return new Ctor({ latencyHint: 'interactive' });
 }
@@ -48,7 +52,11 @@ export class AudioSession {
 
   /** Asks for the microphone, loads the worklets and wires the graph. Rejects with AudioStartError. */
   static async open(context: AudioContext | undefined, options: AudioSessionOptions): Promise<AudioSession> {
-    if (context === undefined || context.audioWorklet === undefined || navigator.mediaDevices?.getUserMedia === undefined) {
+    if (
+      context === undefined ||
+      context.audioWorklet === undefined ||
+      navigator.mediaDevices?.getUserMedia === undefined
+    ) {
       throw new AudioStartError('unsupported');
     }
     let stream: MediaStream;
@@ -58,15 +66,31 @@ export class AudioSession {
       });
     } catch (err) {
       const name = (err as { name?: string }).name;
-      throw new AudioStartError(name === 'NotFoundError' || name === 'OverconstrainedError' ? 'missing' : name === 'NotAllowedError' || name === 'SecurityError' ? 'denied' : 'unsupported', err);
+      throw new AudioStartError(
+        name === 'NotFoundError' || name === 'OverconstrainedError'
+          ? 'missing'
+          : name === 'NotAllowedError' || name === 'SecurityError'
+            ? 'denied'
+            : 'unsupported',
+        err,
+      );
     }
     try {
       await context.audioWorklet.addModule(options.workletUrl);
       if (context.state === 'suspended') await context.resume();
       const source = context.createMediaStreamSource(stream);
       // No outputs: the capture node is pulled by the graph without making a sound.
-      const capture = new AudioWorkletNode(context, CAPTURE_PROCESSOR, { numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit' });
-      const playback = new AudioWorkletNode(context, PLAYBACK_PROCESSOR, { numberOfInputs: 0, numberOfOutputs: 1, outputChannelCount: [1] });
+      const capture = new AudioWorkletNode(context, CAPTURE_PROCESSOR, {
+        numberOfInputs: 1,
+        numberOfOutputs: 0,
+        channelCount: 1,
+        channelCountMode: 'explicit',
+      });
+      const playback = new AudioWorkletNode(context, PLAYBACK_PROCESSOR, {
+        numberOfInputs: 0,
+        numberOfOutputs: 1,
+        outputChannelCount: [1],
+      });
       source.connect(capture);
       let tap: AnalyserNode | undefined;
       if (options.tap) {

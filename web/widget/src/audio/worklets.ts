@@ -88,7 +88,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     const out = outputs[0]?.[0];
     if (out === undefined) return true;
     this.quantaSincePush++;
-    if (!this.playing && this.size > 1 && (this.size >= START_SAMPLES || this.quantaSincePush >= IDLE_START_QUANTA)) this.playing = true;
+    if (!this.playing && this.size > 1 && (this.size >= START_SAMPLES || this.quantaSincePush >= IDLE_START_QUANTA))
+      this.playing = true;
     for (let i = 0; i < out.length; i++) {
       if (!this.playing || this.size < 2) {
         if (this.playing) {
@@ -115,7 +116,12 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     this.samplesOut += out.length;
     if (++this.quanta % 38 === 0) {
       const rms = Math.sqrt(this.sumSquares / Math.max(1, this.samplesOut));
-      this.port.postMessage({ type: 'level', rms, bufferedMs: (this.size * 1000) / MEDIA_RATE, underruns: this.underruns });
+      this.port.postMessage({
+        type: 'level',
+        rms,
+        bufferedMs: (this.size * 1000) / MEDIA_RATE,
+        underruns: this.underruns,
+      });
       this.sumSquares = 0;
       this.samplesOut = 0;
     }
