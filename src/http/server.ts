@@ -8,10 +8,9 @@ import {
   type TemplatedApp,
   type us_listen_socket,
 } from 'uWebSockets.js';
-import { AppError, HttpErrorCodes, asDependencyFailure, isAppError, validationError } from '../errors/index.js';
+import { AppError, HttpErrorCodes, isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { errorBody, internalError, zodIssues } from './errors.js';
-import { deprecationResponseHeaders } from './openapi.js';
+import { errorBody } from './errors.js';
 import {
   BodyAborted,
   bodyTooLarge,
@@ -23,11 +22,13 @@ import {
   readBody,
   type CopiedRequest,
 } from './request.js';
-import { RequestCtx, type CompiledRoute } from './context.js';
+import { RequestCtx } from './context.js';
+import { checkResponse, parseBody, parsePart } from './parse.js';
+import { commonHeaders, errorReply, statusOfError, withHeaders } from './reply-helpers.js';
+import { buildRouteTable, type PathEntry } from './route-table.js';
 import { attachSocketRoute } from './socket.js';
-import { assertStorableInput } from './validation.js';
 import type { AnySocketRoute } from './socket-types.js';
-import type { AnyRoute, Authenticator, HttpMethod, Reply, RequestContext, RouteMeta } from './types.js';
+import type { AnyRoute, Authenticator, HttpMethod, Reply } from './types.js';
 import { ResponseState, writeReply, writeSized, writeStream } from './writer.js';
 
 export interface HttpServerOptions {
@@ -73,21 +74,6 @@ export interface HttpServer {
 
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
 const CORS_ALLOW_HEADERS = 'content-type, authorization, x-parley-signature, x-request-id';
-const CORS_EXPOSE_HEADERS = 'x-request-id, retry-after, ratelimit, ratelimit-policy, deprecation, sunset, link';
-
-interface PathEntry {
-  pattern: string;
-  paramNames: string[];
-  byMethod: Map<string, AnyRoute>;
-  cors: boolean;
-}
-
-function paramNamesOf(pattern: string): string[] {
-  return pattern
-    .split('/')
-    .filter((s) => s.startsWith(':'))
-    .map((s) => s.slice(1));
-}
 
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const { log } = options;
@@ -102,76 +88,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   let boundPort = -1;
   const idleWaiters: Array<() => void> = [];
 
-  const entries = new Map<string, PathEntry>();
-  for (const route of options.routes) {
-    if (!(route.auth in options.authenticators) && route.auth !== 'none') {
-      throw new Error(`route ${route.method} ${route.path} names unknown authenticator "${route.auth}"`);
-    }
-    let entry = entries.get(route.path);
-    if (!entry) {
-      entry = { pattern: route.path, paramNames: paramNamesOf(route.path), byMethod: new Map(), cors: false };
-      entries.set(route.path, entry);
-    }
-    if (entry.byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    entry.byMethod.set(route.method, route);
-    entry.cors ||= route.cors === true;
-  }
-
-  const compiledOf = new Map<AnyRoute, CompiledRoute>();
-  for (const route of options.routes) {
-    compiledOf.set(route, {
-      meta: Object.freeze({
-        method: route.method,
-        path: route.path,
-        auth: route.auth,
-        scope: route.scope,
-        rateLimitExempt: route.rateLimitExempt === true,
-      }),
-      authenticator: route.auth === 'none' ? undefined : options.authenticators[route.auth],
-      deprecationHeaders: route.openapi.deprecated ? deprecationResponseHeaders(route.openapi.deprecated) : undefined,
-    });
-  }
+  const { entries, compiledOf } = buildRouteTable(options.routes, options.authenticators);
 
   const finishOne = () => {
     inFlight--;
     if (inFlight === 0) for (const w of idleWaiters.splice(0)) w();
   };
-
-  function commonHeaders(requestId: string, copied: CopiedRequest, cors: boolean): Record<string, string> {
-    const headers: Record<string, string> = { 'x-request-id': requestId };
-    if (!cors) return headers;
-    const origin = headerOf(copied, 'origin');
-    if (origin !== undefined) {
-      headers['access-control-allow-origin'] = origin;
-      headers['access-control-expose-headers'] = CORS_EXPOSE_HEADERS;
-      headers['vary'] = 'Origin';
-    }
-    return headers;
-  }
-
-  function errorReply(
-    err: unknown,
-    requestId: string,
-    reqLog: () => Logger,
-  ): Exclude<Reply, { kind: 'stream' | 'sized' }> {
-    // A dependency that refused or missed its deadline is a 503 with a code, never a 500 (issue 12, item 3).
-    const mapped = isAppError(err) ? err : asDependencyFailure(err);
-    if (mapped !== undefined) {
-      if (!isAppError(err))
-        reqLog().warn(
-          { err: { message: (err as Error).message, code: (err as { code?: unknown }).code } },
-          'dependency unavailable',
-        );
-      return {
-        kind: 'json',
-        status: mapped.status,
-        body: errorBody(mapped, requestId),
-        ...(mapped.headers ? { headers: mapped.headers } : {}),
-      };
-    }
-    reqLog().error({ err }, 'unhandled error in request');
-    return { kind: 'json', status: 500, body: errorBody(internalError(), requestId) };
-  }
 
   /** 404 / 405 / preflight: answered synchronously, nothing to await. */
   function answerNow(
@@ -377,51 +299,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     );
   }
 
-  function parsePart(
-    schema: AnyRoute['schemas']['params'],
-    value: unknown,
-    where: 'params' | 'query' | 'body',
-  ): unknown {
-    if (!schema) return value;
-    assertStorableInput(value, where); // NUL, lone surrogates, hostile depth: 400 before any schema or query sees them
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) throw validationError(zodIssues(parsed.error, where), where === 'params' ? 'path' : where);
-    return parsed.data;
-  }
-
-  function parseBody(route: AnyRoute, raw: Buffer, contentType: string | undefined): unknown {
-    if (!route.schemas.body) return undefined;
-    const isJson = contentType === undefined || /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
-    if (raw.length > 0 && !isJson) {
-      if (route.rawBody) return parsePart(route.schemas.body, undefined, 'body');
-      throw new AppError(HttpErrorCodes.UNSUPPORTED_MEDIA_TYPE, 415, 'Send the body as application/json.');
-    }
-    let value: unknown = {};
-    if (raw.length > 0) {
-      try {
-        value = JSON.parse(raw.toString('utf8'));
-      } catch {
-        throw new AppError(HttpErrorCodes.MALFORMED_JSON, 400, 'The request body is not valid JSON.');
-      }
-    }
-    return parsePart(route.schemas.body, value, 'body');
-  }
-
-  function checkResponse(route: AnyRoute, reply: Reply): void {
-    if (reply.status >= 400) return;
-    const schema = route.schemas.response[reply.status];
-    if (!schema)
-      throw new Error(
-        `${route.method} ${route.path} answered ${reply.status}, which its response schemas do not declare`,
-      );
-    if (reply.kind !== 'json') return;
-    const parsed = schema.safeParse(reply.body);
-    if (!parsed.success)
-      throw new Error(
-        `${route.method} ${route.path} answered a body that does not match its schema: ${parsed.error.message}`,
-      );
-  }
-
   for (const entry of entries.values()) {
     app.any(entry.pattern, (res, req) => handle(res, req, entry));
   }
@@ -490,22 +367,4 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       app.close();
     },
   };
-}
-
-/** The status an error is answered with (what fail() writes); 499 when the client went away mid-body. */
-function statusOfError(err: unknown): number {
-  if (err instanceof BodyAborted) return 499;
-  if (isAppError(err)) return err.status;
-  return asDependencyFailure(err)?.status ?? 500;
-}
-
-/** One header: without copying them all when the request is still a live uWS view. */
-function headerOf(copied: CopiedRequest, name: string): string | undefined {
-  return copied instanceof RequestView ? copied.header(name) : copied.headers[name];
-}
-
-function withHeaders<R extends Reply>(reply: R, extra: Record<string, string> | undefined): R {
-  if (extra === undefined) return reply;
-  for (const _ in extra) return { ...reply, headers: { ...extra, ...reply.headers } };
-  return reply;
 }

@@ -47,14 +47,8 @@ export {
   type VoiceQuota,
   type VoiceQuotaRequest,
 } from './quota.js';
-export {
-  MediaRelay,
-  RELAY_DEFAULTS,
-  RELAY_CLOSE,
-  type RelayOptions,
-  type RelayStats,
-  type RelayTap,
-} from './relay/relay.js';
+export { MediaRelay, RELAY_CLOSE } from './relay/relay.js';
+export { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay-options.js';
 export { linkOfSession, type RelayLink } from './relay/link.js';
 export {
   mediaSockets,

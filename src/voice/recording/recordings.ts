@@ -5,7 +5,7 @@ import type { Sql } from '../../db/index.js';
 import type { Logger } from '../../log/index.js';
 import type { LiveVoiceSession } from '../live-session.js';
 import * as q from '../queries.js';
-import type { RelayTap } from '../relay/relay.js';
+import type { RelayTap } from '../relay/relay-options.js';
 import { SESSION_ID_PATTERN } from '../session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
 

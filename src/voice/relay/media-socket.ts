@@ -4,7 +4,8 @@ import type { LiveVoiceSession } from '../live-session.js';
 import { voiceErrors } from '../errors.js';
 import { SESSION_ID_PATTERN } from '../session-id.js';
 import { linkOfSession } from './link.js';
-import { MediaRelay, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay.js';
+import { MediaRelay } from './relay.js';
+import { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay-options.js';
 
 /** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
 export interface MediaConnection {

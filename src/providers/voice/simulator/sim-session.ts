@@ -1,24 +1,9 @@
 import type { WebSocket } from 'ws';
 import type { ServerEvent, SessionResource } from 'openai/resources/live/live';
 import type { SimulatorFaults } from './faults.js';
-import type { SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
+import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
 import * as ev from './events.js';
 import { BYTES_PER_MS, FRAME_BYTES, peakLevel, wordStream } from './media.js';
-
-/** Timing knobs shared by every session of one simulator. */
-export interface SimTiming {
-  usageIntervalMs: number;
-  /** Voiced input audio per input transcript word. */
-  transcriptChunkMs: number;
-  /** Output audio per spoken word. */
-  wordMs: number;
-  /** Pace of output frames; 0 sends a whole reply at once. */
-  outputFrameIntervalMs: number;
-  resumeWindowMs: number;
-  replayCount: number;
-  recordWire: boolean;
-  now: () => number;
-}
 
 const APPEND_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
 const SPEECH_PEAK = 300;

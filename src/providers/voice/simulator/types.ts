@@ -44,3 +44,18 @@ export interface VoiceSimulatorStats {
   pingsReceived: number;
   sessions: Map<string, SimulatedSessionRecord>;
 }
+
+/** Timing knobs shared by every session of one simulator. */
+export interface SimTiming {
+  usageIntervalMs: number;
+  /** Voiced input audio per input transcript word. */
+  transcriptChunkMs: number;
+  /** Output audio per spoken word. */
+  wordMs: number;
+  /** Pace of output frames; 0 sends a whole reply at once. */
+  outputFrameIntervalMs: number;
+  resumeWindowMs: number;
+  replayCount: number;
+  recordWire: boolean;
+  now: () => number;
+}
