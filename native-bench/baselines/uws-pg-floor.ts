@@ -15,14 +15,14 @@ const COLUMNS =
 
 App()
   .get('/assistants/:id', (res, req) => {
-    const id = req.getParameter(0) ?? ''; // copied before the handler returns (uWS rule 1)
+    const id = req.getParameter(0) ?? ''; // copied before the handler returns (docs/house-rules.md rule 14)
     let aborted = false;
-    res.onAborted(() => (aborted = true)); // before any await (uWS rule 2)
+    res.onAborted(() => (aborted = true)); // before any await (rule 15)
     sql`select ${sql.unsafe(COLUMNS)} from assistants where id = ${id}`.then(
       (rows) => {
         if (aborted) return;
         res.cork(() => {
-          // uWS rule 3: corked after the await
+          // rule 16: corked after the await
           if (rows.length === 0) res.writeStatus('404 Not Found').end();
           else
             res

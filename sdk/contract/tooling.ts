@@ -82,7 +82,8 @@ export interface GenerateOptions {
 
 /** TypeScript types (`paths`, `operations`, `components`) of an OpenAPI 3.1 document, as checked in. */
 export async function generateTypes(document: Json, options: GenerateOptions = {}): Promise<string> {
-  // openapi-typescript resolves $refs in place: the transforms below work on copies, the caller's document is untouched.
+  // openapi-typescript resolves $refs in place: the transforms below work on copies, the caller's document is
+  // untouched.
   const input = withSharedResponses(document);
   let imports = '';
   if (options.reuse) {
@@ -119,7 +120,7 @@ export interface OperationsFingerprint {
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
-/** The frozen list of documented operations and its sha256 (spec, Versioning rule 5). */
+/** The frozen list of documented operations and its sha256 (docs/api.md, Versioning and deprecation). */
 export function operationsFingerprint(document: Record<string, unknown>): OperationsFingerprint {
   const operations: string[] = [];
   for (const [path, item] of Object.entries((document['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {

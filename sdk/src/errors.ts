@@ -1,6 +1,6 @@
 /**
  * The one error every SDK call throws for a non-2xx answer (and for a network failure, with status 0).
- * Parley answers every error with one body: `{ error, code, reason?, details?, requestId }` (spec, Errors).
+ * Parley answers every error with one body: `{ error, code, reason?, details?, requestId }` (docs/api.md, Errors).
  */
 export class ParleyError extends Error {
   override readonly name = 'ParleyError';
@@ -8,7 +8,7 @@ export class ParleyError extends Error {
   readonly status: number;
   /** Stable, documented code, e.g. `VALIDATION_FAILED`, `VOICE_CLIENT_UPDATE_REQUIRED`; `NETWORK_ERROR` for status 0. */
   readonly code: string;
-  /** Present only where the spec names a reason: `voice_unavailable`, `voice_concurrency_limit`, `client_update_required`, ... */
+  /** Present only where the contract names a reason: `voice_unavailable`, `voice_concurrency_limit`, `client_update_required`, ... */
   readonly reason: string | undefined;
   /** The request id to quote when reporting a problem (from the body, else the X-Request-Id header). */
   readonly requestId: string | undefined;

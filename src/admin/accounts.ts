@@ -93,7 +93,7 @@ export async function updateAccount(
   return getAccount(deps, accountId);
 }
 
-/** Grants credit for the current period (spec: Admin credit), audit-logged with the period's credit before and after. */
+/** Grants credit for the current period (docs/design-decisions.md, Admin and billing), audit-logged with the period's credit before and after. */
 export async function grantCredit(
   deps: AdminDeps,
   operator: Operator,

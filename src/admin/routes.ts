@@ -7,7 +7,7 @@ import * as accounts from './accounts.js';
 import type { AdminDeps, Operator } from './accounts.js';
 
 const tags = ['Admin'];
-/** Account status values (API-DECISIONS). */
+/** Account status values (docs/design-decisions.md, Usage and plans). */
 const ACCOUNT_STATUSES = ['active', 'suspended', 'disabled'] as const;
 const errors = { 401: 'No session', 403: 'Not an operator (ADMIN_USER_IDS), or the request failed the Origin check' };
 const micros = z.number().int().min(0).max(1e15);

@@ -75,7 +75,7 @@ export async function getOwnedAssistant(
   return toAssistant(row);
 }
 
-/** Keyless callers: the public asst_ id only (spec, Endpoints rule 1). */
+/** Keyless callers: the public asst_ id only (docs/api.md, Authentication). */
 export async function getAssistantByPublicId(sql: Sql, publicId: string): Promise<Assistant> {
   const row = isPublicAssistantId(publicId) ? await q.findByPublicId(sql, publicId) : undefined;
   if (!row) throw assistantErrors.notFound();

@@ -113,7 +113,7 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
   }),
 }) as AssistantSettings;
 
-/** Deep merge of a patch onto settings (PATCH semantics, API-DECISIONS Owner REST). */
+/** Deep merge of a patch onto settings (PATCH semantics: docs/design-decisions.md, Owner REST). */
 export function mergeSettings(
   current: AssistantSettings,
   patch: AssistantSettingsPatch | undefined,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * The API key secret format (API-DECISIONS, Identity):
+ * The API key secret format (docs/design-decisions.md, Identity):
  * `sk_live_` + 32 random bytes in base62 (43 chars, zero-padded) + CRC32 of everything before it in base62
  * (6 chars). The checksum lets a typo or a truncated paste be refused before any database lookup, and lets
  * secret scanners recognise a real key. 256 bits of randomness; only the SHA-256 is stored.

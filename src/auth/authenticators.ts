@@ -45,7 +45,8 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
     if (key === null) throw authErrors.invalidKey();
     if (key.revoked) throw authErrors.keyRevoked();
 
-    // Routes flagged rateLimitExempt (voice end, heartbeat) are neither counted nor refused (issue 12, item 7).
+    // Routes flagged rateLimitExempt (voice end, heartbeat) are neither counted nor refused: a busy key can always hang
+    // up.
     if (!route.rateLimitExempt) {
       const limiting = limiter.limit(`ratelimit:key:${key.keyId}`, limit, RATE_PERIOD_MS);
       const rate = limiting instanceof Promise ? await limiting : limiting;

@@ -1,8 +1,8 @@
 import { AppError, HttpErrorCodes } from '../errors/index.js';
 
 /**
- * The identity capability's error codes (API-DECISIONS, Errors). Stable: clients and docs depend on them.
- * Rate-limit refusals use the shell's RATE_LIMITED and never carry a `reason` (spec: a plain 429).
+ * The identity capability's error codes (docs/api.md, Error codes). Stable: clients and docs depend on them.
+ * Rate-limit refusals use the shell's RATE_LIMITED and never carry a `reason` (a plain 429: docs/api.md, Rate limits).
  */
 export const AuthErrorCodes = {
   /** 401: a route needing an owner was called without a key or session. */

@@ -39,7 +39,7 @@ interface CacheEntry {
  * no network round trip while this instance is subscribed to {@link STALE_KEYS_CHANNEL}: revocation and status
  * changes publish the key ids there before they return, and every instance drops those entries on delivery (and
  * its whole cache whenever the subscription was interrupted). While the subscription is down, a cached entry is
- * checked against the "look again" marker in the shared store on every use, as before (issue 16). The database
+ * checked against the "look again" marker in the shared store on every use, as before. The database
  * lookup is by the secret's SHA-256 (a prepared statement), and the stored digest is compared again in constant
  * time; concurrent misses for one secret share one lookup.
  */

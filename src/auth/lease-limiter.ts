@@ -30,7 +30,7 @@ interface Bucket {
 }
 
 /**
- * A per-key rate limit that costs a shared-store round trip per lease instead of per request (issue 16).
+ * A per-key rate limit that costs a shared-store round trip per lease instead of per request.
  * Each instance takes tokens from the shared GCRA bucket in leases of {@link leaseSizeFor}(limit) requests
  * (the GCRA step with `cost` = lease size, so a lease is paid for before any of its requests pass) and spends
  * them locally; a refused lease is retried once for whatever the bucket still has. So the instances together

@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /**
- * Password hashing with scrypt from node:crypto (API-DECISIONS, Identity). The stored form carries its
+ * Password hashing with scrypt from node:crypto (docs/design-decisions.md, Identity). The stored form carries its
  * parameters, so they can be raised later without invalidating existing hashes:
  * `scrypt$<N>$<r>$<p>$<salt base64>$<hash base64>`.
  */

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import type { RequestContext } from '../http/index.js';
 
-/** The scopes the spec lists, exactly. `voice` is never implied by `chat`. */
+/** The documented scopes (docs/api.md, Scopes), exactly. `voice` is never implied by `chat`. */
 export const SCOPES = [
   'chat',
   'assistants:read',
@@ -43,11 +43,11 @@ export function ownerOf(ctx: RequestContext<unknown, unknown, unknown>): OwnerPr
 export type CallerSource = 'api' | 'widget' | 'playground';
 
 /**
- * Where a chat or voice call comes from, decided by who the caller is, never by what the body claims (issue 17/18
- * follow-up): `playground` (exempt from voice minutes by default) only for the signed-in owner's dashboard session,
- * which bearer-or-keyless admits only from Parley's own origin; a keyless caller is always `widget` and an API key
- * always `api`, whatever `source` they send (the spec lets no-Bearer callers name the source, so asking is not
- * refused: it is simply not granted).
+ * Where a chat or voice call comes from, decided by who the caller is, never by what the body claims: `playground`
+ * (exempt from voice minutes by default) only for the signed-in owner's dashboard session, which bearer-or-keyless
+ * admits only from Parley's own origin; a keyless caller is always `widget` and an API key always `api`, whatever
+ * `source` they send (the contract lets no-Bearer callers name the source, so asking is not refused: it is simply not
+ * granted).
  */
 export function callerSource(principal: Principal, asked: CallerSource | undefined): CallerSource {
   if (principal.kind === 'keyless') return 'widget';

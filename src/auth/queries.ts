@@ -22,7 +22,7 @@ export async function insertAccount(
   await sql`insert into accounts (id, owner_user_id, name) values (${account.id}, ${account.ownerUserId}, ${account.name})`;
 }
 
-/** New accounts start on plan free (spec: Hosting account and plan). */
+/** New accounts start on plan free (docs/design-decisions.md, Identity). */
 export async function insertHostingAccount(sql: Queryable, accountId: string): Promise<void> {
   await sql`insert into hosting_accounts (account_id, plan_code) values (${accountId}, 'free')`;
 }

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 
 /**
  * Dashboard session cookies: `<token>.<mac>`. The token is 32 random bytes (base64url); the database keeps
- * only its SHA-256. The MAC (HMAC-SHA256 with SECRET_KEY, API-DECISIONS) lets an instance refuse a forged or
+ * only its SHA-256. The MAC (HMAC-SHA256 with SECRET_KEY) lets an instance refuse a forged or
  * mangled cookie without a database lookup; the server-side row is what makes a session valid and revocable.
  */
 export const SESSION_COOKIE = 'parley_session';

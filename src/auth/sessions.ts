@@ -133,7 +133,7 @@ export async function signOut(deps: IdentityDeps, cookieValue: string | undefine
   if (tokenSha256 !== null) await q.revokeSessionByTokenHash(deps.sql, tokenSha256);
 }
 
-/** ADMIN_USER_IDS lists operators by user id; an empty list means nobody (spec: Authentication). */
+/** ADMIN_USER_IDS lists operators by user id; an empty list means nobody (docs/api.md, Authentication). */
 export function isAdminUser(deps: Pick<IdentityDeps, 'config'>, userId: string): boolean {
   return deps.config.ADMIN_USER_IDS.includes(userId);
 }

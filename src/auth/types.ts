@@ -3,7 +3,7 @@ import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import type { SharedStore } from '../store/types.js';
 
-/** Account status values (API-DECISIONS, Admin and billing). Only `active` accounts may use their API keys. */
+/** Account status values (docs/design-decisions.md, Usage and plans). Only `active` accounts may use their API keys. */
 export const ACCOUNT_STATUSES = ['active', 'suspended', 'disabled'] as const;
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 

@@ -22,7 +22,7 @@ export const displayNameSchema = z
   .max(100)
   .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), { error: 'must not contain control characters' });
 
-/** A non-empty list of known scopes; duplicates are folded and the spec's order kept. */
+/** A non-empty list of known scopes; duplicates are folded and the documented order kept. */
 export const scopesSchema = z
   .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(', ')}` }))
   .min(1, { error: 'give at least one scope' })

@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 
 /** The billing capability's error codes. */
 export const BillingErrorCodes = {
-  /** 503: BILLING_ACCESS_TOKEN is not set (spec Endpoints rule 6); or, for the webhook, BILLING_WEBHOOK_SECRET. */
+  /** 503: BILLING_ACCESS_TOKEN is not set (billing is optional: docs/design-decisions.md); or, for the webhook, BILLING_WEBHOOK_SECRET. */
   NOT_CONFIGURED: 'BILLING_NOT_CONFIGURED',
   /** 400: webhook signature headers missing, timestamp outside ±300 s, or no signature matches. */
   BAD_SIGNATURE: 'BILLING_BAD_SIGNATURE',

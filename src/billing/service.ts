@@ -70,7 +70,7 @@ export interface BillingView {
   plans: Array<{ planCode: PaidPlan; available: boolean; current: boolean }>;
 }
 
-/** GET /api/v1/account/billing: 503 without BILLING_ACCESS_TOKEN (spec Endpoints rule 6). */
+/** GET /api/v1/account/billing: 503 without BILLING_ACCESS_TOKEN (billing is optional on a deployment). */
 export async function billingOverview(deps: BillingDeps, accountId: string): Promise<BillingView> {
   clientOf(deps);
   const h = await q.findHostingBilling(deps.sql, accountId);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isStorableDate } from '../http/index.js';
 import type { PlanCode } from '../metering/index.js';
 
-/** Events that carry a subscription and sync the plan (API-DECISIONS). Others are acknowledged and ignored. */
+/** Events that carry a subscription and sync the plan (docs/design-decisions.md, Admin and billing). Others are acknowledged and ignored. */
 export const SUBSCRIPTION_EVENTS = {
   'subscription.created': 1,
   'subscription.active': 2,

@@ -13,8 +13,8 @@ export type VerifyResult =
   { ok: true } | { ok: false; why: 'missing_headers' | 'bad_timestamp' | 'stale' | 'no_match' };
 
 /**
- * The HMAC keys a secret may mean (API-DECISIONS): the Standard Webhooks key is the base64 after `whsec_`;
- * older Polar secrets sign with the raw bytes of the whole secret string. Both are tried.
+ * The HMAC keys a secret may mean (docs/design-decisions.md, Admin and billing): the Standard Webhooks key is the
+ * base64 after `whsec_`; older Polar secrets sign with the raw bytes of the whole secret string. Both are tried.
  */
 export function signingKeys(secret: string): Buffer[] {
   const keys: Buffer[] = [];

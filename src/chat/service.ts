@@ -194,8 +194,9 @@ export async function runChat(
     error !== undefined && answer.length === 0 && (error.failure === 'connection' || error.failure === 'aborted');
   if (release) await deps.meter.release(prepared.reservation);
 
-  // The turn's writes in one transaction (issue 16): the settle (a row lock, then its writes pipelined) and the
-  // exchange (four pipelined statements). Either both land or neither: no stored answer without its usage.
+  // The turn's writes in one transaction (one commit instead of several): the settle (a row lock, then its writes
+  // pipelined) and the exchange (four pipelined statements). Either both land or neither: no stored answer without its
+  // usage.
   const messageId = newKnowledgeId('msg');
   await deps.sql.begin(async (tx) => {
     const costMicros = release

@@ -54,7 +54,7 @@ const list = z
   );
 
 /**
- * Every environment variable Parley reads, with the spec's defaults. The README's configuration table
+ * Every environment variable Parley reads, with its documented default. The README's configuration table
  * mirrors this schema; keep them together.
  */
 export const envSchema = z.object({
@@ -66,7 +66,7 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: int(10, 1, 200),
   REDIS_URL: url(['redis:', 'rediss:']),
   REDIS_KEY_PREFIX: z.string().default('parley:'),
-  // Dependency deadlines (issue 12): a store command or a SQL statement that has not answered by then fails, and the
+  // Dependency deadlines: a store command or a SQL statement that has not answered by then fails, and the
   // request answers 503 DEPENDENCY_UNAVAILABLE. 0 turns the SQL deadline off.
   REDIS_COMMAND_TIMEOUT_MS: int(1000, 50, 60_000),
   DATABASE_QUERY_TIMEOUT_MS: int(5000, 0, 600_000),
@@ -148,7 +148,7 @@ export const envSchema = z.object({
       return n;
     }),
 
-  // Usage metering (spec: Limits)
+  // Usage metering (docs/design-decisions.md, Usage and plans)
   HOSTED_USAGE_ENFORCEMENT: z.enum(['shadow', 'enforce', 'off']).default('shadow'),
   HOSTED_USAGE_DEFAULT_LIMIT_MICROS: int(1_000_000, 0),
   HOSTED_USAGE_MAX_OUTPUT_TOKENS: int(4096, 1, 1_000_000),

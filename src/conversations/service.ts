@@ -84,8 +84,9 @@ export interface Exchange {
 export async function recordExchange(tx: TransactionSql, exchange: Exchange): Promise<void> {
   const { conversation, user, answer } = exchange;
   const base = { conversationId: conversation.id, assistantId: conversation.assistantId };
-  // Pipelined (issue 16): the four statements go out together and run in this order on the one transaction
-  // connection (the conversation before its messages, the question before its answer): one round trip, not four.
+  // Pipelined (one round trip instead of four): the four statements go out together and run in this order on the one
+  // transaction connection (the conversation before its messages, the question before its answer): one round trip, not
+  // four.
   await Promise.all([
     q.ensureConversation(tx, conversation),
     q.insertMessage(tx, {
@@ -110,7 +111,7 @@ export async function recordExchange(tx: TransactionSql, exchange: Exchange): Pr
 /**
  * Whether a keyless caller (widget visitor) may reach a conversation or its messages: only its own visitor's, started
  * from the widget or playground widget. Never an API conversation, one without a visitor, or another visitor's
- * (issue 12, item 8: a keyless chat, voice mint or feedback with an API conversation's id reached it).
+ * (without this check, a keyless chat, voice mint or feedback naming an API conversation's id would reach it).
  */
 export function isVisitorsOwnConversation(
   row: { visitorId: string | null; source: string },

@@ -48,13 +48,14 @@ export interface DashboardOptions {
   siblings: () => readonly AnyRoute[];
 }
 
-/** The <parley-assistant> script (issue 17); the playground loads it for voice when the server has that route. */
+/** The <parley-assistant> script; the playground loads it for voice when the server has that route. */
 export const WIDGET_SCRIPT_PATH = '/widget/v1/parley.js';
 
 /**
  * GET /dashboard and /dashboard/*: the owner web app, served from memory. Paths with a file extension are files
  * (404 when missing, never the index page); every other path is a client route and gets index.html.
- * GET /api/dashboard/config tells the app what the server offers (sign-up, the voice widget). None is in the v1 document.
+ * GET /api/dashboard/config tells the app what the server offers (sign-up, the voice widget). None is in the v1
+ * document.
  */
 export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
   const dir = options.dir ?? DEFAULT_DASHBOARD_DIR;

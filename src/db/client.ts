@@ -60,7 +60,7 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     idle_timeout: options.idleTimeoutSeconds ?? 30,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     // postgres.js grows the reconnect delay 3^n up to 20 s per failed attempt; after an outage with many refused
-    // attempts that kept the service down for 20 s after PostgreSQL was back. Cap it at 2 s (issue 12).
+    // attempts that kept the service down for 20 s after PostgreSQL was back. Cap it at 2 s.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 2),
     ...(options.maxLifetimeSeconds !== undefined ? { max_lifetime: options.maxLifetimeSeconds } : {}),
     connection: { application_name: 'parley' },

@@ -9,12 +9,13 @@ interface SocketTarget {
 }
 
 /**
- * The client-level SQL deadline (issue 12, item 3). postgres.js has no per-query timeout, and a server that stops
- * answering (a partition, a stalled proxy, a frozen host) leaves every query on that connection pending forever:
- * requests hang. This socket factory gives each connection a deadline instead: once Parley has written to the server,
- * the first bytes of an answer must arrive within `timeoutMs`, else the connection is destroyed with the 503
- * `DEPENDENCY_UNAVAILABLE` error, which rejects every query on it (postgres.js then reconnects for the next one).
- * Connecting has the same deadline. Socket errors (refused, reset) reject queries with the same 503 error.
+ * The client-level SQL deadline (docs/house-rules.md rule 18: a stalled dependency is a 503, never a hang). postgres.js
+ * has no per-query timeout, and a server that stops answering (a partition, a stalled proxy, a frozen host) leaves
+ * every query on that connection pending forever: requests hang. This socket factory gives each connection a deadline
+ * instead: once Parley has written to the server, the first bytes of an answer must arrive within `timeoutMs`, else the
+ * connection is destroyed with the 503 `DEPENDENCY_UNAVAILABLE` error, which rejects every query on it (postgres.js
+ * then reconnects for the next one). Connecting has the same deadline. Socket errors (refused, reset) reject queries
+ * with the same 503 error.
  *
  * What it measures is "time to the first byte of an answer", so a statement that legitimately runs longer than
  * the deadline is cut too: the deadline is also the longest statement Parley runs on a request path. Over TLS

@@ -21,12 +21,13 @@ function timeoutError(ms: number): Error {
 }
 
 /**
- * The whole-query deadline (issue 12, item 3). postgres.js queues a query until a connection takes it and has no
- * timeout of its own: while PostgreSQL refuses connections, queued queries wait through every reconnect backoff
- * (they hung past 10 s). Every query awaited through the returned client settles within `ms`: on time, or rejected
- * with the 503 `DEPENDENCY_UNAVAILABLE` error (see below why it is not cancelled). `sql.begin` gets the same deadline for acquiring its
- * connection; a transaction that starts after its caller gave up rolls back at once instead of running late.
- * Inside a transaction, statements are bounded by the connection's deadline (deadline-socket.ts).
+ * The whole-query deadline (docs/house-rules.md rule 18: a stalled dependency is a 503, never a hang). postgres.js
+ * queues a query until a connection takes it and has no timeout of its own: while PostgreSQL refuses connections,
+ * queued queries wait through every reconnect backoff (they hung past 10 s). Every query awaited through the returned
+ * client settles within `ms`: on time, or rejected with the 503 `DEPENDENCY_UNAVAILABLE` error (see below why it is not
+ * cancelled). `sql.begin` gets the same deadline for acquiring its connection; a transaction that starts after its
+ * caller gave up rolls back at once instead of running late. Inside a transaction, statements are bounded by the
+ * connection's deadline (deadline-socket.ts).
  *
  * Fragments (`sql\`...\`` nested in another query) are never awaited, so they are never timed.
  */

@@ -121,8 +121,9 @@ export async function renewLease(sql: Db, jobId: number, leaseToken: string, lea
 }
 
 /**
- * The lock order of every transaction that writes a document (issue 12, item 5: a reprocess holding the document row
- * and waiting for the job row deadlocked with the worker holding the job row and waiting for the document row):
+ * The lock order of every transaction that writes a document (one order, so they wait instead of deadlocking: a
+ * reprocess holding the document row and waiting for the job row deadlocked with the worker holding the job row and
+ * waiting for the document row):
  *   1. the assistant row (KEY SHARE, {@link lockAssistantForWrite}; a deleted assistant cascades to its documents),
  *   2. the assistant's terms (advisory, lockAssistantTerms), when lexeme counts change,
  *   3. the document row ({@link lockDocument}; requeue and delete take it by their UPDATE / DELETE),

@@ -1,9 +1,9 @@
 /**
- * The one error type capabilities throw on purpose. The HTTP shell maps it to the body from
- * API-DECISIONS (`error`, `code`, `reason?`, `details?`, `requestId`); anything else is a 500.
+ * The one error type capabilities throw on purpose. The HTTP shell maps it to the one error body
+ * (`error`, `code`, `reason?`, `details?`, `requestId`); anything else is a 500.
  */
 export interface AppErrorOptions {
-  /** A reason value the spec names (voice_unavailable, misrouted, ...). Absent for plain errors. */
+  /** A reason value the contract names (voice_unavailable, misrouted, ...). Absent for plain errors. */
   reason?: string;
   /** Structured, safe-to-show details (validation issues, limits for owners). */
   details?: unknown;

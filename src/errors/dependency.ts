@@ -2,7 +2,8 @@ import { AppError } from './app-error.js';
 
 /**
  * A shared dependency (PostgreSQL, the shared store) did not answer within its deadline or refused the connection
- * (issue 12, item 3). Every request that needs it answers 503 with this code and a Retry-After, never a 500 or a hang.
+ * (docs/house-rules.md rule 18). Every request that needs it answers 503 with this code and a Retry-After, never a 500
+ * or a hang.
  */
 export const DEPENDENCY_UNAVAILABLE = 'DEPENDENCY_UNAVAILABLE';
 

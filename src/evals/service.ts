@@ -37,7 +37,7 @@ export interface EvalCaseInput {
   expected?: string | null | undefined;
 }
 
-/** At most this many cases per eval (API-DECISIONS: dashboard evals). */
+/** At most this many cases per eval (docs/design-decisions.md, Owner REST). */
 export const MAX_CASES = 50;
 
 const idBody = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 20);
@@ -84,7 +84,7 @@ export async function createEval(
 }
 
 /**
- * Reading evals is also for plans with evals only (API-DECISIONS, dashboard-only routes): in enforce mode a plan
+ * Reading evals is also for plans with evals only (docs/design-decisions.md, Usage and plans): in enforce mode a plan
  * without evals is 403 `plan_limit`, as at creation. A lock-free read (assertEvalsAllowed locks the account row for
  * admission; a dashboard polling an eval should not queue behind chat admissions).
  */

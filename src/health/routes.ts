@@ -9,7 +9,7 @@ export interface HealthProbe {
 
 /**
  * Each probe's deadline: /readyz answers within this (plus scheduling), 503 when a dependency has not answered by
- * then (issue 12, item 3: a load balancer's probe must never hang on a stalled dependency). The probes run at once.
+ * then (a load balancer's probe must never hang on a stalled dependency). The probes run at once.
  */
 export const READINESS_DEADLINE_MS = 1000;
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { AppError, HttpErrorCodes, type ValidationIssue } from '../errors/index.js';
 
-/** The one error body (API-DECISIONS, Errors). */
+/** The one error body (docs/api.md, Errors). */
 export const errorBodySchema = z.object({
   error: z.string().describe('A human sentence.'),
   code: z.string().describe('Stable, documented code, e.g. VALIDATION_FAILED.'),
-  reason: z.string().optional().describe('Present only where the spec names a reason (voice_unavailable, ...).'),
+  reason: z.string().optional().describe('Present only where the contract names a reason (voice_unavailable, ...).'),
   details: z.unknown().optional(),
   requestId: z.string(),
 });

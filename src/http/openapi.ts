@@ -151,7 +151,7 @@ function errorResponse(status: number, description: string): Record<string, unkn
   };
 }
 
-/** Response headers of a deprecated operation (spec, Versioning rule 4). */
+/** Response headers of a deprecated operation (docs/api.md, Versioning and deprecation). */
 function deprecationHeaders(deprecation: RouteDeprecation): Record<string, unknown> {
   return {
     Deprecation: { $ref: '#/components/headers/Deprecation' },
@@ -165,7 +165,7 @@ const DAY_MS = 86_400_000;
 /**
  * The answer headers of a deprecated route (computed once, at startup): `Deprecation: @<unix seconds>` (RFC 9745),
  * `Sunset: <HTTP-date>` (RFC 8594) and `Link: <...>; rel="deprecation"`. A malformed date, or a sunset less than
- * 90 days after the deprecation (spec, Versioning rule 4), is refused when the route table is built.
+ * 90 days after the deprecation (docs/api.md, Versioning and deprecation), is refused when the route table is built.
  */
 export function deprecationResponseHeaders(deprecation: RouteDeprecation): Record<string, string> {
   const since = Date.parse(deprecation.since);
@@ -176,7 +176,7 @@ export function deprecationResponseHeaders(deprecation: RouteDeprecation): Recor
     if (Number.isNaN(sunset)) throw new Error(`deprecated.sunset is not a date: ${deprecation.sunset}`);
     if (sunset - since < 90 * DAY_MS)
       throw new Error(
-        `deprecated.sunset ${deprecation.sunset} is less than 90 days after ${deprecation.since} (spec, Versioning rule 4)`,
+        `deprecated.sunset ${deprecation.sunset} is less than 90 days after ${deprecation.since} (docs/api.md, Versioning and deprecation)`,
       );
     headers['sunset'] = new Date(sunset).toUTCString();
   }

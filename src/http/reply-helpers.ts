@@ -25,7 +25,7 @@ export function errorReply(
   requestId: string,
   reqLog: () => Logger,
 ): Exclude<Reply, { kind: 'stream' | 'sized' }> {
-  // A dependency that refused or missed its deadline is a 503 with a code, never a 500 (issue 12, item 3).
+  // A dependency that refused or missed its deadline is a 503 with a code, never a 500 (docs/house-rules.md rule 18).
   const mapped = isAppError(err) ? err : asDependencyFailure(err);
   if (mapped !== undefined) {
     if (!isAppError(err))

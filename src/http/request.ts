@@ -3,7 +3,7 @@ import { AppError, HttpErrorCodes } from '../errors/index.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Everything we need from a uWS HttpRequest, copied before the handler returns (uWS rule 1). */
+/** Everything we need from a uWS HttpRequest, copied before the handler returns (docs/house-rules.md rule 14). */
 export interface CopiedRequest {
   method: string;
   path: string;
@@ -35,9 +35,9 @@ export function copyRequest(
 
 /**
  * The request as the router sees it inside the uWS handler: method, path, query and path parameters copied at once;
- * headers and the client address read from uWS only when something asks (GET /healthz never does, issue 16).
- * uWS rule 1 still holds: {@link RequestView.detach} copies them before the handler returns without having
- * answered, and after an answer written inside the handler nothing may read them any more.
+ * headers and the client address read from uWS only when something asks (GET /healthz never does).
+ * docs/house-rules.md rule 14 still holds: {@link RequestView.detach} copies them before the handler returns without
+ * having answered, and after an answer written inside the handler nothing may read them any more.
  */
 export class RequestView implements CopiedRequest {
   readonly method: string;
@@ -82,7 +82,7 @@ export class RequestView implements CopiedRequest {
     return this.#ip;
   }
 
-  /** Copies headers and address now: the handler is about to return before answering (uWS rule 1). */
+  /** Copies headers and address now: the handler is about to return before answering (docs/house-rules.md rule 14). */
   detach(): void {
     void this.headers;
     void this.ip;
@@ -97,7 +97,8 @@ export class RequestView implements CopiedRequest {
   }
 
   #attached(): HttpRequest {
-    if (this.#req === undefined) throw new Error('request headers read after the uWS handler returned (uWS rule 1)');
+    if (this.#req === undefined)
+      throw new Error('request headers read after the uWS handler returned (docs/house-rules.md rule 14)');
     return this.#req;
   }
 }
@@ -152,7 +153,7 @@ export class BodyAborted extends Error {}
 
 /**
  * Reads the body with a byte limit. onData must be attached synchronously in the uWS handler, so this is
- * called before any await; chunks are copied because uWS neuters them on return (uWS rule 1).
+ * called before any await; chunks are copied because uWS neuters them on return (docs/house-rules.md rule 14).
  * `idleMs`: when no byte arrives for that long before the body is complete (a body shorter than its Content-Length),
  * the read fails with 408 HTTP_BODY_TIMEOUT, answered before uWS's own idle timeout would close the socket silently.
  */

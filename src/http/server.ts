@@ -182,7 +182,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
     const common = commonHeaders(requestId, copied, entry.cors);
     // Synchronous as far as the route allows: a route without auth, body or an async handler (GET /healthz) is
-    // answered inside this uWS callback, with no promise, microtask or extra object on the way (issue 16).
+    // answered inside this uWS callback, with no promise, microtask or extra object on the way.
     let outcome: Reply | Promise<Reply>;
     try {
       outcome = begin(route, entry, copied, ctx, bodyPromise, early);
@@ -193,8 +193,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       done();
       return;
     }
-    // uWS rules 1 and 2: before this callback returns without an answer, the headers are copied and onAborted is
-    // armed (so before any await can yield); a reply written right here needs neither (issue 16: GET /healthz).
+    // docs/house-rules.md rules 14 and 15: before this callback returns without an answer, the headers are copied and
+    // onAborted is armed (so before any await can yield); a reply written right here needs neither (GET /healthz).
     if (outcome instanceof Promise || outcome.kind === 'stream' || outcome.kind === 'sized') {
       copied.detach();
       res.onAborted(() => state.markAborted());
@@ -266,7 +266,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return reply;
   }
 
-  /** Writes a reply (corked: uWS rule 3); resolves when a streamed one ends. Nothing when the client went away. */
+  /** Writes a reply (corked: docs/house-rules.md rule 16); resolves when a streamed one ends. Nothing when the client went away. */
   function deliver(
     reply: Reply,
     state: ResponseState,

@@ -43,7 +43,7 @@ class UwsRealtimeSocket<U> implements RealtimeSocket<U> {
 
 /**
  * Registers a WebSocket route. The upgrade is asynchronous (authentication), so the request is copied
- * and onAborted armed first, and the upgrade itself is corked (uWS rules 1-3).
+ * and onAborted armed first, and the upgrade itself is corked (docs/house-rules.md rules 14-16).
  */
 export function attachSocketRoute(app: TemplatedApp, route: AnySocketRoute, env: SocketEnv): void {
   const paramNames = route.path

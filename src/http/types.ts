@@ -74,9 +74,9 @@ export interface OpenApiMeta {
   /** Touches neither the database nor the shared store, so it never answers 503 DEPENDENCY_UNAVAILABLE. */
   dependencyFree?: boolean;
   /**
-   * Deprecated (spec, Versioning rule 4): marked in OpenAPI, and every answer carries `Deprecation: @<since>`
-   * (RFC 9745), plus `Sunset` (RFC 8594) when a date is set and `Link rel="deprecation"` when a link is.
-   * (A field is deprecated with zod: `.meta({ deprecated: true })`.)
+   * Deprecated (docs/api.md, Versioning and deprecation): marked in OpenAPI, and every answer carries `Deprecation:
+   * @<since>` (RFC 9745), plus `Sunset` (RFC 8594) when a date is set and `Link rel="deprecation"` when a link is. (A
+   * field is deprecated with zod: `.meta({ deprecated: true })`.)
    */
   deprecated?: RouteDeprecation;
 }
@@ -109,7 +109,7 @@ export interface RouteDefinition<S extends RouteSchemas = RouteSchemas> {
   /**
    * Never refused (nor counted) by a request rate limit such as the per-API-key one: for requests that end or keep
    * supervised something already admitted and billed (voice end, heartbeat). Refusing them would keep a call running
-   * and billing (issue 12, item 7). They still authenticate and still check scopes.
+   * and billing: a busy key can always hang up. They still authenticate and still check scopes.
    */
   rateLimitExempt?: boolean;
   /** Per-route body limit in bytes (defaults to the server's). */

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { validationError, type ValidationIssue } from '../errors/index.js';
 
 /**
- * Edge checks for values PostgreSQL cannot store (issue 12, item 4): the shell runs {@link assertStorableInput} over
- * every decoded path parameter, query value and JSON body before the route's zod schema, so a NUL byte, a lone
- * surrogate or a pathologically deep document is a 400 `VALIDATION_FAILED` and never reaches a query. The zod
- * helpers below cover what a schema must say itself (int4 columns, timestamps).
+ * Edge checks for values PostgreSQL cannot store (docs/house-rules.md rule 18): the shell runs {@link
+ * assertStorableInput} over every decoded path parameter, query value and JSON body before the route's zod schema, so a
+ * NUL byte, a lone surrogate or a pathologically deep document is a 400 `VALIDATION_FAILED` and never reaches a query.
+ * The zod helpers below cover what a schema must say itself (int4 columns, timestamps).
  */
 
 /** Deeper JSON than this is refused: no route's contract nests more than a few levels. */

@@ -18,7 +18,7 @@ export class ResponseState {
   aborted = false;
   finished = false;
   // Created on first use: most requests finish without anyone asking for their signal, and an AbortController
-  // per request was ~7% of the shell's CPU on GET /healthz (issue 16).
+  // per request was ~7% of the shell's CPU on GET /healthz.
   private abortController: AbortController | undefined;
   private abortHooks: Array<() => void> | undefined;
   private drainWaiter: ((ok: boolean) => void) | undefined;
@@ -90,7 +90,7 @@ function writeHead(
 }
 
 /**
- * Writes a complete (non-stream) reply in one corked call (uWS rule 3). Does nothing when the client
+ * Writes a complete (non-stream) reply in one corked call (docs/house-rules.md rule 16). Does nothing when the client
  * has gone away or the response was already finished.
  */
 export function writeReply(

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 
 /**
- * The metering capability's error codes (API-DECISIONS, Usage refusals). Owners and API-key callers learn the
+ * The metering capability's error codes (docs/api.md, Who sees which refusal). Owners and API-key callers learn the
  * reason and the limit; widget visitors get VISITOR_UNAVAILABLE, which says nothing about plans or usage.
  */
 export const MeteringErrorCodes = {
@@ -20,11 +20,11 @@ export const MeteringErrorCodes = {
   /** 429 `voice_concurrency_limit`: the plan's concurrent voice calls are all in use. */
   VOICE_CONCURRENCY_LIMIT: 'USAGE_VOICE_CONCURRENCY_LIMIT',
   /**
-   * 403, no reason: any usage refusal seen by a widget/keyless visitor. Deliberately neutral (spec Errors rule 3):
-   * the code, message and body never mention plans, billing or remaining usage.
+   * 403, no reason: any usage refusal seen by a widget/keyless visitor. Deliberately neutral (docs/house-rules.md rule
+   * 20): the code, message and body never mention plans, billing or remaining usage.
    */
   VISITOR_UNAVAILABLE: 'ASSISTANT_UNAVAILABLE',
-  /** 403 `voice_unavailable`: a voice refusal seen by a widget/keyless visitor (spec Errors rule 2). */
+  /** 403 `voice_unavailable`: a voice refusal seen by a widget/keyless visitor (docs/house-rules.md rule 20). */
   VISITOR_VOICE_UNAVAILABLE: 'VOICE_UNAVAILABLE',
 } as const;
 

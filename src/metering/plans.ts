@@ -1,4 +1,4 @@
-/** Plan codes (spec: Resources, Hosting account and plan). New accounts start on free. */
+/** Plan codes (docs/design-decisions.md, Usage and plans). New accounts start on free. */
 export const PLAN_CODES = ['free', 'starter', 'pro', 'business'] as const;
 export type PlanCode = (typeof PLAN_CODES)[number];
 
@@ -18,7 +18,7 @@ export interface PlanEntitlements {
 }
 
 /**
- * The default ladder, as seeded by migration 0004 (spec plan ladder; API-DECISIONS voice allowances). Used only
+ * The default ladder, as seeded by migration 0004 (docs/design-decisions.md, Voice: the allowances). Used only
  * when a plan has no row: then the budget is HOSTED_USAGE_DEFAULT_LIMIT_MICROS and the other caps come from here.
  */
 export const DEFAULT_PLANS: Readonly<Record<PlanCode, Omit<PlanEntitlements, 'planCode'>>> = Object.freeze({

@@ -4,7 +4,7 @@ import { effectiveEntitlements, isPlanCode, limitMicrosOf } from './plans.js';
 import * as rq from './report-queries.js';
 import type { Meter } from './service.js';
 
-/** GET /api/v1/account/usage/summary (API-DECISIONS, Dashboard-only routes). */
+/** GET /api/v1/account/usage/summary (a dashboard-only route: README.md, API). */
 export interface UsageSummary {
   accountId: string;
   planCode: string;

@@ -86,8 +86,8 @@ const recentSchema = z.object({
 });
 
 /**
- * Owner usage routes: dashboard session only, hidden from the v1 OpenAPI document (spec Endpoints rule 7).
- * API keys cannot read them (the `session` authenticator answers 401 without a cookie).
+ * Owner usage routes: dashboard session only, hidden from the v1 OpenAPI document (they are not part of the v1
+ * contract). API keys cannot read them (the `session` authenticator answers 401 without a cookie).
  */
 export function usageRoutes(meter: Meter): AnyRoute[] {
   return [

@@ -9,7 +9,7 @@ import { limitMicrosOf } from './plans.js';
 import { estimateChat, priceChat } from './prices.js';
 import * as q from './queries.js';
 
-/** The settings the meter reads (all from Config; spec: Limits). */
+/** The settings the meter reads (all from Config). */
 export type MeterConfig = Pick<
   Config,
   | 'HOSTED_USAGE_ENFORCEMENT'
@@ -40,7 +40,7 @@ export interface AdmitRequest {
   audience: Audience;
   /** Estimated cost in micros (chat: {@link Meter.estimateChat}); reserved against the budget in enforce mode. */
   estimateMicros: number;
-  /** Counts toward the monthly request cap. Default: true for chat, false otherwise (API-DECISIONS). */
+  /** Counts toward the monthly request cap. Default: true for chat, false otherwise (docs/design-decisions.md, Usage and plans). */
   countsAsRequest?: boolean;
   assistantId?: string | null;
 }
@@ -191,7 +191,7 @@ export class Meter {
     const id = typeof reservation === 'string' ? reservation : reservation.id;
     if (id === null || this.mode === 'off') return { status: 'unmetered', costMicros: 0 };
     const cost = costOf(usage);
-    // `within`: the caller's transaction (a chat turn settles and stores its exchange in one, issue 16).
+    // `within`: the caller's transaction (a chat turn settles and stores its exchange in one).
     const settleIn = async (tx: TransactionSql) => {
       const row = await q.lockReservation(tx, id);
       if (!row || row.status === 'settled' || row.status === 'released') return 'duplicate' as const;

@@ -4,7 +4,7 @@ import { priceVoiceSeconds } from './prices.js';
 import * as q from './queries.js';
 import type { Meter } from './service.js';
 
-/** Voice minutes are handed out in grants of this many seconds (API-DECISIONS, Voice). */
+/** Voice minutes are handed out in grants of this many seconds (docs/design-decisions.md, Voice). */
 export const VOICE_GRANT_SECONDS = 300;
 /** A mint (or a renewal) with fewer grantable seconds than this is refused. */
 export const VOICE_MIN_GRANT_SECONDS = 30;

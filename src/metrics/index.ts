@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (issue 19): off unless METRICS_TOKEN (GET /metrics with a bearer token) or METRICS_PORT (a port
+ * Prometheus metrics: off unless METRICS_TOKEN (GET /metrics with a bearer token) or METRICS_PORT (a port
  * of its own) is set. One registry per app; the voice side, the shell and metering report into it (see README).
  */
 export { Metrics, type RequestRecord, type VoiceSource } from './metrics.js';

@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 
 /**
  * The widget capability's error codes. Keyless refusals are neutral by rule: they never mention plans,
- * billing or remaining usage (spec Errors rule 3), and a rate-limit 429 carries no `reason`.
+ * billing or remaining usage (docs/house-rules.md rule 20), and a rate-limit 429 carries no `reason`.
  */
 export const WidgetErrorCodes = {
   /** 403: no Origin, or an Origin not in the assistant's allowedDomains (empty list: no keyless access). */

@@ -26,7 +26,7 @@ export interface AdmitOptions {
 }
 
 /**
- * The assistant's security policy for keyless callers, in the order API-DECISIONS fixes:
+ * The assistant's security policy for keyless callers, in a fixed order (docs/api.md, Authentication):
  * Origin allowlist -> per-visitor and per-assistant rate limits -> signed visitor identity (when required).
  * Buckets live in the shared store, so every instance of a deployment counts together; chat, feedback,
  * config, sign and voice mint share them.

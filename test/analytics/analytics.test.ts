@@ -32,7 +32,7 @@ t.test('analytics: totals, outcomes, feedback ratio, daily series, top unanswere
       messageId: string;
       outcome: string;
     };
-  // Asked from the widget: keyless feedback may rate only its own visitor's answers (issue 12, item 8).
+  // Asked from the widget: keyless feedback may rate only its own visitor's answers.
   const answered = (await (
     await fetch(`${url}/api/v1/chat`, {
       method: 'POST',

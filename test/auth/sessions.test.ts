@@ -221,7 +221,7 @@ t.test('API keys: created with exact scopes, shown once, listed without secrets,
     secret: string;
   };
   t.match(created.secret, /^sk_live_[0-9A-Za-z]{49}$/);
-  t.same(created.key.scopes, ['chat', 'voice'], 'duplicates folded, spec order');
+  t.same(created.key.scopes, ['chat', 'voice'], 'duplicates folded, documented order');
   t.ok(created.secret.startsWith(created.key.prefix));
   t.equal(created.key.lastUsedAt, null);
 

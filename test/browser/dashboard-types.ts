@@ -8,7 +8,8 @@
  *   npm run dashboard:generate   rewrites web/dashboard/src/api/generated/dashboard-routes.ts after a route change;
  *                                test/browser/dashboard-types.test.ts fails while it is stale.
  *
- * It lives with the tests because tests may import both src/ and web/ (ARCHITECTURE rule 11 keeps web/ off src/).
+ * It lives with the tests because tests may import both src/ and web/ (docs/house-rules.md rule 11 keeps web/ off
+ * src/).
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -6,7 +6,7 @@ import { Caller, type EndSeen } from './caller.js';
 import { checkLedger } from './ledger.js';
 import { startTestCluster } from './setup.js';
 
-// Issue 19: three real instances behind the real HAProxy (deploy/haproxy.cfg's rules), one Postgres database and one
+// Three real instances behind the real HAProxy (deploy/haproxy.cfg's rules), one Postgres database and one
 // Redis prefix of their own. Knobs keep it short: 3 s ownership records, a 1 s orphan sweep, 1 s heartbeats.
 const OWNERSHIP_TTL_S = 3;
 const DRAIN_S = 12;

@@ -6,9 +6,9 @@ import { Caller, type EndSeen } from './caller.js';
 import { checkLedger } from './ledger.js';
 import { startTestCluster } from './setup.js';
 
-// Issue 19: "a rolling restart of the cluster under load ends no call early when the calls are shorter than the drain
-// timeout". Three real instances behind the real HAProxy; calls of 3-5 s start every 500 ms through the proxy for the
-// whole time every instance is replaced (cluster.rollingRestart: replacement on a new route key, old one out of the
+// The promise: "a rolling restart of the cluster under load ends no call early when the calls are shorter than the
+// drain timeout". Three real instances behind the real HAProxy; calls of 3-5 s start every 500 ms through the proxy for
+// the whole time every instance is replaced (cluster.rollingRestart: replacement on a new route key, old one out of the
 // mint backend, SIGTERM, drain). Callers do not retry anything: a mint must succeed the first time.
 const DRAIN_S = 30;
 

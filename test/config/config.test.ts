@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'parley-config-'));
 
-t.test('defaults follow the spec', async (t) => {
+t.test('defaults follow the documented configuration', async (t) => {
   const config = loadConfig({ DATA_DIR: dataDir() });
   t.equal(config.API_RATE_LIMIT_PER_MINUTE, 60);
   t.equal(config.HOSTED_USAGE_ENFORCEMENT, 'shadow');

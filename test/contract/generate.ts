@@ -4,9 +4,10 @@
  *   npm run sdk:generate          rewrites sdk/src/generated/openapi.ts (the contract types); run after any route or
  *                                 schema change. test/contract/openapi.test.ts fails while it is stale.
  *   npm run openapi:fingerprint   rewrites sdk/contract/operations.json. Run it ON PURPOSE when a documented operation
- *                                 is added, removed or renamed (spec, Versioning rule 5); `-- --check` only compares.
+ * is added, removed or renamed (docs/api.md, Versioning and deprecation); `-- --check` only compares.
  *
- * It lives with the contract tests because it is the one place allowed to import both src/ and sdk/ (rule 11).
+ * It lives with the contract tests because it is the one place allowed to import both src/ and sdk/
+ * (docs/house-rules.md rule 11).
  */
 import { writeFileSync } from 'node:fs';
 import { routeTableDocument } from '../../src/app.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { routeTableDocument } from '../../src/app.js';
 
 /**
- * The v1 document passes both linters with zero errors and zero warnings (issue 14): Redocly's recommended rules
+ * The v1 document passes both linters with zero errors and zero warnings: Redocly's recommended rules
  * and Spectral's OpenAPI ruleset, their configurations in sdk/contract/. The document is the route table's, which
  * test/contract/openapi.test.ts proves is byte-for-byte the served one.
  */

@@ -6,7 +6,7 @@ import { compareFingerprint, operationsFingerprint, readCommittedFingerprint } f
 import { createParleyClient, type DeprecationNotice } from '../../sdk/src/index.js';
 import { startShell } from '../helpers/shell.js';
 
-/** The spec's versioning rules, enforced (spec, Versioning rules 4 and 5). */
+/** The versioning rules, enforced (docs/api.md, Versioning and deprecation: deprecation headers, the fingerprint). */
 
 const oldRoutes: AnyRoute[] = [
   defineRoute({

@@ -108,7 +108,7 @@ t.test('enforce, within budget: one settled ingestion event priced per stored ch
   const balance = await balanceOf(db.sql, owner.accountId);
   t.equal(balance!.consumedMicros, price, 'the spend is on the balance');
   t.equal(balance!.reservedMicros, 0, 'nothing left held');
-  t.equal(balance!.requestCount, 0, 'ingestion is not a request (API-DECISIONS: Usage refusals)');
+  t.equal(balance!.requestCount, 0, 'ingestion is metered but is not a request');
   t.equal(await openReservations(), 0);
 });
 

@@ -251,7 +251,7 @@ t.test(
       t.equal(unknown.status, 404);
       t.equal(((await unknown.json()) as { code: string }).code, 'EVAL_NOT_FOUND');
 
-      // Reading is for plans with evals only too (API-DECISIONS): after a downgrade, 403 plan_limit.
+      // Reading is for plans with evals only too: after a downgrade, 403 plan_limit.
       await setPlan(s.deps.sql, s.owner.accountId, 'free');
       const downgraded = await s.get(created.id);
       t.equal(downgraded.status, 403);

@@ -4,7 +4,7 @@ import { ORIGIN, ownerWithVoice, voiceAssistant } from '../voice/helpers.js';
 import { SQL_DEADLINE_MS, STORE_DEADLINE_MS, startFaultRig, timedRequest, type Timed } from './helpers.js';
 
 /**
- * Issue 12, item 3: when Redis or PostgreSQL fails, every request answers within a bounded time with 503
+ * When Redis or PostgreSQL fails, every request answers within a bounded time with 503
  * DEPENDENCY_UNAVAILABLE (Retry-After), never a 500 and never a hang; /readyz answers 503 within its deadline.
  * Each fault is healed afterwards and the same requests succeed again.
  */

@@ -42,7 +42,7 @@ async function startInstance(
 }
 
 /**
- * Issue 12 (instance kill): the instance running a call is killed -9. The survivor answers 421 while the dead owner's
+ * Instance kill: the instance running a call is killed -9. The survivor answers 421 while the dead owner's
  * record lives, then reports the call lost (control_lost), settled exactly once, billed for the connected time up to
  * the kill (the owner persisted its usage every renewal).
  */
@@ -87,6 +87,7 @@ t.test('the owner is killed mid-call: lost, settled once by the survivor, billed
   const row = await assertSettledOnce(t, rig.database.sql, call, { state: 'lost' });
   t.equal(row.endReason, 'control_lost');
   t.equal(row.ownerGeneration, 2, 'settled once (one generation bump by the reaper)');
-  // The owner persists usage every renewal (1 s here), in whole seconds: the last second before a kill -9 is unknowable.
+  // The owner persists usage every renewal (1 s here), in whole seconds: the last second before a kill -9 is
+  // unknowable.
   assertBilledRealTime(t, row.billableSeconds, connectedMs, 'billed up to the kill', 2);
 });

@@ -14,7 +14,7 @@ import {
 } from './voice.js';
 
 /**
- * Issue 12, item 9: a session whose media socket never connects ends `disconnected` after the join timeout
+ * A session whose media socket never connects ends `disconnected` after the join timeout
  * (VOICE_JOIN_TIMEOUT_SECONDS) and is billed nothing; a call that joins late is billed only from the join.
  */
 t.test(

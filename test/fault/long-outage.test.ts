@@ -12,8 +12,9 @@ import {
 } from './voice.js';
 
 /**
- * Issue 12, item 1, at its word: a 60 s Redis outage with the production ownership timings (renewed every 5 s,
- * expiring after 15 s). The one long scenario of the suite; the others shorten the timings to show the same in seconds.
+ * The outage as long as an operator would see it: a 60 s Redis outage with the production ownership timings (renewed
+ * every 5 s, expiring after 15 s). The one long scenario of the suite; the others shorten the timings to show the same
+ * in seconds.
  */
 t.test('a live call goes on through a 60 s Redis outage (production ownership timings)', async (t) => {
   const rig = await startFaultRig(t, { env: FAULT_ENV });

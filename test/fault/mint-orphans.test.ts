@@ -29,7 +29,7 @@ function rawRequest(port: number, head: string[], body: string): Promise<{ statu
 }
 
 /**
- * Issue 12, item 2: a mint that fails after the provider session started used to leave a live, billed orphan.
+ * A mint that fails after the provider session started used to leave a live, billed orphan.
  * A Host header that cannot build the media URL is now refused (400 with a code) before anything starts; any failure
  * after the provider session starts closes it and bills nothing.
  */

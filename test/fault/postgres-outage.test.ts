@@ -14,7 +14,7 @@ import {
 } from './voice.js';
 
 /**
- * Issue 12, item 1 (PostgreSQL): a live call goes on through a PostgreSQL stall longer than the ownership record's
+ * PostgreSQL: a live call goes on through a PostgreSQL stall longer than the ownership record's
  * life (renewal no longer waits behind the database), heartbeats say `degraded` meanwhile; a call ended while the
  * database is cut gets its final answer at once, and its usage settles exactly once when the database returns.
  */

@@ -6,7 +6,7 @@ import { startFaultRig } from './helpers.js';
 import { assertSettledOnce, beatUntil, endCall, FAULT_ENV, heartbeatsWhile, startCall, voiceSetup } from './voice.js';
 
 /**
- * Issue 12, item 6: the provider link goes half-open (the provider's traffic is held; ours still reaches it). The
+ * The provider link goes half-open (the provider's traffic is held; ours still reaches it). The
  * keepalive notices within seconds, heartbeats say `degraded`, the link is resumed once traffic flows again without
  * a burst of stale assistant audio, and the silent time is not billed.
  */

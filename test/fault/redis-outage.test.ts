@@ -13,7 +13,7 @@ import {
 } from './voice.js';
 
 /**
- * Issue 12, item 1 (Redis): a live call goes on through a Redis restart that loses every key and through Redis
+ * Redis: a live call goes on through a Redis restart that loses every key and through Redis
  * outages longer than the ownership record's life (killed, then stalled). Heartbeats say `degraded` while the
  * instance cannot reach Redis; the owner re-asserts its record under a new generation the database grants; the call
  * ends only when the caller ends it, settled once, billed for the connected time.

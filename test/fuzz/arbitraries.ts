@@ -3,7 +3,8 @@ import type { z } from 'zod';
 
 /**
  * fast-check arbitraries from the route table's zod schemas (values a schema would accept, roughly: bounds are
- * honoured where zod exposes them), and the hostile values issue 12's probe sent.
+ * honoured where zod exposes them), and the hostile values that once broke the edge (NUL, lone surrogates, far dates,
+ * huge integers).
  */
 
 type Def = { type: string; [key: string]: unknown };

@@ -3,7 +3,7 @@ import { describeFailure, runFuzz, summarize } from './harness.js';
 import { createWorld } from './world.js';
 
 /**
- * Issue 12: a bounded, seeded sample of the fuzz suite (about 2,000 raw requests over every route and auth mode) runs
+ * A bounded, seeded sample of the fuzz suite (about 2,000 raw requests over every route and auth mode) runs
  * with `npm test`; `npm run fuzz -- --runs 20000` runs more. No 5xx, no hang, the server ready afterwards, the other
  * tenant's data unchanged. FUZZ_SEED picks another sample (the seed is printed either way).
  */

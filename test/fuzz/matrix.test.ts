@@ -6,7 +6,7 @@ import { PARAM_RESOURCES } from './cases.js';
 import { call, createWorld, WIDGET_ORIGIN, type Tenant } from './world.js';
 
 /**
- * Issue 12: the cross-account and cross-visitor matrix, generated from the route table. Every route is called by
+ * The cross-account and cross-visitor matrix, generated from the route table. Every route is called by
  * tenant B (API key with every scope, dashboard cookie, keyless widget visitor) with tenant A's resources in its path
  * parameters and id fields. Nothing may answer 2xx about A's resources or show any of A's ids. A route added later is
  * covered without editing this file; a path parameter the matrix cannot map to a resource type fails it.

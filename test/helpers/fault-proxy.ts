@@ -2,7 +2,7 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import type { Test } from 'tap';
 
 /**
- * A TCP fault proxy for the fault suite (issue 12): it sits between Parley and a real dependency (Redis, PostgreSQL,
+ * A TCP fault proxy for the fault suite (test/fault/): it sits between Parley and a real dependency (Redis, PostgreSQL,
  * the voice provider simulator) on a free loopback port and injects the faults real networks have:
  *
  * - `delay(ms)`: every chunk waits `ms` before it is forwarded (order kept per direction).

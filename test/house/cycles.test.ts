@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { findCycles, importGraph } from './import-graph.js';
 
-// House rule 1: imports point downward. A circle means two parts stand on each other; move the shared piece to
-// the level both stand on (e.g. src/audit beside db, a provider's types in their own file, a parameter).
+// docs/house-rules.md rule 1: imports point downward. A circle means two parts stand on each other; move the shared
+// piece to the level both stand on (e.g. src/audit beside db, a provider's types in their own file, a parameter).
 t.test('src/ has no import circle (type-only imports included)', async (t) => {
   const graph = importGraph('src');
   t.ok(graph.files.length > 100, `read the whole tree (${graph.files.length} files)`);

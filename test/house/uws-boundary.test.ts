@@ -1,8 +1,8 @@
 import t from 'tap';
 import { importGraph } from './import-graph.js';
 
-// House rule 2: only the shell (src/http/) imports uWebSockets.js; capabilities see a RequestContext, a Reply
-// value and a RealtimeSocket, so they can be tested and benchmarked without the server.
+// docs/house-rules.md rule 2: only the shell (src/http/) imports uWebSockets.js; capabilities see a RequestContext, a
+// Reply value and a RealtimeSocket, so they can be tested and benchmarked without the server.
 t.test('only src/http/ imports uWebSockets.js', async (t) => {
   const graph = importGraph('src');
   const importers = [...graph.packages]

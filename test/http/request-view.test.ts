@@ -4,9 +4,9 @@ import { defineRoute, reply, type RequestContext } from '../../src/http/index.js
 import { ndjsonRoute, startShell } from '../helpers/shell.js';
 
 /**
- * The router reads headers and the client address from uWS lazily (issue 16). uWS rule 1 must still hold: what a
- * handler reads after an await (or a stream producer, later still) is the request's own copy, and a context kept past
- * a synchronous answer cannot read freed uWS memory.
+ * The router reads headers and the client address from uWS lazily (GET /healthz never reads them). docs/house-rules.md
+ * rule 14 must still hold: what a handler reads after an await (or a stream producer, later still) is the request's own
+ * copy, and a context kept past a synchronous answer cannot read freed uWS memory.
  */
 t.test(
   'headers and address: the same before and after awaits, in streams, and never read after a sync answer',

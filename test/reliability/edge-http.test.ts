@@ -4,7 +4,7 @@ import { buildRaw, sendRaw } from '../fuzz/raw.js';
 import { mediaUrl, openMedia } from '../voice/media-client.js';
 import { mintWithKey, post, startVoiceApp, voiceAssistant } from '../voice/helpers.js';
 
-/** Issue 12, item 11: the smaller edge defects, each as a user of the HTTP and media surface sees it. */
+/** The smaller edge defects, each as a user of the HTTP and media surface sees it. */
 const BODY_READ_TIMEOUT_MS = 400;
 const app = await startVoiceApp(t, { env: { BODY_READ_TIMEOUT_MS: String(BODY_READ_TIMEOUT_MS) } });
 const owner = await createOwner(app.database.sql);
@@ -92,7 +92,8 @@ t.test(
         5000,
       );
       t.equal(answer.timedOut, false, `${JSON.stringify(line)}: answered or closed at once`);
-      // uWS answers 505 to any request line it cannot parse; Parley's code never sees the request (README, Reliability).
+      // uWS answers 505 to any request line it cannot parse; Parley's code never sees the request (README,
+      // Reliability).
       t.ok(
         answer.status === undefined || answer.status === 400 || answer.status === 505,
         `${JSON.stringify(line)}: ${answer.status}`,

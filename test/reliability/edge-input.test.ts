@@ -4,7 +4,7 @@ import { bearer } from '../helpers/identity.js';
 import { call, createWorld, WIDGET_ORIGIN } from '../fuzz/world.js';
 
 /**
- * Issue 12, item 4: input PostgreSQL cannot store (NUL, lone surrogates, far dates, integers past int4) is refused at
+ * Input PostgreSQL cannot store (NUL, lone surrogates, far dates, integers past int4) is refused at
  * the edge with 400 and a stable code, and nothing is stored. Each case answered 500 before the shell checked it.
  */
 const world = await createWorld(t);

@@ -3,7 +3,7 @@ import { bearer } from '../helpers/identity.js';
 import { call, createWorld, WIDGET_ORIGIN } from '../fuzz/world.js';
 
 /**
- * Issue 12, item 8: with an allowed Origin, a keyless chat or voice mint given an API conversation's id continued it,
+ * With an allowed Origin, a keyless chat or voice mint given an API conversation's id continued it,
  * and keyless feedback rated an API message. Keyless callers reach only their own visitor's conversations.
  */
 const { app, a } = await createWorld(t);

@@ -3,7 +3,7 @@ import { bearer, createOwner } from '../helpers/identity.js';
 import { endWithKey, heartbeat, mintWithKey, post, startVoiceApp, voiceAssistant } from '../voice/helpers.js';
 
 /**
- * Issue 12, item 7: after a key spent its per-minute request budget, 30 of 50 ends answered 429 and those calls ran
+ * After a key spent its per-minute request budget, 30 of 50 ends answered 429 and those calls ran
  * (and billed) until the service ended them. End and heartbeat are flagged `rateLimitExempt` in the route table.
  */
 const LIMIT = 6;

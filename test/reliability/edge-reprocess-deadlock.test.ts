@@ -4,7 +4,7 @@ import { bearer, createOwner, login } from '../helpers/identity.js';
 import { waitFor } from '../voice/helpers.js';
 
 /**
- * Issue 12, item 5: 8 parallel `POST /documents/{id}/reprocess` answered 500 `deadlock detected`, and the ingestion
+ * 8 parallel `POST /documents/{id}/reprocess` answered 500 `deadlock detected`, and the ingestion
  * worker logged deadlocks. Every writer now takes its locks in one order: assistant terms, document row, job row.
  */
 const app = await startTestApp(t, {

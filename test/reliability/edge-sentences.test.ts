@@ -1,7 +1,7 @@
 import t from 'tap';
 import { composeExtractiveAnswer, splitSentences } from '../../src/providers/chat/local.js';
 
-/** Issue 12, item 10: the offline answer engine quoted "costs 4.99 euros" as "costs 4." (it split on every period). */
+/** The offline answer engine quoted "costs 4.99 euros" as "costs 4." (it split on every period). */
 const answer = (content: string, question: string) =>
   composeExtractiveAnswer({
     passages: [{ documentName: 'Prices', heading: null, content }],

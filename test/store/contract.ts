@@ -12,7 +12,7 @@ export interface ContractTarget {
 }
 
 /**
- * The one contract every SharedStore passes (ARCHITECTURE rule 7). Small periods keep it fast on real
+ * The one contract every SharedStore passes (docs/house-rules.md rule 7). Small periods keep it fast on real
  * clocks: TTLs of 150 ms, and a rate limit of 5 per 500 ms (one request refills every 100 ms).
  */
 export function storeContract(t: Test, target: ContractTarget): void {

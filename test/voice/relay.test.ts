@@ -6,7 +6,7 @@ import { MediaRelay, RELAY_CLOSE, type RelayLink } from '../../src/voice/index.j
 import { PendingAudio } from '../../src/voice/relay/pending-audio.js';
 
 /**
- * The transport-free relay core (ARCHITECTURE rule 8) with a fake RealtimeSocket and a fake provider link: no
+ * The transport-free relay core (docs/house-rules.md rule 8) with a fake RealtimeSocket and a fake provider link: no
  * sockets, no provider, no timing. The same core runs behind uWS in relay-socket.test.ts and e2e.test.ts.
  */
 

@@ -15,7 +15,7 @@ import {
   waitFor,
 } from './helpers.js';
 
-/** The spec's voice transition table (States and transitions), row by row, against the real provider simulator. */
+/** The voice transition table (docs/voice-protocol.md, end reasons), row by row, against the real provider simulator. */
 
 t.test(
   'active session, heartbeat received, provider fine: healthy; client end: endReason null, final for 5 minutes',

@@ -477,7 +477,7 @@ export interface components {
             details?: unknown;
             /** @description A human sentence. */
             error: string;
-            /** @description Present only where the spec names a reason (voice_unavailable, ...). */
+            /** @description Present only where the contract names a reason (voice_unavailable, ...). */
             reason?: string;
             requestId: string;
         };

@@ -87,7 +87,8 @@ export async function extractText(
   pdf: PdfTextExtractor,
 ): Promise<{ text: string; title?: string | undefined }> {
   const extracted = await extractRaw(kind, bytes, pdf);
-  // PDF text and HTML entities (&#0;, &#xD800;) can decode to what PostgreSQL text cannot hold (issue 12, item 4).
+  // PDF text and HTML entities (&#0;, &#xD800;) can decode to what PostgreSQL text cannot hold (docs/house-rules.md
+  // rule 18).
   return {
     text: toStorableText(extracted.text),
     ...(extracted.title !== undefined ? { title: toStorableText(extracted.title) } : {}),

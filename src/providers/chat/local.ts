@@ -62,9 +62,9 @@ const ABBREVIATIONS = new Set([
 
 /**
  * Splits text into sentences. A sentence ends at `.`, `!` or `?` (closing quotes and brackets included) followed by
- * whitespace or the end, so "4.99", "example.com/a.b" and "v1.2" stay whole (issue 12, item 10: "costs 4.99 euros"
- * was quoted as "costs 4."); a period after a known abbreviation or a single initial, or before a lower-case word, is
- * not an end either.
+ * whitespace or the end, so "4.99", "example.com/a.b" and "v1.2" stay whole ("costs 4.99 euros" must
+ * not be quoted as "costs 4."); a period after a known abbreviation or a single initial, or before a lower-case word,
+ * is not an end either.
  */
 export function splitSentences(text: string): string[] {
   const flat = text.replace(/\s+/g, ' ').trim();

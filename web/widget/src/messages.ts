@@ -1,7 +1,7 @@
 /**
- * What visitors read. Neutral on purpose (spec, Errors rule 3): never plans, billing, usage or limits. The service
- * already presents usage ends as voice_unavailable and heartbeat/control/shutdown ends as disconnected for widget
- * callers; the raw reasons are mapped here too in case a future server sends them.
+ * What visitors read. Neutral on purpose (docs/house-rules.md rule 20): never plans, billing, usage or limits. The
+ * service already presents usage ends as voice_unavailable and heartbeat/control/shutdown ends as disconnected for
+ * widget callers; the raw reasons are mapped here too in case a future server sends them.
  */
 export const endMessages: Record<string, string> = {
   client: 'Call ended.',

@@ -98,7 +98,8 @@ export class VoiceController {
       if (call.isGateOpen) this.audio?.play(pcm);
     });
     call.on('transcript', (t) => {
-      // Assistant captions only while the gate is open (the service withholds them too; spec rule 3).
+      // Assistant captions only while the gate is open (the service withholds them too; docs/voice-protocol.md, the
+      // playback gate).
       if (t.role === 'assistant' && !call.isGateOpen) return;
       this.addCaption(t.role, t.text);
     });

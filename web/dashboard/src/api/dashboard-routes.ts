@@ -1,5 +1,5 @@
 /**
- * The dashboard-only routes: cookie-session routes that API-DECISIONS keeps out of the v1 OpenAPI document
+ * The dashboard-only routes: cookie-session routes kept out of the v1 OpenAPI document (docs/design-decisions.md)
  * (sign-in, keys, uploads and sources, evals, recordings, usage, billing, admin). Their types are generated from
  * the server's route table like the SDK's (./generated/dashboard-routes.ts; `npm run dashboard:generate`), so a
  * wrong path, body or answer shape is a compile error here too.
