@@ -15,7 +15,7 @@ export {
   type RetryOptions,
   type DeprecationNotice,
 } from './client.js';
-export { ParleyError, parseRetryAfter } from './errors.js';
+export { ParleyError, parseRetryAfter, errorFromAnswer, networkError } from './errors.js';
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
 export * from './voice/index.js';
 export { readNdjson, readSse, type ServerSentEvent } from './streams.js';

@@ -34,7 +34,7 @@ t.test('the dashboard document has the routes the dashboard calls and nothing of
 
 t.test('each type is generated once: what the v1 types name, the dashboard types refer to', async (t) => {
   const text = readFileSync(DASHBOARD_TYPES_FILE, 'utf8');
-  t.match(text, "import type { components as v1 } from '../../../../../sdk/src/generated/openapi.js';");
+  t.match(text, "import type { components as v1 } from '@parley/sdk/openapi';");
   t.match(text, 'document: v1["schemas"]["Document"];', "the Document record is the SDK's");
   t.match(text, '503: v1["responses"]["ErrorRetryAfter"]', "error answers are the SDK's");
   const own = /^export interface components \{\n([\s\S]*?)^\}/m.exec(text)?.[1] ?? '';

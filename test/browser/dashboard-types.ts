@@ -52,7 +52,7 @@ export function dashboardDocument(): Record<string, unknown> {
 }
 
 /** Where the generated file imports the v1 types from (relative to web/dashboard/src/api/generated/). */
-const V1_TYPES = '../../../../../sdk/src/generated/openapi.js';
+const V1_TYPES = '@parley/sdk/openapi';
 
 /** The API key scopes, in the server's order: the enum of the key-creation body (a runtime list the Keys page shows). */
 function scopesOf(document: Record<string, unknown>): string[] {

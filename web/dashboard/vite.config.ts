@@ -2,6 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
+/** The SDK as the package it is (`@parley/sdk`), built from its sources; the same map as tsconfig.json's paths. */
+const sdk = (file: string) => fileURLToPath(new URL(`../../sdk/src/${file}`, import.meta.url));
 
 /**
  * The owner dashboard: Preact through Vite's own JSX transform (Oxc, automatic runtime), no plugin needed.
@@ -14,6 +16,12 @@ export default defineConfig({
   logLevel: 'warn',
   clearScreen: false,
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  resolve: {
+    alias: [
+      { find: /^@parley\/sdk$/, replacement: sdk('index.ts') },
+      { find: /^@parley\/sdk\/openapi$/, replacement: sdk('generated/openapi.ts') },
+    ],
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

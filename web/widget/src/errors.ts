@@ -1,4 +1,4 @@
-import { ParleyError } from '../../../sdk/src/index.js';
+import { ParleyError } from '@parley/sdk';
 import { errorMessages } from './messages.js';
 
 /**

@@ -3,7 +3,7 @@
  * heartbeats, end) joined to the browser's audio (AudioSession). The gate is honoured here once more: assistant
  * audio is played and assistant captions are shown only while it is open, and closing it drops what is queued.
  */
-import { VoiceCall, type Transcript } from '../../../sdk/src/index.js';
+import { VoiceCall, type Transcript } from '@parley/sdk';
 import { AudioSession, AudioStartError } from './audio/session.js';
 import { joinText } from './dom.js';
 import { describeError } from './errors.js';

@@ -3,13 +3,7 @@
  * document); the few dashboard-only routes (not in the v1 document) are typed in ./dashboard-routes.ts. The session
  * cookie rides along (same origin), so no key ever lives in page script.
  */
-import {
-  createParleyClient,
-  ParleyError,
-  streamChat,
-  type Operation,
-  type SuccessBody,
-} from '../../../../sdk/src/index.js';
+import { createParleyClient, ParleyError, streamChat, type Operation, type SuccessBody } from '@parley/sdk';
 
 type Listener = () => void;
 const expiryListeners = new Set<Listener>();

@@ -4,7 +4,7 @@
  * the server's route table like the SDK's (./generated/dashboard-routes.ts; `npm run dashboard:generate`), so a
  * wrong path, body or answer shape is a compile error here too.
  */
-import { errorFromAnswer, networkError } from '../../../../sdk/src/errors.js';
+import { errorFromAnswer, networkError } from '@parley/sdk';
 import { sessionFetch } from './client.js';
 import { scopes, type paths } from './generated/dashboard-routes.js';
 

@@ -3,7 +3,7 @@
  * openapi-typescript from the server's route table. Do not edit: run `npm run dashboard:generate`.
  */
 
-import type { components as v1 } from '../../../../../sdk/src/generated/openapi.js';
+import type { components as v1 } from '@parley/sdk/openapi';
 
 export interface paths {
   '/api/account/keys': {
