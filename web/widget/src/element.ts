@@ -13,27 +13,17 @@
  * Events (bubbling, composed): parley:state {voice}, parley:message {role, text, final}, parley:ended {endReason},
  * parley:error {code, message}.
  */
-import {
-  createParleyClient,
-  streamChat,
-  type ParleyClient,
-  type SuccessBody,
-  type Operation,
-} from '../../../sdk/src/index.js';
-import { decorateAnswer } from './answer.js';
+import { createParleyClient, type ParleyClient } from '@parley/sdk';
 import { createAudioContext } from './audio/session.js';
+import { streamAnswer, type ChatHost } from './chat.js';
+import { fetchWidgetConfig, type Mode, type Source, type WidgetConfig } from './config.js';
 import { h } from './dom.js';
 import { describeError } from './errors.js';
 import { errorMessages, stateLabels } from './messages.js';
 import { TestHook } from './test-hook.js';
 import { createView, mountView } from './view.js';
+import { storedVisitorId } from './visitor.js';
 import { VoiceController, type VoiceState } from './voice.js';
-
-type WidgetConfig = SuccessBody<Operation<'/api/v1/widget/{publicId}/config', 'get'>>;
-type Source = 'widget' | 'playground';
-type Mode = 'chat' | 'voice' | 'both';
-
-const VISITOR_KEY = 'parley:visitor-id';
 
 /** Where parley.js came from: the default `server`, and where the audio worklet module is loaded from. */
 export const scriptBase = { origin: '', audioUrl: '' };
@@ -71,6 +61,17 @@ export class ParleyAssistant extends HTMLElement {
   parleyTest: TestHook | undefined;
 
   private readonly ui = createView();
+
+  /** What a chat turn (chat.ts) reaches of this element. */
+  private readonly chat: ChatHost = {
+    client: () => this.client(),
+    log: this.ui.log,
+    scrollLog: () => this.scrollLog(),
+    emit: (type, detail) => this.emit(type, detail),
+    fail: (code, message) => this.fail(code, message),
+    visitorId: () => this.visitorId,
+    conversation: (conversationId) => (this.conversationId = conversationId),
+  };
 
   constructor() {
     super();
@@ -147,45 +148,18 @@ export class ParleyAssistant extends HTMLElement {
     if (config === undefined) return;
     this.chatBusy = true;
     this.ui.send.disabled = true;
-    const bubble = h('div', { class: 'msg assistant', 'aria-busy': 'true' });
-    let answer = '';
-    const place = () => bubble.isConnected || this.ui.log.append(bubble);
     const voiceUnavailable = this.voiceUnavailable;
     this.voiceUnavailable = false;
     try {
-      for await (const event of streamChat(this.client(), {
+      await streamAnswer(this.chat, {
         assistantId: this.assistantId,
         message,
         visitorId: this.visitorId,
         source: this.source,
-        ...(this.conversationId !== undefined ? { conversationId: this.conversationId } : {}),
-        ...(voiceUnavailable ? { voiceUnavailable: true } : {}),
-      })) {
-        if (event.type === 'token') {
-          answer += event.text;
-          place();
-          bubble.textContent = answer;
-          this.scrollLog();
-          this.emit('parley:message', { role: 'assistant', text: answer, final: false });
-        } else if (event.type === 'meta') {
-          this.conversationId = event.conversationId;
-          place();
-          bubble.textContent = answer;
-          decorateAnswer(bubble, event.sources, (rating) => {
-            this.client()
-              .POST('/api/v1/feedback', { body: { messageId: event.messageId, rating, visitorId: this.visitorId } })
-              .catch((err: unknown) => this.fail(...describeError(err)));
-          });
-          this.scrollLog();
-          this.emit('parley:message', { role: 'assistant', text: answer, final: true });
-        } else if (event.type === 'error') {
-          this.fail(event.code, errorMessages.interrupted);
-        }
-      }
-    } catch (err) {
-      this.fail(...describeError(err));
+        conversationId: this.conversationId,
+        voiceUnavailable,
+      });
     } finally {
-      bubble.removeAttribute('aria-busy');
       this.chatBusy = false;
       this.ui.send.disabled = false;
     }
@@ -268,19 +242,7 @@ export class ParleyAssistant extends HTMLElement {
   private get visitorId(): string {
     const attr = this.getAttribute('visitor-id');
     if (attr) return attr;
-    if (this.visitorCache !== undefined) return this.visitorCache;
-    let id: string | null = null;
-    try {
-      id = localStorage.getItem(VISITOR_KEY);
-      if (id === null || !/^[A-Za-z0-9._:-]{8,80}$/.test(id)) {
-        id = `v_${crypto.randomUUID()}`;
-        localStorage.setItem(VISITOR_KEY, id);
-      }
-    } catch {
-      id ??= `v_${crypto.randomUUID()}`; // storage blocked: this page view only
-    }
-    this.visitorCache = id;
-    return id;
+    return (this.visitorCache ??= storedVisitorId());
   }
 
   private client(): ParleyClient {
@@ -299,11 +261,7 @@ export class ParleyAssistant extends HTMLElement {
       this.fail('WIDGET_ASSISTANT_ID_MISSING', errorMessages.unavailable);
       return Promise.resolve(undefined);
     }
-    this.configLoading ??= (
-      this.source === 'playground'
-        ? this.ownerConfig()
-        : this.client().GET('/api/v1/widget/{publicId}/config', { params: { path: { publicId: this.assistantId } } })
-    ).then(
+    this.configLoading ??= fetchWidgetConfig(this.client(), this.source, this.assistantId).then(
       (config) => {
         this.config = config;
         this.ui.title.textContent = config.name;
@@ -320,21 +278,6 @@ export class ParleyAssistant extends HTMLElement {
       },
     );
     return this.configLoading;
-  }
-
-  /** The playground reads its assistant as the signed-in owner (the keyless config route admits only site origins). */
-  private async ownerConfig(): Promise<WidgetConfig> {
-    const { assistant: a } = await this.client().GET('/api/v1/assistants/{assistantId}', {
-      params: { path: { assistantId: this.assistantId } },
-    });
-    const { enabled, recording, requireConsent } = a.settings.voice;
-    return {
-      assistantId: a.publicId,
-      name: a.name,
-      welcomeMessage: a.welcomeMessage,
-      voice: { enabled, recording, requireConsent },
-      requireWidgetSigning: false,
-    };
   }
 
   // ---- voice internals ----------------------------------------------------------------------------------------
