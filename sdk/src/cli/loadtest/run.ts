@@ -11,74 +11,10 @@ import { BYTES_PER_SECOND, FRAME_BYTES, FRAME_MS } from '../../voice/pcm.js';
 import type { WebSocketConstructor } from '../../voice/types.js';
 import type { LoadTestOptions } from './args.js';
 import { findMarkers, stampFrame } from './marker.js';
-import { Samples, Tally, type LatencySummary } from './stats.js';
+import type { LoadTestReport, Progress } from './report.js';
+import { Samples, Tally } from './stats.js';
 
-export interface LoadTestReport {
-  tool: 'parley-loadtest';
-  version: 1;
-  target: { url: string; assistantId: string; auth: 'api-key' | 'keyless'; temporaryAssistant: boolean };
-  plan: { calls: number; chats: number; rampUpMs: number; durationMs: number; callMs: number | null; input: string };
-  startedAt: string;
-  endedAt: string;
-  elapsedMs: number;
-  /** Stopped early by Ctrl-C (or the caller's signal). */
-  interrupted: boolean;
-  voice: {
-    attempted: number;
-    connected: number;
-    /** Calls that were connected and ended (by this tool or the service). */
-    ended: number;
-    peakConcurrent: number;
-    /** Mint round trip (POST /api/v1/voice/sessions), ms. */
-    mintMs: LatencySummary | null;
-    /** From dialing (mint start) to the media socket open, ms. */
-    connectMs: LatencySummary | null;
-    /** From dialing to the first assistant audio heard, ms. */
-    firstAudioMs: LatencySummary | null;
-    /** Caller frame out -> the same frame back (the echo simulator), ms; null when no echo came back. */
-    roundTripMs: LatencySummary | null;
-    echoDetected: boolean;
-    /** Refused mints by "status reason-or-code", e.g. "429 voice_concurrency_limit". */
-    refusals: Record<string, number>;
-    /** Why calls ended: client (this tool hung up) or the service's endReason. */
-    endReasons: Record<string, number>;
-    errors: Record<string, number>;
-    audio: {
-      sentBytes: number;
-      receivedBytes: number;
-      /** Caller audio this tool dropped because a socket's send buffer was full. */
-      droppedLocallyBytes: number;
-      /** Assistant audio the service dropped for a slow reader (audio_dropped notices). */
-      droppedByServerMs: number;
-      /** Assistant audio that arrived while the gate was closed (should be 0). */
-      receivedWhileGateClosedBytes: number;
-      /** Largest lateness of the 20 ms send schedule: above ~100 ms this machine, not Parley, is the bottleneck. */
-      maxSendLagMs: number;
-    };
-    heartbeats: { sent: number; failed: number };
-  };
-  chat: {
-    attempted: number;
-    answered: number;
-    latencyMs: LatencySummary | null;
-    firstTokenMs: LatencySummary | null;
-    refusals: Record<string, number>;
-    errors: Record<string, number>;
-  } | null;
-  /** One point per second. */
-  timeline: Array<{ t: number; activeCalls: number; refusals: number; errors: number; roundTripP50: number | null }>;
-}
-
-export interface Progress {
-  elapsedMs: number;
-  totalMs: number;
-  activeCalls: number;
-  connected: number;
-  refusals: number;
-  errors: number;
-  roundTripP50: number | undefined;
-  chatsAnswered: number;
-}
+export type { LoadTestReport, Progress } from './report.js';
 
 export interface RunHooks {
   WebSocket: WebSocketConstructor;
