@@ -1,6 +1,10 @@
 import { render } from 'preact';
 import { App } from './app.js';
-import './styles.css';
+// The stylesheets in cascade order (later files may override earlier ones).
+import './styles/base.css';
+import './styles/layout.css';
+import './styles/content.css';
+import './styles/data.css';
 
 const root = document.getElementById('app')!;
 // The static "Loading…" line is for the seconds before this script runs; Preact renders into an empty root.
