@@ -6,6 +6,9 @@ import { findCycles, importGraph } from './import-graph.js';
 
 // docs/house-rules.md rule 1: imports point downward. A circle means two parts stand on each other; move the shared
 // piece to the level both stand on (e.g. src/audit beside db, a provider's types in their own file, a parameter).
+/** Every source tree the rule covers: the server, the SDK and each browser app. */
+const TREES = ['src', 'sdk/src', 'web/widget/src', 'web/dashboard/src'];
+
 t.test('src/ has no import circle (type-only imports included)', async (t) => {
   const graph = importGraph('src');
   t.ok(graph.files.length > 100, `read the whole tree (${graph.files.length} files)`);
@@ -17,6 +20,22 @@ t.test('src/ has no import circle (type-only imports included)', async (t) => {
     'import circles in src/ (each shown as one loop)',
   );
 });
+
+for (const tree of TREES.slice(1)) {
+  t.test(`${tree}/ has no import circle (type-only imports included)`, async (t) => {
+    const graph = importGraph(tree);
+    t.ok(graph.files.length > 5, `read the tree (${graph.files.length} files)`);
+    t.ok(
+      [...graph.edges.values()].some((targets) => targets.length > 0),
+      'relative imports resolve to files (.ts and .tsx)',
+    );
+    t.same(
+      findCycles(graph.edges).map((c) => c.join(' -> ')),
+      [],
+      `import circles in ${tree}/ (each shown as one loop)`,
+    );
+  });
+}
 
 t.test('the check sees a circle when there is one', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-house-'));

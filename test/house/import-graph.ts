@@ -34,7 +34,15 @@ export function listFiles(dir: string, keep: (path: string) => boolean = () => t
 
 function resolveRelative(from: string, specifier: string): string | undefined {
   const base = resolve(dirname(from), specifier);
-  const candidates = [base.replace(/\.(m|c)?js$/, '.$1ts'), base, `${base}.ts`, join(base, 'index.ts')];
+  const candidates = [
+    base.replace(/\.(m|c)?js$/, '.$1ts'),
+    base.replace(/\.jsx?$/, '.tsx'),
+    base,
+    `${base}.ts`,
+    `${base}.tsx`,
+    join(base, 'index.ts'),
+    join(base, 'index.tsx'),
+  ];
   return candidates.find((c) => SOURCE.test(c) && existsSync(c));
 }
 
