@@ -84,7 +84,7 @@ export async function createEval(
 }
 
 /**
- * Reading evals is also for plans with evals only (docs/design-decisions.md, Usage and plans): in enforce mode a plan
+ * Reading evals is also for plans with evals only (docs/design-decisions.md, Owner REST): in enforce mode a plan
  * without evals is 403 `plan_limit`, as at creation. A lock-free read (assertEvalsAllowed locks the account row for
  * admission; a dashboard polling an eval should not queue behind chat admissions).
  */
