@@ -1,9 +1,16 @@
 import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { createSql } from '../../src/db/client.js';
-import { migrate, MigrationError, MIGRATIONS_DIR, readMigrationFiles } from '../../src/db/migrate.js';
+import {
+  COMMENT_ONLY_EDITS,
+  migrate,
+  MigrationError,
+  MIGRATIONS_DIR,
+  readMigrationFiles,
+} from '../../src/db/migrate.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 /** A copy of the real migrations plus `extra` files, removed at teardown. */
@@ -143,3 +150,40 @@ t.test('the shipped migration files are the ones on disk', async (t) => {
   const text = await readFile(join(MIGRATIONS_DIR, '0001_foundation.sql'), 'utf8');
   t.equal(files[0]?.sql, text.replace(/\r\n/g, '\n'));
 });
+
+/** sha256 of each comment-edited file's SQL without its `--` lines, taken before the edit. */
+const SQL_BEFORE_COMMENT_EDITS: Record<number, string> = {
+  3: 'd6e24d71a5f7dc14959ecec4a30ff989da6b609c8448c22cd373b048485b4fc0',
+  4: '0dd3ccf75b8b098e534b44c8e85b71b124c85955305cf22f163ee8614aac4649',
+  7: '10d80e80288522da02070c86b76e19afe1b19eed29efbd0ced297ced82d71ce8',
+};
+
+t.test(
+  'a comment-only edit leaves the SQL as it was, and a database that applied the earlier text is current',
+  async (t) => {
+    const files = await readMigrationFiles();
+    t.same(Object.keys(COMMENT_ONLY_EDITS), Object.keys(SQL_BEFORE_COMMENT_EDITS), 'every edit has its proof');
+    for (const [version, before] of Object.entries(SQL_BEFORE_COMMENT_EDITS)) {
+      const file = files.find((f) => f.version === Number(version))!;
+      const sqlOnly = file.sql
+        .split('\n')
+        .filter((line) => !/^\s*--/.test(line))
+        .join('\n');
+      t.equal(createHash('sha256').update(sqlOnly).digest('hex'), before, `${file.name}: only comments changed`);
+      t.notOk(
+        COMMENT_ONLY_EDITS[file.version]!.includes(file.checksum),
+        `${file.name}: the earlier checksum is not the current one`,
+      );
+    }
+
+    const { sql } = await createTestDatabase(t);
+    for (const [version, [earlier]] of Object.entries(COMMENT_ONLY_EDITS))
+      await sql`update schema_migrations set checksum = ${earlier!} where version = ${Number(version)}`;
+    t.same(await migrate(sql), [], 'applied with the earlier text: current, nothing to apply');
+    await sql`update schema_migrations set checksum = ${'0'.repeat(64)} where version = 7`;
+    await t.rejects(migrate(sql), {
+      name: 'MigrationError',
+      message: /0007_usage_rollups changed after it was applied/,
+    });
+  },
+);

@@ -2,7 +2,7 @@
 -- feedback. Forward-only: never edit after release; add 00NN instead. No extensions (PGlite runs this too).
 
 -- An assistant has two ids: `id` (internal, a UUID as text) and `public_id` (asst_..., a public capability
--- used by keyless widget callers). `settings` holds the security policy and voice settings (API-DECISIONS).
+-- used by keyless widget callers). `settings` holds the security policy and voice settings (docs/design-decisions.md).
 create table assistants (
   id              text        primary key,
   public_id       text        not null unique,

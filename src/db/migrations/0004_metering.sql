@@ -2,7 +2,7 @@
 -- billing (Polar) subscription state. Forward-only: never edit after release; add 00NN instead.
 -- No extensions (PGlite runs this too). Money is integer micros (1,000,000 micros = $1) in bigint columns.
 
--- The enforceable limits of each plan (spec: "Plan entitlements stored as plan_entitlements rows"). Operators
+-- The enforceable limits of each plan, one row per plan (docs/design-decisions.md, Usage and plans). Operators
 -- edit them; an account whose plan has no row falls back to HOSTED_USAGE_DEFAULT_LIMIT_MICROS for its budget.
 -- Null caps mean "no cap" (an operator's choice; the seeded ladder caps everything).
 create table plan_entitlements (
@@ -18,7 +18,7 @@ create table plan_entitlements (
 );
 create trigger plan_entitlements_touch before update on plan_entitlements for each row execute function touch_updated_at();
 
--- The default ladder (spec: Resources, Hosting account and plan; API-DECISIONS: Voice plan allowances).
+-- The default ladder, voice allowances included (docs/design-decisions.md, Usage and plans; Voice).
 insert into plan_entitlements (plan_code, budget_micros, max_assistants, monthly_request_cap, evals_enabled, voice_minutes, voice_concurrent_calls) values
   ('free',       1000000,   1,    75, false,   10,  1),
   ('starter',   12000000,   5,  2000, false,  120,  2),

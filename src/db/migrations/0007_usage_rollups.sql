@@ -1,5 +1,5 @@
 -- 0007 usage roll-ups: the dashboard's usage report reads per-period totals instead of scanning raw usage events
--- (issue 16: an account with 1,000,000 events in a period answered GET /api/v1/account/usage/by-assistant by
+-- (an account with 1,000,000 events in a period answered GET /api/v1/account/usage/by-assistant by
 -- aggregating all of them on every request). Forward-only: never edit after release; add 00NN instead.
 
 -- Totals of one account's usage events per period and assistant ('' for events without an assistant: a primary key
