@@ -8,7 +8,6 @@ import t from 'tap';
 // Markdown file opens a file that exists (and, for a link to a heading of a Markdown file, that heading).
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const SELF = 'test/house/self-contained.test.ts';
 
 /** What a reader of the repository cannot open, each with what it names. */
 const OUTSIDE: Array<{ what: string; pattern: RegExp }> = [
@@ -19,7 +18,8 @@ const OUTSIDE: Array<{ what: string; pattern: RegExp }> = [
   },
   {
     what: 'a team note outside the repository',
-    pattern: /\bAPI-DECISIONS\b|\bVOICE\.md\b|\bARCHITECTURE(?:\.md| rules?\b)/,
+    // Spelled in pieces, like the samples below, so that this file passes its own check (and a grep of the tree).
+    pattern: new RegExp(`\\b${'API'}-${'DECISIONS'}\\b|\\b${'VOICE'}\\.md\\b|\\b${'ARCHI'}TECTURE(?:\\.md| rules?\\b)`),
   },
 ];
 
@@ -121,7 +121,6 @@ t.test('no file of the repository names an issue number or a path outside the re
   );
   const offenders: string[] = [];
   for (const { path, text } of files) {
-    if (path === SELF) continue;
     for (const found of outsideReferences(text)) offenders.push(`${path} ${found}`);
   }
   t.same(offenders, [], 'say the reason itself, or link a document in docs/');
@@ -138,10 +137,12 @@ t.test('every relative link in a Markdown file opens', async (t) => {
 });
 
 t.test('the checks see what they are for', async (t) => {
-  t.same(outsideReferences('fixed in issue 12, item 3'), ['line 1: an issue number ("issue 12")']);
-  t.same(outsideReferences('see Issue #7'), ['line 1: an issue number ("Issue #7")']);
-  t.equal(outsideReferences('read ../shared/spec/api-v1.md').length, 1, 'a path beside the repository');
-  t.equal(outsideReferences('as API-DECISIONS says').length, 1);
+  const issue = (n: string) => `${'issue'} ${n}`;
+  t.same(outsideReferences(`fixed in ${issue('12')}, item 3`), [`line 1: an issue number ("${issue('12')}")`]);
+  t.same(outsideReferences(`see ${'Issue'} #7`), [`line 1: an issue number ("${'Issue'} #7")`]);
+  t.equal(outsideReferences(`read ../${'shared'}/spec/api-v1.md`).length, 1, 'a path beside the repository');
+  t.equal(outsideReferences(`as ${'API'}-${'DECISIONS'} says`).length, 1);
+  t.equal(outsideReferences(`${'ARCHI'}TECTURE rule 7`).length, 1);
   t.same(outsideReferences('uNetworking/uWebSockets#1928; docs/house-rules.md rule 12; 12 issues'), []);
   t.equal(headingSlug('Versioning and deprecation'), 'versioning-and-deprecation');
   t.equal(headingSlug('2. The media socket'), '2-the-media-socket');
