@@ -85,7 +85,7 @@ export async function updateBudget(
     await writeAuditLog(tx, {
       actorUserId: userId,
       action: 'budget.updated',
-      targetType: 'account',
+      targetType: 'budget',
       targetId: accountId,
       before,
       after,

@@ -206,7 +206,7 @@ export async function applyBudgetAlerts(
     await writeAuditLog(tx, {
       actorUserId: null,
       action: 'budget.threshold_crossed',
-      targetType: 'account',
+      targetType: 'budget',
       targetId: accountId,
       after: alert,
     });

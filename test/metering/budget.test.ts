@@ -69,7 +69,7 @@ t.test('budget settings: defaults, validation with the field named, the effectiv
   });
   const kept = await putBudget(headers, { alertThresholdsPercent: [50] });
   t.equal(kept.body.budget.hardLimitMicros, 400_000, 'a field left out keeps its value');
-  const audit = await readAuditLog(sql, { targetType: 'account', targetId: owner.accountId });
+  const audit = await readAuditLog(sql, { targetType: 'budget', targetId: owner.accountId });
   t.equal(audit.filter((a) => a.action === 'budget.updated').length, 2, 'each change is audited');
 
   await sql`update hosting_accounts set limit_override_micros = 300000 where account_id = ${owner.accountId}`;
@@ -127,7 +127,7 @@ t.test('each threshold fires exactly once per period, with spend arriving at onc
   t.ok(fifty.projectedMicros >= fifty.spentMicros, 'the projection is at least what is spent');
   t.match(fifty, { accountId: owner.accountId, periodStart: String, periodEnd: String });
 
-  const audit = await readAuditLog(sql, { targetType: 'account', targetId: owner.accountId });
+  const audit = await readAuditLog(sql, { targetType: 'budget', targetId: owner.accountId });
   t.same(
     audit
       .filter((e) => e.action === 'budget.threshold_crossed')
