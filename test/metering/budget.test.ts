@@ -230,3 +230,54 @@ t.test('daily usage: at most 366 days, dates checked, every day present', async 
   t.equal(year.body.days.length, 366);
   t.equal(year.body.totalMicros, 0);
 });
+
+t.test(
+  'the sink writes inside the transaction that records the crossing (an outbox row commits with it)',
+  async (t) => {
+    const { owner } = await signedIn();
+    await sql`create table if not exists test_outbox (account_id text, threshold integer)`;
+    const meter = new Meter({
+      sql,
+      config: METER_DEFAULTS,
+      log: captureLogger().log,
+      onThresholdCrossed: async (alert, tx) => {
+        await tx`insert into test_outbox values (${alert.accountId}, ${alert.thresholdPercent})`;
+      },
+    });
+    await spend(meter, owner.accountId, 600_000);
+    const rows = await sql<Array<{ threshold: number }>>`
+    select threshold from test_outbox where account_id = ${owner.accountId}`;
+    t.same(
+      rows.map((r) => r.threshold),
+      [50],
+    );
+
+    // A sink that fails rolls the crossing back with the spend: nothing is half-recorded, and a retried settle fires it.
+    const failing = new Meter({
+      sql,
+      config: METER_DEFAULTS,
+      log: captureLogger().log,
+      onThresholdCrossed: () => {
+        throw new Error('outbox unavailable');
+      },
+    });
+    const r = await failing.admit({
+      accountId: owner.accountId,
+      kind: 'chat',
+      source: 'api',
+      audience: 'owner',
+      estimateMicros: 250_000,
+    });
+    await t.rejects(failing.settle(r, { actualMicros: 250_000 }), /outbox unavailable/);
+    const [balance] = await sql<[{ consumedMicros: number }]>`
+    select consumed_micros from usage_balances where account_id = ${owner.accountId}`;
+    t.equal(Number(balance!.consumedMicros), 600_000, 'the spend rolled back with it');
+    t.equal((await meter.settle(r, { actualMicros: 250_000 })).status, 'settled', 'still open: the settle is retried');
+    t.same(
+      (await sql<Array<{ threshold: number }>>`select threshold from test_outbox where account_id = ${owner.accountId}`)
+        .map((x) => x.threshold)
+        .sort((a, b) => a - b),
+      [50, 80],
+    );
+  },
+);
