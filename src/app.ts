@@ -29,7 +29,14 @@ import {
   type RequestRecord,
 } from './http/index.js';
 import { createLogger, fixedFieldLogger } from './log/index.js';
-import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
+import {
+  Meter,
+  startUsageSweeper,
+  systemClock,
+  usageRoutes,
+  type ThresholdSink,
+  type UsageSweeper,
+} from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
 import {
@@ -50,6 +57,8 @@ export interface BuildOptions {
   voice?: VoiceCapabilityOptions;
   /** Knowledge knobs (tests: the URL fetcher's address policy, fast ingestion retries, a chat provider set). */
   knowledge?: KnowledgeOptions;
+  /** Each budget threshold crossing, once, inside the transaction that recorded it (default: nothing). */
+  onThresholdCrossed?: ThresholdSink;
 }
 
 export interface KnowledgeOptions {
@@ -107,7 +116,7 @@ export interface AppHooks {
 export function collectCapabilities(
   deps: Deps,
   hooks: AppHooks,
-  options: Pick<BuildOptions, 'voice' | 'knowledge'> = {},
+  options: Pick<BuildOptions, 'voice' | 'knowledge' | 'onThresholdCrossed'> = {},
 ): {
   routes: AnyRoute[];
   authenticators: Record<string, Authenticator>;
@@ -123,7 +132,12 @@ export function collectCapabilities(
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
   // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
   const metrics = deps.config.METRICS_TOKEN !== undefined || deps.config.METRICS_PORT > 0 ? new Metrics() : undefined;
-  const meter = new Meter({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'metering' }) });
+  const meter = new Meter({
+    sql: deps.sql,
+    config: deps.config,
+    log: deps.log.child({ capability: 'metering' }),
+    ...(options.onThresholdCrossed ? { onThresholdCrossed: options.onThresholdCrossed } : {}),
+  });
   if (metrics) observeMeter(meter, metrics);
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
   const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);

@@ -40,6 +40,8 @@ export interface UsageResult {
   events?: number;
   conversations?: number;
   seedSeconds?: number;
+  /** The daily route's days summed, against the period total of the summary: equal to the micro, or not. */
+  dailyCheck?: { dailyTotalMicros: number; periodTotalMicros: number; equal: boolean };
   runs: UsageRouteRun[];
 }
 
@@ -50,6 +52,8 @@ const ROUTES: Array<{ path: string; kind: UsageRouteRun['kind'] }> = [
   { path: '/api/v1/account/usage/limits', kind: 'report' },
   { path: '/api/v1/account/usage/by-assistant', kind: 'report' },
   { path: '/api/v1/account/usage/recent?limit=50', kind: 'report' },
+  { path: '/api/v1/account/usage/daily', kind: 'report' },
+  { path: '/api/v1/account/usage/forecast', kind: 'report' },
 ];
 
 function cli(build: ParleyBuild, env: Record<string, string>, args: string[]): Record<string, unknown> {
@@ -166,6 +170,15 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
           cost_micros = excluded.cost_micros, request_count = excluded.request_count, input_tokens = excluded.input_tokens,
           output_tokens = excluded.output_tokens, events = excluded.events`;
       await tx`
+        insert into usage_daily_totals (account_id, day, period_start, assistant_key, source, kind, cost_micros, request_count,
+                                        input_tokens, output_tokens, units, events)
+        select e.account_id, usage_event_day(e), e.period_start, coalesce(e.assistant_id, ''), e.source, e.kind, sum(e.cost_micros),
+               count(*) filter (where r.counts_as_request and e.outcome <> 'released'), sum(e.input_tokens), sum(e.output_tokens),
+               sum(e.units), count(*)
+        from usage_events e join usage_reservations r on r.id = e.reservation_id
+        where e.account_id = ${accountId} and e.period_start = ${balance.period_start}
+        group by 1, 2, 3, 4, 5, 6`;
+      await tx`
         update usage_balances b set consumed_micros = s.cost, request_count = s.requests
         from (select coalesce(sum(cost_micros), 0)::int8 as cost, coalesce(sum(request_count), 0)::int8 as requests
               from usage_period_assistant_totals where account_id = ${accountId} and period_start = ${balance.period_start}) s
@@ -179,6 +192,7 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
     await sql`vacuum analyze usage_events`;
     await sql`vacuum analyze usage_reservations`;
     await sql`vacuum analyze usage_period_assistant_totals`;
+    await sql`vacuum analyze usage_daily_totals`;
     await sql`vacuum analyze conversations`;
     const seedSeconds = round((performance.now() - seedStarted) / 1000, 1);
     options.log(`usage: seeded in ${seedSeconds} s`);
@@ -192,6 +206,18 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
       if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
       return ms;
     };
+    // One set of figures: the days of the period add up to its total, to the micro.
+    const daily = (await (await get('/api/v1/account/usage/daily')).json()) as { days: Array<{ costMicros: number }> };
+    const after = (await (await get(ROUTES[1]!.path)).json()) as { summary: { consumedMicros: number } };
+    const dailyTotalMicros = daily.days.reduce((n, d) => n + d.costMicros, 0);
+    const dailyCheck = {
+      dailyTotalMicros,
+      periodTotalMicros: after.summary.consumedMicros,
+      equal: dailyTotalMicros === after.summary.consumedMicros,
+    };
+    options.log(
+      `usage: daily sum ${dailyTotalMicros} micros, period total ${after.summary.consumedMicros} micros (${dailyCheck.equal ? 'equal' : 'NOT equal'})`,
+    );
     for (const route of ROUTES) for (let i = 0; i < 20; i++) await call(route.path);
     for (let i = 0; i < options.requests; i++) {
       for (const route of ROUTES) timings.get(route.path)!.push(await call(route.path));
@@ -207,7 +233,14 @@ export async function runUsageScenario(options: UsageOptions): Promise<UsageResu
         requests: sorted.length,
       };
     });
-    return { status: 'ok', events: options.events, conversations: options.conversations, seedSeconds, runs };
+    return {
+      status: 'ok',
+      events: options.events,
+      conversations: options.conversations,
+      seedSeconds,
+      dailyCheck,
+      runs,
+    };
   } catch (err) {
     return { status: 'failed', reason: err instanceof Error ? err.message : String(err), runs: [] };
   } finally {
@@ -252,8 +285,18 @@ export function usageTargets(
           measured: `${worst(runs).p95Ms.toFixed(2)} ms (${worst(runs).path}; GET /healthz p95 ${floor?.p95Ms.toFixed(2) ?? '?'} ms in the same loop)`,
           met: worst(runs).p95Ms <= limitMs,
         };
+  const daily = usage.runs.filter((r) => r.path === '/api/v1/account/usage/daily');
   return [
     check('Usage summary (1M events)', 'p95 <= 10 ms', summary, 10),
     check('Usage reports (1M events)', 'p95 <= 50 ms (worst route)', reports, 50),
+    check('Usage daily route (1M events)', 'p95 <= 50 ms', daily, 50),
+    usage.dailyCheck === undefined
+      ? { target: 'Daily sums = period total', goal: 'equal to the micro', measured: 'not measured', met: null }
+      : {
+          target: 'Daily sums = period total',
+          goal: 'equal to the micro',
+          measured: `${usage.dailyCheck.dailyTotalMicros} vs ${usage.dailyCheck.periodTotalMicros} micros`,
+          met: usage.dailyCheck.equal,
+        },
   ];
 }

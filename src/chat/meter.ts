@@ -19,6 +19,8 @@ export interface ChatMeter {
 export interface ChatAdmitRequest {
   accountId: string;
   assistantId: string;
+  /** The conversation the turn belongs to (the ledger answers what a conversation cost). */
+  conversationId?: string;
   source: 'api' | 'widget' | 'playground';
   /** Owners see reasons and limits; visitors a neutral refusal. */
   audience: 'owner' | 'visitor';
@@ -64,6 +66,7 @@ export function chatMeterFrom(meter: Meter): ChatMeter {
         audience: request.audience,
         estimateMicros: request.provider === 'local' ? 0 : meter.estimateChat(request.model, inputTokens),
         assistantId: request.assistantId,
+        conversationId: request.conversationId ?? null,
       });
       return { handle: reservation };
     },

@@ -122,6 +122,7 @@ export async function prepareChat(
   const reservation = await deps.meter.admit({
     accountId: assistant.accountId,
     assistantId: assistant.id,
+    conversationId,
     source,
     audience: keyless ? 'visitor' : 'owner',
     provider: provider.name,

@@ -43,9 +43,12 @@ export type Refusal =
   | { kind: 'voice_minutes'; voiceSecondsLimit: number; voiceSecondsUsed: number; voiceSecondsReserved: number }
   | { kind: 'voice_concurrency'; voiceConcurrentCalls: number };
 
-/** The error a refusal becomes for its audience. Visitors never learn which limit it was. */
-export function refusalError(refusal: Refusal, audience: Audience): AppError {
-  const isVoice = refusal.kind === 'voice_minutes' || refusal.kind === 'voice_concurrency';
+/**
+ * The error a refusal becomes for its audience. Visitors never learn which limit it was; a refused call (`voice`)
+ * is `voice_unavailable` to them whatever the limit.
+ */
+export function refusalError(refusal: Refusal, audience: Audience, channel: 'voice' | 'text' = 'text'): AppError {
+  const isVoice = channel === 'voice' || refusal.kind === 'voice_minutes' || refusal.kind === 'voice_concurrency';
   if (audience === 'visitor') {
     return isVoice
       ? new AppError(MeteringErrorCodes.VISITOR_VOICE_UNAVAILABLE, 403, 'Voice is not available right now.', {

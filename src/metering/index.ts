@@ -18,6 +18,7 @@ export {
   reserveVoiceSeconds,
   settleVoiceSeconds,
   listVoiceGrants,
+  voiceBudgetAllows,
   VOICE_GRANT_SECONDS,
   VOICE_MIN_GRANT_SECONDS,
   type VoiceGrant,
@@ -58,3 +59,16 @@ export { systemClock, addMonthsUtc, periodContaining, nextPeriod, type Clock, ty
 export { lockAccountPeriod, readAccountPeriod, type LockedAccount } from './account-period.js';
 export { addPeriodCredit, listPlanEntitlements, updatePlanEntitlements, type PlanPatch } from './operator.js';
 export { usageRoutes } from './routes.js';
+export {
+  effectiveBudget,
+  forecastOf,
+  thresholdChanges,
+  DEFAULT_ALERT_THRESHOLDS,
+  type BudgetSettings,
+  type BudgetSource,
+  type EffectiveBudget,
+  type Forecast,
+  type ThresholdAlert,
+  type ThresholdSink,
+} from './budget.js';
+export { costByConversation, costByVoiceCall } from './budget-queries.js';

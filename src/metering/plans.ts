@@ -66,11 +66,16 @@ export function effectiveEntitlements(
   return { planCode, ...DEFAULT_PLANS[planCode], budgetMicros: defaultLimitMicros };
 }
 
-/** The period's spend ceiling: the override when set, else the plan budget; plus operator credit. */
+/**
+ * The period's spend ceiling: the override when set, else the plan budget; plus operator credit. The owner's hard
+ * limit, when set, caps it (the effective budget is the smaller of the two).
+ */
 export function limitMicrosOf(
   entitlements: PlanEntitlements,
   limitOverrideMicros: number | null,
   creditMicros: number,
+  hardLimitMicros: number | null = null,
 ): number {
-  return (limitOverrideMicros ?? entitlements.budgetMicros) + creditMicros;
+  const granted = (limitOverrideMicros ?? entitlements.budgetMicros) + creditMicros;
+  return hardLimitMicros === null ? granted : Math.min(granted, hardLimitMicros);
 }

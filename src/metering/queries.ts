@@ -12,6 +12,10 @@ export interface HostingAccountRow {
   periodEnd: Date;
   periodAnchor: Date | null;
   limitOverrideMicros: number | null;
+  /** The owner's cap on the period's spend (at or below the plan budget); null: none. */
+  budgetHardLimitMicros: number | null;
+  /** Percentages of the effective budget that each raise one alert per period. */
+  budgetAlertThresholds: number[];
 }
 
 export interface BalanceRow {
@@ -47,9 +51,12 @@ export interface ReservationRow {
   quotaExempt: boolean;
   status: ReservationStatus;
   createdAt: Date;
+  /** The chat conversation the reservation was made for; null otherwise. */
+  conversationId?: string | null;
 }
 
-const HOSTING_COLUMNS = 'account_id, plan_code, status, period_start, period_end, period_anchor, limit_override_micros';
+const HOSTING_COLUMNS =
+  'account_id, plan_code, status, period_start, period_end, period_anchor, limit_override_micros, budget_hard_limit_micros, budget_alert_thresholds';
 const BALANCE_COLUMNS =
   'account_id, period_start, period_end, consumed_micros, reserved_micros, credit_micros, request_count, voice_seconds_used, voice_seconds_reserved, playground_voice_seconds, voice_cost_micros';
 
@@ -164,9 +171,10 @@ export async function adjustBalance(
 export async function insertReservation(sql: Queryable, row: Omit<ReservationRow, 'status'>): Promise<void> {
   await sql`
     insert into usage_reservations (id, account_id, period_start, kind, source, assistant_id, voice_session_id, reserved_micros,
-      reserved_seconds, counts_as_request, enforced, quota_exempt, status, created_at)
+      reserved_seconds, counts_as_request, enforced, quota_exempt, status, created_at, conversation_id)
     values (${row.id}, ${row.accountId}, ${row.periodStart}, ${row.kind}, ${row.source}, ${row.assistantId}, ${row.voiceSessionId},
-      ${row.reservedMicros}, ${row.reservedSeconds}, ${row.countsAsRequest}, ${row.enforced}, ${row.quotaExempt}, 'open', ${row.createdAt})`;
+      ${row.reservedMicros}, ${row.reservedSeconds}, ${row.countsAsRequest}, ${row.enforced}, ${row.quotaExempt}, 'open', ${row.createdAt},
+      ${row.conversationId ?? null})`;
 }
 
 /** The reservation, row-locked: whoever closes it first wins; the others see its new status. */

@@ -79,6 +79,7 @@ interface SnapshotRow extends HostingAccountRow {
 export async function readAccountSnapshot(sql: Queryable, accountId: string): Promise<AccountSnapshot | undefined> {
   const [r] = await sql<SnapshotRow[]>`
     select h.account_id, h.plan_code, h.status, h.period_start, h.period_end, h.period_anchor, h.limit_override_micros,
+           h.budget_hard_limit_micros, h.budget_alert_thresholds,
            b.period_start as b_period_start, b.period_end as b_period_end, b.consumed_micros, b.reserved_micros, b.credit_micros,
            b.request_count, b.voice_seconds_used, b.voice_seconds_reserved, b.playground_voice_seconds, b.voice_cost_micros,
            p.plan_code as p_plan_code, p.budget_micros, p.max_assistants, p.monthly_request_cap, p.evals_enabled, p.voice_minutes,
@@ -96,6 +97,8 @@ export async function readAccountSnapshot(sql: Queryable, accountId: string): Pr
     periodEnd: r.periodEnd,
     periodAnchor: r.periodAnchor,
     limitOverrideMicros: r.limitOverrideMicros,
+    budgetHardLimitMicros: r.budgetHardLimitMicros,
+    budgetAlertThresholds: r.budgetAlertThresholds,
   };
   const balance: BalanceRow | undefined =
     r.bPeriodStart === null

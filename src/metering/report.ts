@@ -30,7 +30,7 @@ export interface UsageSummary {
  * The account, its current period's balance and its plan: one query while the stored period is current (every
  * dashboard read but the first after a period rolls over without a metered write, which takes the general path).
  */
-async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount> {
+export async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount> {
   const fast = await rq.readAccountSnapshot(meter.sql, accountId);
   if (
     fast &&
@@ -61,7 +61,12 @@ async function snapshot(meter: Meter, accountId: string): Promise<LockedAccount>
 
 export async function usageSummary(meter: Meter, accountId: string): Promise<UsageSummary> {
   const { account, period, balance, plan } = await snapshot(meter, accountId);
-  const limitMicros = limitMicrosOf(plan, account.limitOverrideMicros, balance.creditMicros);
+  const limitMicros = limitMicrosOf(
+    plan,
+    account.limitOverrideMicros,
+    balance.creditMicros,
+    account.budgetHardLimitMicros,
+  );
   return {
     accountId,
     planCode: account.planCode,
@@ -94,7 +99,7 @@ export async function usageLimits(meter: Meter, accountId: string) {
     budgetMicros: plan.budgetMicros,
     limitOverrideMicros: account.limitOverrideMicros,
     creditMicros: balance.creditMicros,
-    limitMicros: limitMicrosOf(plan, account.limitOverrideMicros, balance.creditMicros),
+    limitMicros: limitMicrosOf(plan, account.limitOverrideMicros, balance.creditMicros, account.budgetHardLimitMicros),
     maxAssistants: plan.maxAssistants,
     monthlyRequestCap: plan.monthlyRequestCap,
     evalsEnabled: plan.evalsEnabled,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ownerOf } from '../auth/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import { budgetRoutes } from './budget-routes.js';
 import * as report from './report.js';
 import type { Meter } from './service.js';
 
@@ -127,5 +128,6 @@ export function usageRoutes(meter: Meter): AnyRoute[] {
       handler: async (ctx) =>
         reply.json({ events: await report.recentUsage(meter, ownerOf(ctx).accountId, ctx.query.limit) }),
     }),
+    ...budgetRoutes(meter),
   ];
 }

@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { lockAccountPeriod, type LockedAccount } from './account-period.js';
+import { applyBudgetAlerts, readAlertState, type ThresholdSink } from './budget.js';
 import { refusalError, type Audience, type Refusal } from './errors.js';
 import { newMeteringId } from './ids.js';
 import { systemClock, type Clock } from './periods.js';
@@ -28,6 +29,8 @@ export interface MeterDeps {
   config: Readonly<MeterConfig>;
   log: Logger;
   clock?: Clock;
+  /** Each budget threshold crossing, once, inside the transaction recording it (default: nothing). */
+  onThresholdCrossed?: ThresholdSink;
 }
 
 /** What a metered request asks for before its provider call. */
@@ -43,6 +46,8 @@ export interface AdmitRequest {
   /** Counts toward the monthly request cap. Default: true for chat, false otherwise (docs/design-decisions.md, Usage and plans). */
   countsAsRequest?: boolean;
   assistantId?: string | null;
+  /** The chat conversation this turn belongs to (cost per conversation is read from the ledger). */
+  conversationId?: string | null;
 }
 
 /** A held reservation. Pass it to settle() once the provider answered, or release() if it was never called. */
@@ -87,8 +92,10 @@ export class Meter {
   readonly sql: Sql;
   readonly config: Readonly<MeterConfig>;
   readonly log: Logger;
+  readonly onThresholdCrossed: ThresholdSink | undefined;
 
   constructor(deps: MeterDeps) {
+    this.onThresholdCrossed = deps.onThresholdCrossed;
     this.sql = deps.sql;
     this.config = deps.config;
     this.log = deps.log;
@@ -151,6 +158,7 @@ export class Meter {
         kind: request.kind,
         source: request.source,
         assistantId: request.assistantId ?? null,
+        conversationId: request.conversationId ?? null,
         voiceSessionId: null,
         reservedMicros: estimate,
         reservedSeconds: 0,
@@ -197,15 +205,17 @@ export class Meter {
       if (!row || row.status === 'settled' || row.status === 'released') return 'duplicate' as const;
       const now = this.clock.now();
       const wasOpen = row.status === 'open';
-      // Independent writes under the row lock: pipelined, one round trip.
-      await Promise.all([
+      // Independent writes under the row lock, then the budget state they leave: pipelined, one round trip.
+      const [, , , alertState] = await Promise.all([
         q.closeReservation(tx, id, 'settled', now),
         q.adjustBalance(tx, row.accountId, row.periodStart, {
           consumedMicros: cost,
           ...(wasOpen ? { reservedMicros: -row.reservedMicros } : {}),
         }),
         q.upsertUsageEvent(tx, this.eventOf(row, 'settled', now, { ...usage, costMicros: cost })),
+        cost > 0 ? readAlertState(tx, row.accountId, row.periodStart) : undefined,
       ]);
+      if (alertState) await this.budgetAlerts(tx, row.accountId, row.periodStart, alertState);
       return wasOpen ? ('settled' as const) : ('late' as const);
     };
     const outcome = within ? await settleIn(within) : await this.sql.begin(settleIn);
@@ -258,6 +268,21 @@ export class Meter {
     return locked;
   }
 
+  /** Records the budget thresholds a spend (or budget change) crossed: see applyBudgetAlerts. */
+  budgetAlerts(
+    tx: TransactionSql,
+    accountId: string,
+    periodStart: Date,
+    state?: Parameters<typeof applyBudgetAlerts>[4],
+  ): ReturnType<typeof applyBudgetAlerts> {
+    const deps = {
+      defaultLimitMicros: this.config.HOSTED_USAGE_DEFAULT_LIMIT_MICROS,
+      now: this.clock.now(),
+      sink: this.onThresholdCrossed,
+    };
+    return applyBudgetAlerts(tx, deps, accountId, periodStart, state);
+  }
+
   /** The usage event row of a reservation closing now. */
   eventOf(
     row: q.ReservationRow,
@@ -304,7 +329,12 @@ export function admissionRefusal(
   if (request.countsAsRequest && plan.monthlyRequestCap !== null && balance.requestCount >= plan.monthlyRequestCap) {
     return { kind: 'request_cap', monthlyRequestCap: plan.monthlyRequestCap, requestCount: balance.requestCount };
   }
-  const limitMicros = limitMicrosOf(plan, account.limitOverrideMicros, balance.creditMicros);
+  const limitMicros = limitMicrosOf(
+    plan,
+    account.limitOverrideMicros,
+    balance.creditMicros,
+    account.budgetHardLimitMicros,
+  );
   if (balance.consumedMicros + balance.reservedMicros + request.estimate > limitMicros) {
     return {
       kind: 'budget',

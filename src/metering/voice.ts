@@ -1,6 +1,9 @@
 import { refusalError, type Audience, type Refusal } from './errors.js';
 import { newMeteringId } from './ids.js';
-import { priceVoiceSeconds } from './prices.js';
+import { limitMicrosOf } from './plans.js';
+import { snapshot } from './report.js';
+import { priceVoiceSeconds, VOICE_SECOND_MICROS } from './prices.js';
+import { readAlertState } from './budget.js';
 import * as q from './queries.js';
 import type { Meter } from './service.js';
 
@@ -60,8 +63,31 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       if (!quotaExempt) {
         const limitSeconds = plan.voiceMinutes * 60;
         const grantable = limitSeconds - balance.voiceSecondsUsed - balance.voiceSecondsReserved;
-        seconds = Math.min(requested, grantable);
-        if (seconds < Math.min(VOICE_MIN_GRANT_SECONDS, requested)) {
+        // The call's seconds are money too: a grant holds their price against the effective budget, like a chat
+        // reservation, so the budget (with the owner's hard limit) bounds a call as it bounds everything else.
+        const limitMicros = limitMicrosOf(
+          plan,
+          locked.account.limitOverrideMicros,
+          balance.creditMicros,
+          locked.account.budgetHardLimitMicros,
+        );
+        const affordable = Math.floor(
+          Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / VOICE_SECOND_MICROS,
+        );
+        seconds = Math.min(requested, grantable, affordable);
+        const minimum = Math.min(VOICE_MIN_GRANT_SECONDS, requested);
+        if (seconds < minimum && affordable < minimum && affordable < grantable) {
+          return {
+            refusal: {
+              kind: 'budget',
+              limitMicros,
+              consumedMicros: balance.consumedMicros,
+              reservedMicros: balance.reservedMicros,
+              requestedMicros: priceVoiceSeconds(minimum),
+            },
+          };
+        }
+        if (seconds < minimum) {
           return {
             refusal: {
               kind: 'voice_minutes',
@@ -81,15 +107,17 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       source: request.source,
       assistantId: request.assistantId ?? null,
       voiceSessionId: request.sessionId,
-      reservedMicros: 0,
+      reservedMicros: priceVoiceSeconds(seconds),
       reservedSeconds: seconds,
       countsAsRequest: false,
       enforced,
       quotaExempt,
       createdAt: meter.clock.now(),
     });
-    if (!quotaExempt)
-      await q.adjustBalance(tx, request.accountId, locked.period.start, { voiceSecondsReserved: seconds });
+    await q.adjustBalance(tx, request.accountId, locked.period.start, {
+      reservedMicros: priceVoiceSeconds(seconds),
+      ...(quotaExempt ? {} : { voiceSecondsReserved: seconds }),
+    });
     return { seconds };
   });
   if ('refusal' in result) {
@@ -97,7 +125,7 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       { accountId: request.accountId, refusal: result.refusal.kind, audience: request.audience },
       'voice usage refused',
     );
-    throw refusalError(result.refusal, request.audience);
+    throw refusalError(result.refusal, request.audience, 'voice');
   }
   return { id, accountId: request.accountId, sessionId: request.sessionId, seconds: result.seconds, quotaExempt };
 }
@@ -105,8 +133,8 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
 /**
  * Records the seconds a grant was actually used (may exceed the grant if the call ran over before it was cut)
  * and frees the rest. Exactly once per grant, like Meter.settle. Voice seconds count toward the voice minutes
- * (or the playground seconds when exempt); their provider cost is recorded in micros on the event and the
- * balance's voice_cost_micros, apart from the chat budget.
+ * (or the playground seconds when exempt); their cost is spend like any other (the balance's consumed micros, the
+ * usage event, the budget alerts), and the balance's voice_cost_micros keeps voice's share of it.
  */
 export async function settleVoiceSeconds(
   meter: Meter,
@@ -124,16 +152,22 @@ export async function settleVoiceSeconds(
     const now = meter.clock.now();
     await q.closeReservation(tx, id, 'settled', now);
     const wasOpen = row.status === 'open';
-    await q.adjustBalance(tx, row.accountId, row.periodStart, {
-      voiceCostMicros: cost,
-      ...(row.quotaExempt
-        ? { playgroundVoiceSeconds: seconds }
-        : { voiceSecondsUsed: seconds, ...(wasOpen ? { voiceSecondsReserved: -row.reservedSeconds } : {}) }),
-    });
+    const [, alertState] = await Promise.all([
+      q.adjustBalance(tx, row.accountId, row.periodStart, {
+        voiceCostMicros: cost,
+        consumedMicros: cost,
+        ...(wasOpen ? { reservedMicros: -row.reservedMicros } : {}),
+        ...(row.quotaExempt
+          ? { playgroundVoiceSeconds: seconds }
+          : { voiceSecondsUsed: seconds, ...(wasOpen ? { voiceSecondsReserved: -row.reservedSeconds } : {}) }),
+      }),
+      cost > 0 ? readAlertState(tx, row.accountId, row.periodStart) : undefined,
+    ]);
     await q.upsertUsageEvent(
       tx,
       meter.eventOf(row, 'settled', now, { units: seconds, costMicros: cost, model: 'voice' }),
     );
+    if (alertState) await meter.budgetAlerts(tx, row.accountId, row.periodStart, alertState);
     return wasOpen ? ('settled' as const) : ('late' as const);
   });
   return { status, seconds: status === 'duplicate' ? 0 : seconds };
@@ -147,4 +181,26 @@ export async function listVoiceGrants(
   if (meter.mode === 'off') return [];
   const rows = await q.listVoiceReservations(meter.sql, sessionId);
   return rows.map((r) => ({ id: r.id, status: r.status, seconds: r.reservedSeconds }));
+}
+
+/**
+ * Whether a running call may go on under the money budget (the hard stop): false once the period's spend plus the
+ * seconds this call used and has not settled yet reach the effective budget, for instance after the owner lowered
+ * the hard limit or other spend used it up. Enforce mode only; calls exempt from the limits are never cut for money.
+ * One indexed read; the voice supervisor polls it with the grant check.
+ */
+export async function voiceBudgetAllows(
+  meter: Meter,
+  grant: Pick<VoiceGrant, 'accountId' | 'quotaExempt'>,
+  unsettledSeconds: number,
+): Promise<boolean> {
+  if (meter.mode !== 'enforce' || grant.quotaExempt) return true;
+  const { account, balance, plan } = await snapshot(meter, grant.accountId);
+  const limitMicros = limitMicrosOf(
+    plan,
+    account.limitOverrideMicros,
+    balance.creditMicros,
+    account.budgetHardLimitMicros,
+  );
+  return balance.consumedMicros + priceVoiceSeconds(Math.max(0, unsettledSeconds)) < limitMicros;
 }

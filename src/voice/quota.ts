@@ -4,6 +4,7 @@ import {
   listVoiceGrants,
   reserveVoiceSeconds,
   settleVoiceSeconds,
+  voiceBudgetAllows,
   VOICE_GRANT_SECONDS,
   type Meter,
   type VoiceGrant,
@@ -171,7 +172,10 @@ export function meteredVoiceQuota(
         });
         await chain.renewing;
       }
-      return !(chain.exhausted && usedSeconds >= chain.granted);
+      if (chain.exhausted && usedSeconds >= chain.granted) return false;
+      // The hard stop: the money budget ran out (spend elsewhere, a lowered hard limit) before the grants did.
+      const settled = chain.blocks.reduce((n, b) => n + (b.settled ? b.grant.seconds : 0), 0);
+      return voiceBudgetAllows(meter, chain.blocks[0]!.grant, usedSeconds - settled);
     },
 
     async settle(request, billableSeconds) {

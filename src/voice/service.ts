@@ -67,7 +67,8 @@ export class VoiceService {
       clock,
       limits: {
         mediaGraceMs: 15_000,
-        quotaCheckEveryMs: 10_000,
+        // At least once per heartbeat interval: a spent budget ends the call within one (the hard stop).
+        quotaCheckEveryMs: Math.min(10_000, deps.config.VOICE_HEARTBEAT_INTERVAL_MS),
         joinTimeoutMs: deps.config.VOICE_JOIN_TIMEOUT_SECONDS * 1000,
         ...options.limits,
       },

@@ -134,7 +134,7 @@ t.test('usage shows the free plan: $1.00 budget and 10 voice minutes', async (t)
   t.match(stats, /Requests\s+0 \/ 75/);
   t.match(stats, /Voice minutes used\s+0 \/ 10/);
   t.match(await page.locator('main').innerText(), /Plan free/);
-  t.equal(await page.locator('figure.chart svg').count(), 2, 'daily spend and voice charts');
+  t.equal(await page.locator('figure.chart svg').count(), 3, 'forecast, daily spend and voice charts');
 });
 
 t.test('an owner sees no admin link, and a forced /admin shows the API refusal', async (t) => {

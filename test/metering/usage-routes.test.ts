@@ -92,9 +92,10 @@ t.test('summary, limits, by-assistant and recent show what was metered, for this
     planCode: 'free',
     status: 'active',
     limitMicros: 1_000_000,
-    consumedMicros: 600 + 400,
+    // Chat, ingestion and both calls' voice seconds (42 s and 17 s at 1,000 micros): one ledger, voice included.
+    consumedMicros: 600 + 400 + 42_000 + 17_000,
     reservedMicros: 10_000,
-    remainingMicros: 1_000_000 - 1_000 - 10_000,
+    remainingMicros: 1_000_000 - 60_000 - 10_000,
     requestCount: 2,
     monthlyRequestCap: 75,
     enforcement: 'enforce',

@@ -43,7 +43,8 @@ t.test('voice minutes: partial grants and refusal below 30 s', async (t) => {
   const b = await balanceOf(sql, accountId);
   t.equal(b?.voiceSecondsUsed, 590);
   t.equal(b?.voiceSecondsReserved, 0);
-  t.equal(b?.consumedMicros, 0, 'voice does not spend the chat budget');
+  t.equal(b?.consumedMicros, 590 * 1_000, 'voice seconds are spend like any other, at their price');
+  t.equal(b?.reservedMicros, 0, 'nothing held once every grant settled');
 });
 
 t.test('concurrent calls per plan; renewals are not concurrency-checked', async (t) => {

@@ -8,7 +8,7 @@ import { errorFromAnswer, networkError } from '@parley/sdk';
 import { sessionFetch } from './client.js';
 import { scopes, type paths } from './generated/dashboard-routes.js';
 
-type Method = 'get' | 'post' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Path<M extends Method> = { [P in keyof paths]: paths[P][M] extends undefined ? never : P }[keyof paths];
 type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
@@ -83,6 +83,10 @@ export type DashboardConfig = Answer<'/api/dashboard/config', 'get'>;
 export type UsageSummary = Answer<'/api/v1/account/usage/summary', 'get'>['summary'];
 export type UsageLimits = Answer<'/api/v1/account/usage/limits', 'get'>['limits'];
 export type UsageEvent = Answer<'/api/v1/account/usage/recent', 'get'>['events'][number];
+export type Budget = Answer<'/api/v1/account/budget', 'get'>['budget'];
+export type BudgetSettings = RequestBody<'/api/v1/account/budget', 'put'>;
+export type UsageForecast = Answer<'/api/v1/account/usage/forecast', 'get'>['forecast'];
+export type DailyUsage = Answer<'/api/v1/account/usage/daily', 'get'>;
 export type Billing = Answer<'/api/v1/account/billing', 'get'>['billing'];
 export type PaidPlan = RequestBody<'/api/v1/account/billing/checkout', 'post'>['planCode'];
 export type AdminAccount = Answer<'/api/admin/accounts', 'get'>['accounts'][number];
@@ -136,6 +140,10 @@ export const dashboardApi = {
   usageSummary: () => call('get', '/api/v1/account/usage/summary'),
   usageLimits: () => call('get', '/api/v1/account/usage/limits'),
   usageRecent: (limit = 200) => call('get', '/api/v1/account/usage/recent', { query: { limit } }),
+  usageDaily: () => call('get', '/api/v1/account/usage/daily'),
+  usageForecast: () => call('get', '/api/v1/account/usage/forecast'),
+  budget: () => call('get', '/api/v1/account/budget'),
+  setBudget: (body: BudgetSettings) => call('put', '/api/v1/account/budget', { body }),
 
   billing: () => call('get', '/api/v1/account/billing'),
   checkout: (planCode: PaidPlan) => call('post', '/api/v1/account/billing/checkout', { body: { planCode } }),

@@ -1,29 +1,16 @@
-import { dashboardApi, type UsageEvent, type UsageSummary } from '../api/dashboard-routes.js';
+import { dashboardApi, type DailyUsage } from '../api/dashboard-routes.js';
 import { BarChart } from '../ui/chart.js';
 import { Loaded, useLoad } from '../ui/components.js';
 import { date, dollars, minutes } from '../ui/format.js';
+import { BudgetBanner, BudgetForm, ForecastChart, forecastSentence } from './usage-budget.js';
 
-/** Days of the current period (UTC) with spend and voice seconds summed from the recent usage events. */
-function dailySeries(summary: UsageSummary, events: UsageEvent[]) {
-  const start = new Date(summary.periodStart);
-  const end = new Date(Math.min(Date.now(), new Date(summary.periodEnd).getTime()));
-  const days: string[] = [];
-  for (
-    let d = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
-    d <= end.getTime();
-    d += 86_400_000
-  ) {
-    days.push(new Date(d).toISOString().slice(0, 10));
-  }
-  const spend = new Map(days.map((d) => [d, 0]));
-  const voice = new Map(days.map((d) => [d, 0]));
-  for (const e of events) {
-    const day = e.createdAt.slice(0, 10);
-    if (!spend.has(day)) continue;
-    spend.set(day, spend.get(day)! + e.costMicros);
-    if (e.kind === 'voice') voice.set(day, voice.get(day)! + e.units);
-  }
-  return { days, spend: days.map((d) => spend.get(d)!), voiceSeconds: days.map((d) => voice.get(d)!) };
+/** The days of the current period from the per-day roll-up: every day, the whole period, voice included. */
+function dailySeries(daily: DailyUsage) {
+  return {
+    days: daily.days.map((d) => d.date),
+    spend: daily.days.map((d) => d.costMicros),
+    voiceSeconds: daily.days.map((d) => d.voiceSeconds),
+  };
 }
 
 function Meter({ label, used, limit, text }: { label: string; used: number; limit: number | null; text: string }) {
@@ -38,21 +25,30 @@ function Meter({ label, used, limit, text }: { label: string; used: number; limi
   );
 }
 
-/** What the account spent and may still spend this period, from /api/v1/account/usage/summary. */
+/**
+ * What the account spent and may still spend this period: the summary, the threshold banner, the forecast (chart and
+ * sentence), the daily roll-up and the budget settings. Every figure comes from the same ledger.
+ */
 export function UsagePage() {
   const load = useLoad(async () => {
-    const [{ summary }, { events }] = await Promise.all([dashboardApi.usageSummary(), dashboardApi.usageRecent(200)]);
-    return { summary, events };
+    const [{ summary }, daily, { forecast }, { budget }] = await Promise.all([
+      dashboardApi.usageSummary(),
+      dashboardApi.usageDaily(),
+      dashboardApi.usageForecast(),
+      dashboardApi.budget(),
+    ]);
+    return { summary, daily, forecast, budget };
   }, []);
   return (
     <section>
       <h1 tabIndex={-1}>Usage</h1>
       <Loaded load={load} label="Loading usage…">
-        {({ summary: s, events }) => {
-          const series = dailySeries(s, events);
+        {({ summary: s, daily, forecast, budget }) => {
+          const series = dailySeries(daily);
           const v = s.voice;
           return (
             <div class="stack">
+              <BudgetBanner budget={budget} />
               <section class="card" aria-labelledby="period-h">
                 <h2 id="period-h">
                   Current period: {date(s.periodStart)} – {date(s.periodEnd)}
@@ -117,9 +113,16 @@ export function UsagePage() {
                   text={`${minutes(v.voiceSecondsUsed)} of ${minutes(v.voiceSecondsLimit)} min`}
                 />
               </section>
+              <section class="card" aria-labelledby="forecast-h">
+                <h2 id="forecast-h">Forecast</h2>
+                <p class="forecast-sentence">{forecastSentence(forecast)}</p>
+                <ForecastChart forecast={forecast} daily={daily} />
+              </section>
               <section class="card" aria-labelledby="daily-h">
                 <h2 id="daily-h">Daily</h2>
-                <p class="muted small">From the latest {events.length} usage events of this period.</p>
+                <p class="muted small">
+                  Every day of this period: {dollars(daily.totalMicros)} in all, chat, documents and voice.
+                </p>
                 <BarChart
                   title="Spend per day"
                   labels={series.days}
@@ -135,6 +138,7 @@ export function UsagePage() {
                   unit="minutes"
                 />
               </section>
+              <BudgetForm budget={budget} onSaved={load.reload} />
             </div>
           );
         }}

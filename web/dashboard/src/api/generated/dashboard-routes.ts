@@ -348,6 +348,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Budget settings, the effective budget and this period’s threshold alerts */
+        get: operations["getApiV1AccountBudget"];
+        /** Set the alert thresholds and the hard limit */
+        put: operations["putApiV1AccountBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/account/usage/by-assistant": {
         parameters: {
             query?: never;
@@ -357,6 +375,40 @@ export interface paths {
         };
         /** Spend per assistant in the current billing period */
         get: operations["getApiV1AccountUsageByAssistant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Usage per day, by assistant, source and kind */
+        get: operations["getApiV1AccountUsageDaily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/usage/forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Spend projected to the end of the period */
+        get: operations["getApiV1AccountUsageForecast"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1461,6 +1513,131 @@ export interface operations {
             default: v1["responses"]["Error"];
         };
     };
+    getApiV1AccountBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        budget: {
+                            alerts: {
+                                /** @description micros (1,000,000 = $1) */
+                                budgetMicros: number;
+                                crossedAt: string;
+                                /** @description micros (1,000,000 = $1) */
+                                projectedMicros: number;
+                                /** @description micros (1,000,000 = $1) */
+                                spentMicros: number;
+                                thresholdPercent: number;
+                            }[];
+                            alertThresholdsPercent: number[];
+                            effective: {
+                                /** @description The smaller of the granted budget and the hard limit. */
+                                budgetMicros: number;
+                                /** @description micros (1,000,000 = $1) */
+                                creditMicros: number;
+                                hardLimitMicros: number | null;
+                                limitOverrideMicros: number | null;
+                                /** @description micros (1,000,000 = $1) */
+                                planBudgetMicros: number;
+                                /** @enum {string} */
+                                source: "plan" | "operator_override" | "hard_limit";
+                            };
+                            hardLimitMicros: number | null;
+                            periodEnd: string;
+                            periodStart: string;
+                            /** @description micros (1,000,000 = $1) */
+                            spentMicros: number;
+                        };
+                    };
+                };
+            };
+            /** @description No dashboard session */
+            401: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    putApiV1AccountBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Percentages (1–100) of the effective budget, at most 5; each alerts once per period. */
+                    alertThresholdsPercent?: number[];
+                    /** @description At or below the plan budget (or its override); null removes it. */
+                    hardLimitMicros?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        budget: {
+                            alerts: {
+                                /** @description micros (1,000,000 = $1) */
+                                budgetMicros: number;
+                                crossedAt: string;
+                                /** @description micros (1,000,000 = $1) */
+                                projectedMicros: number;
+                                /** @description micros (1,000,000 = $1) */
+                                spentMicros: number;
+                                thresholdPercent: number;
+                            }[];
+                            alertThresholdsPercent: number[];
+                            effective: {
+                                /** @description The smaller of the granted budget and the hard limit. */
+                                budgetMicros: number;
+                                /** @description micros (1,000,000 = $1) */
+                                creditMicros: number;
+                                hardLimitMicros: number | null;
+                                limitOverrideMicros: number | null;
+                                /** @description micros (1,000,000 = $1) */
+                                planBudgetMicros: number;
+                                /** @enum {string} */
+                                source: "plan" | "operator_override" | "hard_limit";
+                            };
+                            hardLimitMicros: number | null;
+                            periodEnd: string;
+                            periodStart: string;
+                            /** @description micros (1,000,000 = $1) */
+                            spentMicros: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid thresholds, or a hard limit above the budget */
+            400: v1["responses"]["Error"];
+            /** @description No dashboard session */
+            401: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
     getApiV1AccountUsageByAssistant: {
         parameters: {
             query?: never;
@@ -1487,6 +1664,121 @@ export interface operations {
                         }[];
                         periodEnd: string;
                         periodStart: string;
+                    };
+                };
+            };
+            /** @description No dashboard session */
+            401: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    getApiV1AccountUsageDaily: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (inclusive). */
+                from?: string;
+                /** @description Last UTC day (inclusive); at most 366 days. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description No from/to: the days of the current period, its spend only. */
+                        currentPeriodOnly: boolean;
+                        days: {
+                            byAssistant: {
+                                assistantId: string | null;
+                                /** @description micros (1,000,000 = $1) */
+                                costMicros: number;
+                                requestCount: number;
+                            }[];
+                            byKind: {
+                                /** @description micros (1,000,000 = $1) */
+                                costMicros: number;
+                                kind: string;
+                                units: number;
+                            }[];
+                            bySource: {
+                                /** @description micros (1,000,000 = $1) */
+                                costMicros: number;
+                                requestCount: number;
+                                source: string;
+                            }[];
+                            /** @description micros (1,000,000 = $1) */
+                            costMicros: number;
+                            date: string;
+                            inputTokens: number;
+                            outputTokens: number;
+                            requestCount: number;
+                            voiceSeconds: number;
+                        }[];
+                        from: string;
+                        periodEnd: string;
+                        periodStart: string;
+                        to: string;
+                        /** @description micros (1,000,000 = $1) */
+                        totalMicros: number;
+                    };
+                };
+            };
+            /** @description Invalid range */
+            400: v1["responses"]["Error"];
+            /** @description No dashboard session */
+            401: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    getApiV1AccountUsageForecast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        forecast: {
+                            /** @description micros (1,000,000 = $1) */
+                            budgetMicros: number;
+                            /** @description Held by live calls and streams now. */
+                            liveExposureMicros: number;
+                            periodEnd: string;
+                            periodStart: string;
+                            /** @description When the budget runs out at this pace; null: not this period. */
+                            projectedExhaustionAt: string | null;
+                            /** @description Spend at the period's end at this period's pace, plus the live exposure. */
+                            projectedMicros: number;
+                            /** @description micros (1,000,000 = $1) */
+                            spentMicros: number;
+                            voice: {
+                                projectedSeconds: number;
+                                secondsLimit: number;
+                                secondsUsed: number;
+                            };
+                        };
                     };
                 };
             };
