@@ -2,12 +2,12 @@
  * The HAProxy configuration for Parley behind one proxy, rendered from the list of instances, so `npm run cluster`,
  * the cluster test and deploy/haproxy.cfg (compose) share one text.
  *
- * Routing: a request about one voice session (`/api/v1/voice/sessions/vs_<key>_.../{heartbeat,gate,end,stream}`)
- * goes to the instance whose INSTANCE_ROUTE_KEY is <key> while that instance is alive (`/healthz`, which stays 200
- * while it drains); everything else goes to the least-loaded instance that is ready (`/readyz`, 503 while
- * draining or when a dependency does not answer); when none is ready, to the least-loaded live one. A session whose
- * owner is down lands on a survivor, which answers for it (421 with the owner until its record expires, then
- * `lost` / `control_lost`).
+ * Routing: one backend (`parley`) for mints and for every request about a voice session
+ * (`/api/v1/voice/sessions/vs_<key>_.../{heartbeat,gate,end,stream}`), so least connections counts each instance's live
+ * calls (their media sockets and gate streams) and a new call goes to the ready instance with the fewest. A session's
+ * requests go to the instance whose INSTANCE_ROUTE_KEY is <key> while it is alive, ready or not (`/readyz` 503 while
+ * it drains puts it in NOLB: no new calls, its own calls still reach it); a dead owner is DOWN, and its calls' requests
+ * land on a survivor, which answers `lost` for them. When no instance is ready, other requests go to any live one.
  */
 export interface ProxyInstance {
   /** INSTANCE_ROUTE_KEY of the instance, also the HAProxy server name. */
@@ -74,31 +74,38 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
     `  bind ${options.bind}`,
     "  # Requests about one voice session carry its owner's route key: vs_<key>_<random>.",
     '  acl voice_session path_reg ^/api/v1/voice/sessions/vs_[a-z0-9]{1,12}_[0-9A-Za-z]+(/|$)',
-    '  use_backend parley_alive if voice_session',
     '  # No instance ready (e.g. Redis down everywhere): the live ones still answer, with a clear 503 where they must.',
-    '  use_backend parley_alive if { nbsrv(parley) eq 0 }',
+    '  use_backend parley_alive if !voice_session { nbsrv(parley) eq 0 }',
     '  default_backend parley',
     '',
+    '# One backend for mints and for every request about a live call (its media socket and gate stream stay open as',
+    "# long as the call): least connections therefore counts each instance's live calls, and a new call goes to the",
+    '# ready instance with the fewest.',
     'backend parley',
     '  balance leastconn',
     '  option httpchk',
+    '  # Ready (200): takes new calls. Alive but not ready (503: draining, or a dependency does not answer): NOLB, no',
+    '  # new calls, yet the requests of its live calls still reach it. No answer: DOWN, and those requests go to a',
+    "  # survivor, which answers for the dead owner's calls.",
     '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr host parley',
-    '  http-check expect status 200',
-    '  # A mint refused by an instance that began draining before its check failed (503, nothing started) is tried',
+    '  http-check expect status 200 error-status L7OKC',
+    '  # A mint refused by an instance that began draining before its check saw it (503, nothing started) is tried',
     '  # once more elsewhere; no other request is ever replayed.',
     '  retry-on conn-failure empty-response 503',
     '  http-request disable-l7-retry unless { method POST } { path /api/v1/voice/sessions }',
-    `  default-server inter ${inter} fall 2 rise 2`,
+    ...options.instances.map(
+      (i) => `  use-server ${i.routeKey} if { path_beg /api/v1/voice/sessions/vs_${i.routeKey}_ }`,
+    ),
+    '  # A refused connection marks the instance down at once (it died), not only after two failed checks.',
+    `  default-server inter ${inter} fall 2 rise 2 observe layer4 error-limit 1 on-error mark-down`,
     ...servers,
     '',
+    '# Only while no instance is ready: requests that are not about a live call go to any instance that is alive.',
     'backend parley_alive',
     '  balance leastconn',
     '  option httpchk',
     '  http-check send meth GET uri /healthz ver HTTP/1.1 hdr host parley',
     '  http-check expect status 200',
-    ...options.instances.map(
-      (i) => `  use-server ${i.routeKey} if { path_beg /api/v1/voice/sessions/vs_${i.routeKey}_ }`,
-    ),
     `  default-server inter ${inter} fall 2 rise 2`,
     ...servers,
   ];
