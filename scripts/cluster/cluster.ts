@@ -53,6 +53,8 @@ export interface Cluster {
   /** The proxy: where callers go. */
   readonly url: string;
   readonly statsUrl: string;
+  /** HAProxy's runtime API socket (admin level): see {@link admin}. */
+  readonly adminSocket: string;
   readonly instances: ClusterInstance[];
   /** The proxy's view of each instance, per backend: `UP`, `DOWN`, `MAINT`... (from the stats CSV). */
   serverStates(): Promise<Record<string, Record<string, string>>>;
@@ -295,6 +297,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const cluster: Cluster = {
       url: `http://127.0.0.1:${proxyPort}`,
       statsUrl: `http://127.0.0.1:${statsPort}/stats`,
+      adminSocket,
       instances,
       serverStates,
       rollingRestart,
