@@ -42,6 +42,11 @@ export interface LoadTestReport {
     refusals: Record<string, number>;
     /** Why calls ended: client (this tool hung up) or the service's endReason. */
     endReasons: Record<string, number>;
+    /**
+     * Connected calls per instance, by the route key their session ids carry (`vs_<key>_...`): how a proxy spread
+     * them over a cluster. One entry for a single instance.
+     */
+    perInstance: Record<string, number>;
     errors: Record<string, number>;
     audio: {
       sentBytes: number;
@@ -158,6 +163,7 @@ export async function runLoadTest(
   let secondRoundTrip = new Samples(10_000);
   const refusals = new Tally();
   const endReasons = new Tally();
+  const perInstance = new Tally();
   const errors = new Tally();
   const audio = {
     sentBytes: 0,
@@ -255,6 +261,7 @@ export async function runLoadTest(
         continue;
       }
       connected++;
+      perInstance.add(/^vs_([a-z0-9]+)_/.exec(call.session?.sessionId ?? '')?.[1] ?? 'unknown');
       if (call.stats.mintMs !== undefined) mintMs.add(call.stats.mintMs);
       if (call.stats.connectMs !== undefined) connectMs.add(call.stats.connectMs);
       me.firstFrameAt = performance.now();
@@ -390,6 +397,7 @@ export async function runLoadTest(
       echoDetected,
       refusals: refusals.counts,
       endReasons: endReasons.counts,
+      perInstance: perInstance.counts,
       errors: errors.counts,
       audio: { ...audio, maxSendLagMs: Math.round(audio.maxSendLagMs) },
       heartbeats,
