@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 
@@ -7,7 +8,10 @@ import postgres from 'postgres';
  * transaction counters for the run's database (pg_stat_database).
  */
 export interface RedisWindow {
+  /** Commands clients sent (round trips; a script counts once). */
   commands: number;
+  /** Commands scripts ran inside Redis (MONITOR shows them with source `lua`), not in `commands`. */
+  scriptInner: number;
   /** Commands by family: `voice:owner` (ownership records), `voice:instance` (presence), `publish <channel>`... */
   byFamily: Record<string, number>;
   publishes: number;
@@ -34,25 +38,43 @@ function family(prefix: string, args: string[]): string {
   return parts.slice(0, 2).join(':');
 }
 
-/** Count what Redis executes for `ms`. */
+/**
+ * Count what Redis executes for `ms`: `redis-cli monitor` (ioredis's own monitor mode lost its place in the reply
+ * stream under a few thousand lines a second), one line per command, `[db source]` then the quoted arguments.
+ */
 export async function watchRedis(url: string, prefix: string, ms: number): Promise<RedisWindow> {
-  const client = new Redis(url, { lazyConnect: true });
-  await client.connect();
-  const monitor = await client.monitor();
-  const window: RedisWindow = { commands: 0, byFamily: {}, publishes: 0, examples: {} };
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  const { hostname, port } = new URL(url);
+  const child = spawn('stdbuf', ['-oL', 'redis-cli', '-h', hostname, '-p', port || '6379', 'monitor'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const window: RedisWindow = { commands: 0, scriptInner: 0, byFamily: {}, publishes: 0, examples: {} };
+  let rest = '';
+  const line = (text: string) => {
+    const m = /^\d+\.\d+ \[\d+ (\S+)\] (.*)$/.exec(text);
+    if (m === null) return;
+    const args = [...m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]!);
     const name = (args[0] ?? '').toLowerCase();
     if (name === 'monitor' || name === 'info' || name === 'ping' || name === 'client') return;
+    if (m[1] === 'lua') {
+      window.scriptInner++;
+      return;
+    }
     window.commands++;
     if (name === 'publish') window.publishes++;
     const f = family(prefix, args);
     window.byFamily[f] = (window.byFamily[f] ?? 0) + 1;
     const seen = (window.examples[f] ??= []);
     if (seen.length < 3) seen.push(args.map((a) => a.slice(0, 40)).join(' '));
+  };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop() ?? '';
+    parts.forEach(line);
   });
   await new Promise((resolve) => setTimeout(resolve, ms));
-  monitor.disconnect();
-  client.disconnect();
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
   return window;
 }
 

@@ -35,9 +35,17 @@ export interface FleetSizeResult {
   instances: number;
   calls: number;
   windowSeconds: number;
-  idle: { redisCommandsPerSecond: number; postgresWritesPerMinute: number; postgresCommitsPerMinute: number };
-  perCall: {
+  idle: {
     redisCommandsPerSecond: number;
+    redisScriptInnerPerSecond: number;
+    postgresWritesPerMinute: number;
+    postgresCommitsPerMinute: number;
+  };
+  perCall: {
+    /** Round trips (a script once). */
+    redisCommandsPerSecond: number;
+    /** Commands run inside scripts (the ownership compare-and-set runs a GET and a SET). */
+    redisScriptInnerPerSecond: number;
     ownershipRenewalsPerMinute: number;
     postgresWritesPerMinute: number;
     postgresCommitsPerMinute: number;
@@ -58,6 +66,9 @@ export interface BurstResult {
   p95Ms: number;
   maxMs: number;
   perInstance: Record<string, number>;
+  /** PostgreSQL row writes (inserted + updated + deleted) and commits per call, mint to settled end. */
+  postgresWritesPerCall: number;
+  postgresCommitsPerCall: number;
   /** Every end answered -> every instance's parley_voice_sessions_active back at 0 (polled every 100 ms). */
   slotsFreeMs: number;
 }
@@ -109,7 +120,14 @@ async function liveCalls(cluster: Cluster): Promise<number> {
   return sum;
 }
 
-async function burst(cluster: Cluster, apiKey: string, assistantId: string, n: number): Promise<BurstResult> {
+async function burst(
+  cluster: Cluster,
+  apiKey: string,
+  assistantId: string,
+  n: number,
+  databaseUrl: string,
+): Promise<BurstResult> {
+  const before = await postgresCounters(databaseUrl);
   const mint = async () => {
     const started = performance.now();
     const res = await fetch(`${cluster.url}/api/v1/voice/sessions`, {
@@ -144,6 +162,11 @@ async function burst(cluster: Cluster, apiKey: string, assistantId: string, n: n
   );
   const ended = performance.now();
   await waitUntil(async () => (await liveCalls(cluster)) === 0, 30_000, 'every slot free');
+  const slotsFreeMs = Math.round(performance.now() - ended);
+  // Settlement finishes before the slot frees; give the backends' counters their flush (at most 1 s) first.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const pg = postgresDelta(before, await postgresCounters(databaseUrl));
+  const admitted = answers.filter((a) => a.status === 200).length;
   return {
     mints: n,
     instances: cluster.instances.length,
@@ -155,7 +178,9 @@ async function burst(cluster: Cluster, apiKey: string, assistantId: string, n: n
     p95Ms: Math.round(percentile(times, 95)),
     maxMs: Math.round(times.at(-1) ?? 0),
     perInstance,
-    slotsFreeMs: Math.round(performance.now() - ended),
+    postgresWritesPerCall: Math.round(((pg.inserted + pg.updated + pg.deleted) / Math.max(1, admitted)) * 10) / 10,
+    postgresCommitsPerCall: Math.round((pg.commits / Math.max(1, admitted)) * 10) / 10,
+    slotsFreeMs,
   };
 }
 
@@ -211,7 +236,9 @@ async function measureSize(
     const subs = await subscribers(redis.url, fixture.redisPrefix);
     await Promise.all(callers.map((c) => c.end()));
     // The burst last, so its settlements do not land in a measured window.
-    const burstResult = wantBurst ? await burst(cluster, fixture.apiKey, assistant.publicId, options.burst) : undefined;
+    const burstResult = wantBurst
+      ? await burst(cluster, fixture.apiKey, assistant.publicId, options.burst, databaseUrl)
+      : undefined;
     if (burstResult) log(`fleet: burst ${JSON.stringify(burstResult)}`);
     const perMinute = 60 / options.windowSeconds;
     const writes = (d: PostgresCounters) => d.inserted + d.updated + d.deleted;
@@ -228,6 +255,7 @@ async function measureSize(
         windowSeconds: options.windowSeconds,
         idle: {
           redisCommandsPerSecond: Math.round((idle.window.commands / options.windowSeconds) * 10) / 10,
+          redisScriptInnerPerSecond: Math.round((idle.window.scriptInner / options.windowSeconds) * 10) / 10,
           postgresWritesPerMinute: Math.round(writes(idle.delta) * perMinute),
           postgresCommitsPerMinute: Math.round(idle.delta.commits * perMinute),
         },
@@ -235,6 +263,10 @@ async function measureSize(
           redisCommandsPerSecond: per(
             loaded.window.commands / options.windowSeconds,
             idle.window.commands / options.windowSeconds,
+          ),
+          redisScriptInnerPerSecond: per(
+            loaded.window.scriptInner / options.windowSeconds,
+            idle.window.scriptInner / options.windowSeconds,
           ),
           ownershipRenewalsPerMinute: per(
             (loaded.window.byFamily['voice:owner'] ?? 0) * perMinute,

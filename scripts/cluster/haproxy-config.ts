@@ -31,6 +31,11 @@ export interface ProxyConfigOptions {
   stats?: { bind: string; uri: string };
   /** Container deployments: resolve server names through Docker's DNS and start even if an instance is not up yet. */
   dockerDns?: boolean;
+  /**
+   * The proxy's connection limit (default 8000). Each live call holds two client connections (media socket and gate
+   * stream) and two to its instance: at the default about 4,000 calls fit (deploy/RUNBOOK.md, sizing).
+   */
+  maxConnections?: number;
   /** A Unix socket for HAProxy's runtime API (admin level): how the local cluster swaps instances in and out. */
   adminSocket?: string;
 }
@@ -52,7 +57,7 @@ export function renderHaproxyConfig(options: ProxyConfigOptions): string {
   const lines = [
     '# Parley behind HAProxy (rendered by scripts/cluster/haproxy-config.ts; see deploy/README.md).',
     'global',
-    '  maxconn 8000',
+    `  maxconn ${options.maxConnections ?? 8000}`,
     ...(options.adminSocket ? [`  stats socket ${options.adminSocket} mode 600 level admin`] : []),
     '',
     ...(options.dockerDns ? ['resolvers docker', '  nameserver dns 127.0.0.11:53', '  hold valid 5s', ''] : []),

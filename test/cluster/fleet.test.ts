@@ -1,5 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import t from 'tap';
+import type { LoadTestReport } from '../../sdk/src/cli/loadtest/run.js';
+import { runScript } from '../sdk/helpers.js';
 import { admin, waitUntil } from '../../scripts/cluster/cluster.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
 import { uniquePrefix } from '../helpers/store.js';
@@ -36,6 +39,30 @@ t.test(
     };
     const live = () => callers.filter((c) => c.ended === undefined && c.over === undefined);
     const perInstance = (cs: Caller[]) => KEYS.map((k) => cs.filter((c) => c.routeKey === k).length);
+
+    // ---- parley-loadtest through the proxy says where its calls ran -------------------------------------------------
+    const loadtest = await runScript(
+      fileURLToPath(new URL('../../sdk/src/cli/loadtest/main.ts', import.meta.url)),
+      [
+        ...['--url', cluster.url, '--assistant', assistant.publicId, '--calls', '6', '--ramp-up', '300ms'],
+        ...['--duration', '3s', '--json', '--no-report', '--yes', '--quiet'],
+      ],
+      { env: { PARLEY_API_KEY: owner.secret } },
+    );
+    t.equal(loadtest.code, 0, `parley-loadtest exit 0 (${loadtest.stderr.slice(-400)})`);
+    const report = JSON.parse(loadtest.stdout) as LoadTestReport;
+    t.same(Object.keys(report.voice.perInstance).sort(), ['n1', 'n2', 'n3'], 'calls per instance, by route key');
+    t.equal(
+      Object.values(report.voice.perInstance).reduce((a, b) => a + b, 0),
+      report.voice.connected,
+      'every connected call counted once',
+    );
+    t.match(loadtest.stderr, /calls per instance\s+n\d: \d/, 'and the summary shows them');
+    await waitUntil(
+      async () => (await redis.keys('voice:owner:*')).length === 0,
+      10_000,
+      "the load test's calls to be over",
+    );
 
     // ---- unequal start: four live calls on n1 only (the others out of the mint rotation meanwhile) ----------------
     await admin(cluster.adminSocket, ['set server parley/n2 state drain', 'set server parley/n3 state drain']);
