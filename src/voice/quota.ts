@@ -36,6 +36,11 @@ export interface VoiceQuota {
   settle(request: VoiceQuotaRequest, billableSeconds: number, usageFinalized: boolean): Promise<void>;
   /** A mint that failed after admission (provider unconfirmed): release without billing. */
   release(request: VoiceQuotaRequest): Promise<void>;
+  /**
+   * The call stopped running here: its place under VOICE_MAX_CONCURRENT_SESSIONS is free at once, even when its
+   * settlement waits for the database (a burst of ends must not hold the slots of calls that are over).
+   */
+  ended?(request: VoiceQuotaRequest): void;
 }
 
 export const noVoiceQuota: VoiceQuota = Object.freeze({
@@ -172,6 +177,10 @@ export function meteredVoiceQuota(
         await chain.renewing;
       }
       return !(chain.exhausted && usedSeconds >= chain.granted);
+    },
+
+    ended(request) {
+      local.delete(request.sessionId);
     },
 
     async settle(request, billableSeconds) {

@@ -24,7 +24,7 @@ t.test(
   '300 mints at once through the proxy: no error answer, even spread, slots freed',
   { timeout: 240_000 },
   async (t) => {
-    const { owner, assistant, cluster } = await startTestCluster(t, {
+    const { owner, assistant, cluster, output } = await startTestCluster(t, {
       name: 'Burst',
       redisUrl: TEST_REDIS_URL,
       redisPrefix: uniquePrefix('burst'),
@@ -120,5 +120,12 @@ t.test(
       refused.every((a) => a.status === 429 && a.code === 'VOICE_INSTANCE_CONCURRENCY_LIMIT'),
       `as 429 with the concurrency code (${[...new Set(refused.map((a) => `${a.status} ${a.code}`))].join(', ')})`,
     );
+    if (!t.passing())
+      t.comment(
+        output
+          .filter((l) => /warn|error/i.test(l))
+          .slice(-20)
+          .join('\n'),
+      );
   },
 );

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import type { LoadTestReport } from '../../sdk/src/cli/loadtest/run.js';
+import { summaryText } from '../../sdk/src/cli/loadtest/summary.js';
 import { runScript } from '../sdk/helpers.js';
 import { admin, waitUntil } from '../../scripts/cluster/cluster.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
@@ -57,7 +58,7 @@ t.test(
       report.voice.connected,
       'every connected call counted once',
     );
-    t.match(loadtest.stderr, /calls per instance\s+n\d: \d/, 'and the summary shows them');
+    t.match(summaryText(report), /calls per instance\s+n\d: \d/, 'and the printed summary shows them');
     await waitUntil(
       async () => (await redis.keys('voice:owner:*')).length === 0,
       10_000,
