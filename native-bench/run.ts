@@ -4,6 +4,8 @@
  *   npm run bench                       full run (under 5 minutes on 2 cores)
  *   npm run bench -- --quick            about a minute
  *   npm run bench -- --only=voice       or --only=http
+ *   npm run bench -- --only=fleet       a fleet behind HAProxy: a burst of mints, load per live call (fleet/run.ts)
+ *   npm run bench -- --only=fleet --fleet-sizes=3,10 --burst=300 --fleet-calls=3 --window=20
  *   npm run bench -- --sessions=50,200  voice concurrency levels
  *   npm run bench -- --relays=ws-relay,uws-relay,parley   (direct always runs: it is the latency floor)
  *   npm run bench -- --workers=2 --parley=tsx --no-pin
@@ -32,6 +34,7 @@ import { evaluateTargets } from './harness/targets.js';
 import { runHttpScenario } from './http/scenario.js';
 import { runUsageScenario, usageTargets } from './usage/scenario.js';
 import { runVoiceScenario } from './voice/scenario.js';
+import { runFleetBench } from './fleet/run.js';
 import { isRelayName, type RelayName } from './voice/implementations.js';
 import type { TrafficShape } from './voice/protocol.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,6 +65,10 @@ const { values } = parseArgs({
     report: { type: 'boolean', default: false },
     /** postgres (default: BENCH_DATABASE_URL or the local server, a fresh database per run) or embedded (PGlite). */
     database: { type: 'string', default: 'postgres' },
+    /** --only=fleet: instances per cluster measured, mints in the burst, live calls per instance. */
+    'fleet-sizes': { type: 'string', default: '3,10' },
+    burst: { type: 'string', default: '300' },
+    'fleet-calls': { type: 'string', default: '3' },
   },
   strict: true,
 });
@@ -71,8 +78,8 @@ const log = (line: string): void =>
   void process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
 const quick = values.quick;
 const only = values.only;
-if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage')
-  throw new Error('--only must be voice, http or usage');
+if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage' && only !== 'fleet')
+  throw new Error('--only must be voice, http, usage or fleet');
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1))
   throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
@@ -122,8 +129,35 @@ function reportOnly(): void {
   log('re-rendered native-bench/RESULTS.md and native-bench/results/chart.svg from results/latest.json');
 }
 
+/** --only=fleet: its own clusters, database and redis-server; writes results/fleet-latest.json. */
+async function fleet(): Promise<void> {
+  const sizes = values['fleet-sizes']!.split(',').map(Number);
+  const burst = Number(values.burst);
+  const perInstance = Number(values['fleet-calls']);
+  if (!sizes.every((n) => Number.isInteger(n) && n >= 1 && n <= 32)) throw new Error('--fleet-sizes: 1 to 32 each');
+  if (!Number.isInteger(burst) || burst < 0) throw new Error('--burst takes a whole number');
+  if (!Number.isInteger(perInstance) || perInstance < 1) throw new Error('--fleet-calls takes a positive integer');
+  const result = await runFleetBench({
+    sizes,
+    burst,
+    perInstance,
+    windowSeconds: Number(values.window ?? 20),
+    databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    log,
+  });
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'fleet-latest.json'),
+    `${JSON.stringify({ argv: process.argv.slice(2), ...result }, null, 2)}\n`,
+  );
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  log('wrote native-bench/results/fleet-latest.json');
+}
+
 async function main(): Promise<void> {
   if (values.report) return reportOnly();
+  if (only === 'fleet') return fleet();
   if (!canSampleProcesses()) throw new Error('native-bench reads server CPU and RSS from /proc: run it on Linux');
   const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   assertLoopback(redisUrl);

@@ -131,7 +131,10 @@ export function collectCapabilities(
 
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
   // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
-  const metrics = deps.config.METRICS_TOKEN !== undefined || deps.config.METRICS_PORT > 0 ? new Metrics() : undefined;
+  const metrics =
+    deps.config.METRICS_TOKEN !== undefined || deps.config.METRICS_PORT > 0
+      ? new Metrics({ instanceId: deps.config.instanceId })
+      : undefined;
   const meter = new Meter({
     sql: deps.sql,
     config: deps.config,

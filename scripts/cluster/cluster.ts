@@ -19,6 +19,8 @@ export interface ClusterOptions {
   workDir: string;
   /** Proxy port (0: a free one). */
   proxyPort?: number;
+  /** Ports of the first instances, in order (0 or missing: a free one); replacements always take a free one. */
+  instancePorts?: number[];
   /** Proxy health-check interval (ms). */
   checkIntervalMs?: number;
   haproxyPath?: string;
@@ -51,6 +53,8 @@ export interface Cluster {
   /** The proxy: where callers go. */
   readonly url: string;
   readonly statsUrl: string;
+  /** HAProxy's runtime API socket (admin level): see {@link admin}. */
+  readonly adminSocket: string;
   readonly instances: ClusterInstance[];
   /** The proxy's view of each instance, per backend: `UP`, `DOWN`, `MAINT`... (from the stats CSV). */
   serverStates(): Promise<Record<string, Record<string, string>>>;
@@ -63,7 +67,10 @@ export interface Cluster {
   rollingRestart(options?: {
     onStep?: (step: RollingStep) => void | Promise<void>;
   }): Promise<Array<{ old: string; replacement: string; exitCode: number | null }>>;
-  /** SIGTERM every instance still alive (they drain), then the proxy. Resolves when all exited. */
+  /**
+   * SIGTERM every instance still alive (they drain), then the proxy. Resolves when all exited. Called again while the
+   * first is under way, it sends the signal again: a second SIGTERM makes an instance end its calls now (`shutdown`).
+   */
   stop(options?: { signal?: NodeJS.Signals }): Promise<void>;
 }
 
@@ -96,13 +103,13 @@ function lines(child: ChildProcess, onLine: (line: string) => void): void {
 }
 
 /** Start one instance and wait until it answers /healthz. */
-async function startInstance(routeKey: string, options: ClusterOptions): Promise<ClusterInstance> {
+async function startInstance(routeKey: string, options: ClusterOptions, chosenPort = 0): Promise<ClusterInstance> {
   const name = `parley-${routeKey}`;
   const dataDir = join(options.workDir, name);
   mkdirSync(dataDir, { recursive: true });
   const instanceId = name;
   // A free port picked here (not PORT=0): the instance's ready line is a log line, and LOG_LEVEL may hide it.
-  const port = await freePort();
+  const port = chosenPort || (await freePort());
   const child = spawn(process.execPath, [...PARLEY_NODE_FLAGS, '--import', 'tsx', mainTs], {
     cwd: repoRoot,
     env: {
@@ -117,6 +124,9 @@ async function startInstance(routeKey: string, options: ClusterOptions): Promise
       TRUST_PROXY: 'true',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own: a terminal's Ctrl-C reaches the cluster command only, which decides what each
+    // instance is told (drain first, cut on a second press), instead of every instance taking it as a second signal.
+    detached: true,
   });
   let alive = true;
   const exited = new Promise<number | null>((resolve) =>
@@ -178,20 +188,27 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   let proxy: ChildProcess | undefined;
   let proxyExited: Promise<unknown> = Promise.resolve();
   const adminSocket = join(options.workDir, 'haproxy.sock');
+  // Own process groups do not die with this process: never leave them behind.
+  const orphans = () => {
+    for (const i of processes) i.kill('SIGKILL');
+    proxy?.kill('SIGKILL');
+  };
+  process.once('exit', orphans);
   const stop = async (how: { signal?: NodeJS.Signals } = {}) => {
     for (const i of processes) i.kill(how.signal ?? 'SIGTERM');
     await Promise.all(processes.map((i) => i.exited));
     proxy?.kill('SIGTERM');
     await proxyExited;
+    process.off('exit', orphans);
   };
-  const launch = async (routeKey: string) => {
-    const instance = await startInstance(routeKey, options);
+  const launch = async (routeKey: string, port = 0) => {
+    const instance = await startInstance(routeKey, options, port);
     processes.push(instance);
     return instance;
   };
   try {
     // One at a time: they share the migrations (advisory lock) and the machine's CPU at boot.
-    for (let i = 0; i < options.instances; i++) instances.push(await launch(keys[i]!));
+    for (let i = 0; i < options.instances; i++) instances.push(await launch(keys[i]!, options.instancePorts?.[i]));
     const proxyPort = options.proxyPort || (await freePort());
     const statsPort = await freePort();
     const byKey = new Map(instances.map((i) => [i.routeKey, i]));
@@ -211,6 +228,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     writeFileSync(configPath, config);
     const started = spawn(options.haproxyPath ?? '/usr/sbin/haproxy', ['-db', '-f', configPath], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     proxy = started;
     proxyExited = new Promise((resolve) => started.once('exit', resolve));
@@ -256,13 +274,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           instances.splice(instances.indexOf(old), 1, replacement);
           await onStep?.({ phase: 'replacement-up', old, replacement });
           // 2. No new mints for the old one (before its readiness even fails), then SIGTERM: it drains while the
-          //    proxy keeps sending its sessions' heartbeats, gates and media to it (parley_alive, /healthz).
-          await admin(adminSocket, [`set server parley/${old.routeKey} state maint`]);
+          //    proxy keeps sending its sessions' heartbeats, gates and media to it (DRAIN: persistent traffic only).
+          await admin(adminSocket, [
+            `set server parley/${old.routeKey} state drain`,
+            `set server parley_alive/${old.routeKey} state maint`,
+          ]);
           old.kill('SIGTERM');
           await onStep?.({ phase: 'draining', old, replacement });
           const exitCode = await old.exited;
           // 3. Gone: its slot is free for a later replacement.
-          await admin(adminSocket, [`set server parley_alive/${old.routeKey} state maint`]);
+          await admin(adminSocket, [`set server parley/${old.routeKey} state maint`]);
           free.push(old.routeKey);
           processes.splice(processes.indexOf(old), 1);
           await onStep?.({ phase: 'retired', old, exitCode });
@@ -276,6 +297,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const cluster: Cluster = {
       url: `http://127.0.0.1:${proxyPort}`,
       statsUrl: `http://127.0.0.1:${statsPort}/stats`,
+      adminSocket,
       instances,
       serverStates,
       rollingRestart,

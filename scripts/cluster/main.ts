@@ -1,7 +1,7 @@
 /**
- * `npm run cluster -- --instances 3 [--port 8080]`: N Parley instances on loopback behind HAProxy, sharing
- * DATABASE_URL (default: the local PostgreSQL, database `parley_cluster`, created when missing) and REDIS_URL (default:
- * the local Redis, prefix `parley-cluster:`). Prints the proxy URL. Ctrl-C drains and stops everything (twice: at once).
+ * `npm run cluster -- --instances 3 [--port 8080]`: N Parley instances on loopback behind HAProxy, sharing one
+ * database, one Redis and one SECRET_KEY. `--help` lists every option. Ctrl-C drains and stops everything (a second
+ * press ends the remaining calls now); `kill -HUP <pid>` is a rolling restart.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,20 +10,66 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { startCluster, type ClusterInstance } from './cluster.js';
 
-const { values } = parseArgs({
-  options: {
-    instances: { type: 'string', default: '3' },
-    port: { type: 'string', default: '8080' },
-    'data-dir': { type: 'string', default: '.data/cluster' },
-    quiet: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `Usage: npm run cluster -- [options]
+
+Runs N Parley instances on loopback behind HAProxy (/usr/sbin/haproxy), as deploy/README.md describes.
+
+Options:
+  --instances N          instances to run (1-32; default 3)
+  --port P               the proxy's port, where callers go (default 8080; 0: any free port)
+  --instance-ports LIST  the instances' ports, comma-separated, in order (default: free ports; a replacement
+                         started by a rolling restart always takes a free port)
+  --drain S              seconds an instance waits for its live calls when it stops or is replaced
+                         (VOICE_DRAIN_TIMEOUT_SECONDS; default 30)
+  --data-dir DIR         proxy config, SECRET_KEY and the instances' DATA_DIR (default .data/cluster)
+  --quiet                do not print the instances' log lines
+  -h, --help             this text
+
+Environment: DATABASE_URL (default: database parley_cluster on postgres://postgres@127.0.0.1:5432, created when
+missing), REDIS_URL (default redis://127.0.0.1:6379) and REDIS_KEY_PREFIX (default parley-cluster:), SECRET_KEY
+(default: one kept under --data-dir). VOICE_*, CHAT_*, OPENAI_*, METRICS_*... pass through to every instance.
+
+Signals: Ctrl-C (SIGINT) or SIGTERM: every instance drains (no new calls; live calls go on up to --drain), then
+everything stops. Pressed again: the remaining calls end now (shutdown). SIGHUP: rolling restart.
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      instances: { type: 'string', default: '3' },
+      port: { type: 'string', default: '8080' },
+      'instance-ports': { type: 'string' },
+      drain: { type: 'string', default: process.env.VOICE_DRAIN_TIMEOUT_SECONDS ?? '30' },
+      'data-dir': { type: 'string', default: '.data/cluster' },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+} catch (err) {
+  fail((err as Error).message);
+}
+const { values } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const count = Number(values.instances);
 const port = Number(values.port);
-if (!Number.isInteger(count) || count < 1 || count > 32)
-  throw new Error('--instances must be a whole number from 1 to 32');
-if (!Number.isInteger(port) || port < 0 || port > 65535)
-  throw new Error('--port must be a port number (0: any free one)');
+const drainSeconds = Number(values.drain);
+const isPort = (p: number) => Number.isInteger(p) && p >= 0 && p <= 65535;
+if (!Number.isInteger(count) || count < 1 || count > 32) fail('--instances must be a whole number from 1 to 32');
+if (!isPort(port)) fail('--port must be a port number (0: any free one)');
+if (!Number.isInteger(drainSeconds) || drainSeconds < 0) fail('--drain must be a whole number of seconds');
+const instancePorts = values['instance-ports'] === undefined ? [] : values['instance-ports'].split(',').map(Number);
+if (instancePorts.length > count || !instancePorts.every(isPort))
+  fail(`--instance-ports must list up to ${count} port numbers, comma-separated`);
 const workDir = resolve(values['data-dir']!);
 mkdirSync(workDir, { recursive: true });
 
@@ -49,6 +95,22 @@ function secretKey(): string {
   return readFileSync(path, 'utf8').trim();
 }
 
+/** A URL as it may be printed: no password. */
+const shown = (url: string) => url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisPrefix = process.env.REDIS_KEY_PREFIX ?? 'parley-cluster:';
+const databaseFromEnv = Boolean(process.env.DATABASE_URL);
+const database = await databaseUrl().catch((err: Error) =>
+  fail(`The cluster's database cannot be reached or created: ${err.message} (set DATABASE_URL)`),
+);
+process.stdout.write(
+  `Parley cluster: ${count} instances\n` +
+    `  database  ${shown(database)}${databaseFromEnv ? ' (DATABASE_URL)' : ' (default; set DATABASE_URL to change)'}\n` +
+    `  redis     ${shown(redisUrl)} prefix ${redisPrefix}${process.env.REDIS_URL ? ' (REDIS_URL)' : ' (default; set REDIS_URL to change)'}\n` +
+    `  drain     ${drainSeconds} s for live calls when an instance stops or is replaced\n`,
+);
+
 const passThrough = Object.fromEntries(
   Object.entries(process.env).filter(
     ([name, value]) =>
@@ -62,16 +124,17 @@ const passThrough = Object.fromEntries(
 const cluster = await startCluster({
   instances: count,
   proxyPort: port,
+  instancePorts,
   workDir,
   env: {
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     LOG_LEVEL: 'info',
-    VOICE_DRAIN_TIMEOUT_SECONDS: '30',
     SIGNUP_ENABLED: 'true',
     ...passThrough,
-    DATABASE_URL: await databaseUrl(),
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? 'parley-cluster:',
+    VOICE_DRAIN_TIMEOUT_SECONDS: String(drainSeconds),
+    DATABASE_URL: database,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: redisPrefix,
     SECRET_KEY: secretKey(),
   },
   onOutput: values.quiet ? undefined : (name, line) => process.stdout.write(`${name.padEnd(10)} ${line}\n`),
@@ -82,19 +145,58 @@ process.stdout.write(
     `  proxy  ${cluster.url}   (dashboard ${cluster.url}/dashboard)\n` +
     `  stats  ${cluster.statsUrl}\n` +
     cluster.instances.map((i) => `  ${i.name.padEnd(10)} ${i.url}  pid ${i.pid}  route key ${i.routeKey}\n`).join('') +
-    `Rolling restart (each instance replaced in turn, no call cut): kill -HUP ${process.pid}\n` +
-    'Ctrl-C drains and stops everything (press it again to stop at once).\n\n',
+    `Metrics: scrape each instance's /metrics at the URLs above (each sample carries instance_id).\n` +
+    `Rolling restart (each instance replaced in turn; calls wait up to ${drainSeconds} s): kill -HUP ${process.pid}\n` +
+    'Ctrl-C drains and stops everything (press it again to end the remaining calls now).\n\n',
 );
 
-let stopping = false;
-const onSignal = () => {
-  if (stopping) {
-    void cluster.stop({ signal: 'SIGKILL' });
-    return;
+const sql = postgres(database, { max: 1, onnotice: () => undefined });
+/** Calls an instance runs or ran, read from the shared database: the cluster's own account of what a stop did. */
+async function callsOf(instanceId: string, since: Date) {
+  return sql<Array<{ id: string; state: string; endReason: string | null; startedAt: Date | null }>>`
+    select id, state, end_reason as "endReason", started_at as "startedAt" from voice_sessions
+    where owner_instance = ${instanceId} and (state = 'active' or ended_at >= ${since})
+    order by started_at`.catch(() => []);
+}
+async function reportCut(instance: ClusterInstance, since: Date): Promise<void> {
+  const cut = (await callsOf(instance.instanceId, since)).filter((c) => c.endReason === 'shutdown');
+  process.stdout.write(
+    cut.length === 0
+      ? `${instance.name}: no call was cut\n`
+      : `${instance.name}: ${cut.length} call(s) cut at the end of the drain (ended shutdown):\n` +
+          cut.map((c) => `  ${c.id} (started ${c.startedAt?.toISOString() ?? '?'})\n`).join(''),
+  );
+}
+
+// Signals. A terminal's Ctrl-C reaches every process of its group (npm, tsx and this one, which tsx also relays it
+// to): copies of one press arrive within milliseconds, so signals within a second of the first count as that press.
+let presses = 0;
+let lastPress = 0;
+const stoppedAt = new Date();
+const onSignal = (signal: NodeJS.Signals) => {
+  const now = Date.now();
+  if (presses > 0 && now - lastPress < 1000) return;
+  lastPress = now;
+  presses++;
+  if (presses === 1) {
+    stoppedAt.setTime(now);
+    process.stdout.write(
+      `\n${signal}: stopping. Instances drain (no new calls; live calls go on up to ${drainSeconds} s), then the proxy. ` +
+        'Press Ctrl-C again to end the remaining calls now.\n',
+    );
+    const all = [...cluster.instances];
+    void cluster.stop().then(async () => {
+      for (const i of all) await reportCut(i, stoppedAt);
+      await sql.end();
+      process.exit(0);
+    });
+  } else if (presses === 2) {
+    process.stdout.write(`\n${signal} again: the remaining calls end now (shutdown).\n`);
+    void cluster.stop({ signal: 'SIGTERM' });
+  } else {
+    process.stdout.write(`\n${signal} a third time: killing every process.\n`);
+    void cluster.stop({ signal: 'SIGKILL' }).then(() => process.exit(1));
   }
-  stopping = true;
-  process.stdout.write('\nstopping: instances drain (VOICE_DRAIN_TIMEOUT_SECONDS), then the proxy\n');
-  void cluster.stop().then(() => process.exit(0));
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
@@ -102,18 +204,19 @@ process.on('SIGTERM', onSignal);
 const retiring = new Set<ClusterInstance>();
 const watch = (i: ClusterInstance) =>
   void i.exited.then(
-    (code) => !stopping && !retiring.has(i) && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`),
+    (code) => presses === 0 && !retiring.has(i) && process.stdout.write(`${i.name} exited (${code ?? 'signal'})\n`),
   );
 cluster.instances.forEach(watch);
 
-// SIGHUP: rolling restart. Each instance gets a replacement on a new route key, then drains (up to
-// VOICE_DRAIN_TIMEOUT_SECONDS) while the proxy keeps routing its live calls to it.
+// SIGHUP: rolling restart. Each instance gets a replacement on a new route key, then drains (up to --drain) while
+// the proxy keeps routing its live calls to it; the calls still running at the end of the drain are named.
 process.on('SIGHUP', () => {
-  if (stopping) return;
-  process.stdout.write('\nrolling restart: one instance at a time\n');
+  if (presses > 0) return;
+  process.stdout.write(`\nrolling restart: one instance at a time; each waits up to ${drainSeconds} s for its calls\n`);
+  const drainingSince = new Map<ClusterInstance, Date>();
   cluster
     .rollingRestart({
-      onStep: (step) => {
+      onStep: async (step) => {
         if (step.phase === 'replacement-up') {
           watch(step.replacement);
           process.stdout.write(
@@ -121,9 +224,14 @@ process.on('SIGHUP', () => {
           );
         } else if (step.phase === 'draining') {
           retiring.add(step.old);
-          process.stdout.write(`${step.old.name} draining: no new mints; its live calls go on until they end\n`);
+          drainingSince.set(step.old, new Date());
+          const live = (await callsOf(step.old.instanceId, new Date())).filter((c) => c.state === 'active');
+          process.stdout.write(
+            `${step.old.name} draining: no new calls; ${live.length} live call(s) go on until they end or ${drainSeconds} s pass\n`,
+          );
         } else {
           process.stdout.write(`${step.old.name} exited (${step.exitCode ?? 'signal'})\n`);
+          await reportCut(step.old, drainingSince.get(step.old) ?? new Date(0));
         }
       },
     })

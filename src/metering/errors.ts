@@ -114,6 +114,8 @@ export function refusalError(refusal: Refusal, audience: Audience, channel: 'voi
       return new AppError(MeteringErrorCodes.VOICE_CONCURRENCY_LIMIT, 429, 'Too many voice calls are active.', {
         reason: 'voice_concurrency_limit',
         details: { voiceConcurrentCalls: refusal.voiceConcurrentCalls },
+        // A slot frees as soon as one of the account's calls ends.
+        headers: { 'retry-after': '5' },
       });
   }
 }

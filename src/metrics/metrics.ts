@@ -38,7 +38,13 @@ export class Metrics {
   private readonly settlements: Counter<'kind'>;
   private voice: VoiceSource | undefined;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /**
+   * `instanceId`: every sample carries `instance_id="<INSTANCE_ID>"`, so figures scraped through a proxy, or summed
+   * over a fleet, still say which instance they came from (named `instance_id`, not `instance`, which Prometheus sets
+   * to the scrape target itself).
+   */
+  constructor(options: { defaultMetrics?: boolean; instanceId?: string } = {}) {
+    if (options.instanceId !== undefined) this.registry.setDefaultLabels({ instance_id: options.instanceId });
     const registers = [this.registry];
     const source = () => this.voice;
     new Gauge({

@@ -84,9 +84,7 @@ export function localForMedia(ctx: VoiceContext, id: string, token: string): Liv
 export async function locateForMedia(ctx: VoiceContext, id: string, token: string): Promise<LiveVoiceSession> {
   const live = localForMedia(ctx, id, token);
   if (live !== undefined) return live;
-  const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
-    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  await ownerElsewhere(ctx, id);
   throw voiceErrors.notFound();
 }
 
@@ -120,9 +118,7 @@ export async function endSession(ctx: VoiceContext, id: string, caller: EndCalle
     });
     return present(await live.end(null, 'client'));
   }
-  const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
-    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  const ownerGone = await ownerElsewhere(ctx, id);
   const row = await q.findSession(ctx.deps.sql, id);
   if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
   await authorizeEnd(ctx, caller, {
@@ -134,7 +130,7 @@ export async function endSession(ctx: VoiceContext, id: string, caller: EndCalle
   const tomb = await readTombstone(ctx, id);
   if (tomb !== null) return present(tomb);
   if (row.state === 'active') {
-    ownerStillAlive(ctx, row);
+    if (!ownerGone) ownerStillAlive(ctx, row);
     return present(await settleOrphan(ctx, row));
   }
   // Over for more than 5 minutes: the final answer is gone.
@@ -163,18 +159,28 @@ async function authorizeEnd(
  * (tombstone, or the row), settling it as `lost` when it is still active with no owner (the owner died).
  */
 async function finalElsewhere(ctx: VoiceContext, id: string): Promise<VoiceFinal> {
-  const record = await ctx.ownership.read(id);
-  if (record !== null && record.instanceId !== ctx.ownership.instanceId)
-    throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  const ownerGone = await ownerElsewhere(ctx, id);
   const tomb = await readTombstone(ctx, id);
   if (tomb !== null) return tomb;
   const row = await q.findSession(ctx.deps.sql, id);
   if (row === undefined || row.state === 'failed') throw voiceErrors.notFound();
   if (row.state === 'active') {
-    ownerStillAlive(ctx, row);
+    if (!ownerGone) ownerStillAlive(ctx, row);
     return settleOrphan(ctx, row);
   }
   return finalOfRow(row);
+}
+
+/**
+ * A session this instance does not hold: 421 when its record names another instance that is alive. Returns true when
+ * the record names an instance that is gone (its presence expired: killed or lost), so the caller answers for the call
+ * at once (settled `lost`) rather than sending clients to a dead owner until the record expires.
+ */
+async function ownerElsewhere(ctx: VoiceContext, id: string): Promise<boolean> {
+  const record = await ctx.ownership.read(id);
+  if (record === null || record.instanceId === ctx.ownership.instanceId) return false;
+  if (await ctx.ownership.ownerAlive(record)) throw voiceErrors.misrouted(record.instanceId, record.expiresAt);
+  return true;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { VoiceContext } from './context.js';
 import type { EndReason } from './end-reasons.js';
 import type { LiveVoiceSession } from './live-session.js';
+import { PRESENCE_EVERY_MS } from './ownership.js';
 import * as q from './queries.js';
 import { settleOrphan } from './settlement.js';
 
@@ -24,6 +25,7 @@ export class VoiceFleet {
   private renewTimer: NodeJS.Timeout | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private presenceTimer: NodeJS.Timeout | undefined;
   private renewing = false;
   private persisting = false;
   private readonly reasserting = new Set<string>();
@@ -49,12 +51,17 @@ export class VoiceFleet {
     this.livenessTimer.unref();
     this.sweepTimer ??= setInterval(() => void this.sweepOrphans(), this.sweepEveryMs);
     this.sweepTimer.unref();
+    // Presence: survivors read it to tell a dead owner from a live one (a failed write is retried next tick).
+    const announce = () => void this.ctx.ownership.announce().catch(() => undefined);
+    if (this.presenceTimer === undefined) announce();
+    this.presenceTimer ??= setInterval(announce, PRESENCE_EVERY_MS);
+    this.presenceTimer.unref();
   }
 
   stop(): void {
-    for (const timer of [this.renewTimer, this.livenessTimer, this.sweepTimer])
+    for (const timer of [this.renewTimer, this.livenessTimer, this.sweepTimer, this.presenceTimer])
       if (timer !== undefined) clearInterval(timer);
-    this.renewTimer = this.livenessTimer = this.sweepTimer = undefined;
+    this.renewTimer = this.livenessTimer = this.sweepTimer = this.presenceTimer = undefined;
   }
 
   /**

@@ -50,6 +50,16 @@ export interface OwnershipTiming {
 export const OWNERSHIP_DEFAULTS: Readonly<OwnershipTiming> = Object.freeze({ renewEveryMs: 5000, ttlMs: 15_000 });
 
 const ownerKey = (sessionId: string) => `voice:owner:${sessionId}`;
+const presenceKey = (instanceId: string) => `voice:instance:${instanceId}`;
+
+/**
+ * Instance presence: every instance rewrites `voice:instance:<id>` each PRESENCE_EVERY_MS with a PRESENCE_TTL_MS
+ * expiry. When it is gone while a session's record still names that instance, the owner died (killed, host lost):
+ * any survivor answers `lost` for its calls at once instead of 421 naming a dead instance until the record expires.
+ * One write per instance per second, whatever the number of calls.
+ */
+export const PRESENCE_EVERY_MS = 1000;
+export const PRESENCE_TTL_MS = 3000;
 
 export function parseOwnerRecord(raw: string | null): OwnerRecord | null {
   if (raw === null) return null;
@@ -122,6 +132,22 @@ export class VoiceOwnership {
     lease.record = record;
     lease.raw = raw;
     return true;
+  }
+
+  /** Say this instance is alive (PRESENCE_TTL_MS). */
+  async announce(): Promise<void> {
+    await this.store.set(presenceKey(this.instanceId), String(this.now()), { ttlMs: PRESENCE_TTL_MS });
+  }
+
+  /**
+   * Whether the instance a record names is alive. This instance always is; another one is when its presence key is
+   * there. Only asked about requests that reached a non-owner (the proxy sends a session's requests to its owner while
+   * that answers), so a false "gone" needs an owner that is alive yet could not write to the store for PRESENCE_TTL_MS;
+   * its calls are then settled `lost` here, and the owner, fenced by the generation, ends them `control_lost`.
+   */
+  async ownerAlive(record: OwnerRecord): Promise<boolean> {
+    if (record.instanceId === this.instanceId) return true;
+    return (await this.store.get(presenceKey(record.instanceId))) !== null;
   }
 
   async read(sessionId: string): Promise<OwnerRecord | null> {

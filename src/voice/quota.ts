@@ -37,6 +37,11 @@ export interface VoiceQuota {
   settle(request: VoiceQuotaRequest, billableSeconds: number, usageFinalized: boolean): Promise<void>;
   /** A mint that failed after admission (provider unconfirmed): release without billing. */
   release(request: VoiceQuotaRequest): Promise<void>;
+  /**
+   * The call stopped running here: its place under VOICE_MAX_CONCURRENT_SESSIONS is free at once, even when its
+   * settlement waits for the database (a burst of ends must not hold the slots of calls that are over).
+   */
+  ended?(request: VoiceQuotaRequest): void;
 }
 
 export const noVoiceQuota: VoiceQuota = Object.freeze({
@@ -176,6 +181,10 @@ export function meteredVoiceQuota(
       // The hard stop: the money budget ran out (spend elsewhere, a lowered hard limit) before the grants did.
       const settled = chain.blocks.reduce((n, b) => n + (b.settled ? b.grant.seconds : 0), 0);
       return voiceBudgetAllows(meter, chain.blocks[0]!.grant, usedSeconds - settled);
+    },
+
+    ended(request) {
+      local.delete(request.sessionId);
     },
 
     async settle(request, billableSeconds) {

@@ -66,6 +66,7 @@ export async function finishSession(
 ): Promise<VoiceFinal> {
   const presented = presentEndReason(reason, audienceOf(session.keyless));
   ctx.supervisor.delete(session);
+  ctx.quota.ended?.(session.quotaRequest);
   session.gate.end(presented);
   session.notifyEnded(presented);
   const closed =

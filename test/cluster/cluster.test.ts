@@ -19,7 +19,16 @@ async function metricSum(urls: string[], sample: string): Promise<number> {
     const text = await (
       await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
     ).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+    // Each instance labels its samples with its instance_id.
+    const line = text
+      .split('\n')
+      .map((l) =>
+        l
+          .replace(/instance_id="[^"]*",?/, '')
+          .replace(',}', '}')
+          .replace('{}', ''),
+      )
+      .find((l) => l.startsWith(`${sample} `));
     sum += line === undefined ? 0 : Number(line.slice(sample.length + 1));
   }
   return sum;
@@ -212,7 +221,7 @@ t.test(
       'the draining instance to answer readiness 503',
     );
     await waitUntil(
-      async () => (await cluster.serverStates()).parley?.n2 === 'DOWN',
+      async () => (await cluster.serverStates()).parley?.n2 === 'NOLB',
       10_000,
       'the proxy to stop sending new work to the draining instance',
     );

@@ -42,9 +42,9 @@ async function startInstance(
 }
 
 /**
- * Instance kill: the instance running a call is killed -9. The survivor answers 421 while the dead owner's
- * record lives, then reports the call lost (control_lost), settled exactly once, billed for the connected time up to
- * the kill (the owner persisted its usage every renewal).
+ * Instance kill: the instance running a call is killed -9. The survivor answers 421 until the dead owner's
+ * presence key expires (3 s; its ownership record lives 3 s here too), then reports the call lost (control_lost),
+ * settled exactly once, billed for the connected time up to the kill (the owner persisted its usage every renewal).
  */
 t.test('the owner is killed mid-call: lost, settled once by the survivor, billed to the kill', async (t) => {
   const rig = await startFaultRig(t, { env: FAULT_ENV, voice: { orphanSweepEveryMs: 500 } });
@@ -75,7 +75,7 @@ t.test('the owner is killed mid-call: lost, settled once by the survivor, billed
       const res = await beat(call, survivor.url);
       return res.status === 200 ? res.body : undefined;
     },
-    "the dead owner's record to expire",
+    "the dead owner's presence to expire",
     15_000,
   );
   t.match(lost, { status: 'lost', endReason: 'control_lost' }, 'then the call is reported lost');

@@ -15,9 +15,20 @@ import {
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
 
-/** One sample's value from Prometheus text, by name and exact label set (`{a="x",b="y"}` or ''). */
+/**
+ * One sample's value from Prometheus text, by name and exact label set (`{a="x",b="y"}` or ''), apart from the
+ * instance_id label every sample carries.
+ */
 function sample(text: string, name: string, labels = ''): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
+  const line = text
+    .split('\n')
+    .map((l) =>
+      l
+        .replace(/instance_id="[^"]*",?/, '')
+        .replace(',}', '}')
+        .replace('{}', ''),
+    )
+    .find((l) => l.startsWith(`${name}${labels} `));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
@@ -50,6 +61,7 @@ t.test(
     t.equal((await heartbeat(app, minted)).status, 200);
     const during = await scrape();
     t.equal(sample(during, 'parley_voice_sessions_active'), 1, 'one active call');
+    t.match(during, /^parley_voice_sessions_active\{instance_id="[^"]+"\} 1$/m, 'each sample names its instance');
     t.ok(
       (sample(during, 'parley_voice_relay_frames_total', '{direction="in"}') ?? 0) >= 25,
       'caller frames counted (live relay)',
@@ -154,6 +166,9 @@ t.test('metrics are off by default; METRICS_PORT serves them on a port of their 
   await fetch(`${own.url}/healthz`);
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
   t.equal(res.status, 200, 'on METRICS_PORT');
-  t.match(await res.text(), /parley_http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
+  t.match(
+    await res.text(),
+    /parley_http_requests_total\{method="GET",route="\/healthz",status="200",instance_id="[^"]+"\} 1/,
+  );
   t.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404, 'nothing else there');
 });

@@ -30,6 +30,11 @@ export interface LoadTestReport {
     refusals: Record<string, number>;
     /** Why calls ended: client (this tool hung up) or the service's endReason. */
     endReasons: Record<string, number>;
+    /**
+     * Connected calls per instance, by the route key their session ids carry (`vs_<key>_...`): how a proxy spread
+     * them over a cluster. One entry for a single instance.
+     */
+    perInstance: Record<string, number>;
     errors: Record<string, number>;
     audio: {
       sentBytes: number;

@@ -94,6 +94,7 @@ export async function runLoadTest(
   let secondRoundTrip = new Samples(10_000);
   const refusals = new Tally();
   const endReasons = new Tally();
+  const perInstance = new Tally();
   const errors = new Tally();
   const audio = {
     sentBytes: 0,
@@ -191,6 +192,7 @@ export async function runLoadTest(
         continue;
       }
       connected++;
+      perInstance.add(/^vs_([a-z0-9]+)_/.exec(call.session?.sessionId ?? '')?.[1] ?? 'unknown');
       if (call.stats.mintMs !== undefined) mintMs.add(call.stats.mintMs);
       if (call.stats.connectMs !== undefined) connectMs.add(call.stats.connectMs);
       me.firstFrameAt = performance.now();
@@ -326,6 +328,7 @@ export async function runLoadTest(
       echoDetected,
       refusals: refusals.counts,
       endReasons: endReasons.counts,
+      perInstance: perInstance.counts,
       errors: errors.counts,
       audio: { ...audio, maxSendLagMs: Math.round(audio.maxSendLagMs) },
       heartbeats,

@@ -63,6 +63,7 @@ export function summaryText(r: LoadTestReport): string {
     ),
     tally('refusals', v.refusals),
     tally('end reasons', v.endReasons),
+    tally('calls per instance', v.perInstance),
     tally('errors', v.errors),
     `  audio                  sent ${mb(v.audio.sentBytes)}, heard ${mb(v.audio.receivedBytes)}, dropped here ${mb(v.audio.droppedLocallyBytes)}, dropped by the service ${(v.audio.droppedByServerMs / 1000).toFixed(1)} s` +
       (v.audio.receivedWhileGateClosedBytes > 0
