@@ -40,6 +40,7 @@ import {
   type VoiceCapabilityOptions,
   type VoiceService,
 } from './voice/index.js';
+import { webhooksCapability, type WebhooksOptions } from './webhooks/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -50,6 +51,8 @@ export interface BuildOptions {
   voice?: VoiceCapabilityOptions;
   /** Knowledge knobs (tests: the URL fetcher's address policy, fast ingestion retries, a chat provider set). */
   knowledge?: KnowledgeOptions;
+  /** Webhook delivery knobs (tests: a short retry schedule, fast polling). */
+  webhooks?: WebhooksOptions;
 }
 
 export interface KnowledgeOptions {
@@ -107,7 +110,7 @@ export interface AppHooks {
 export function collectCapabilities(
   deps: Deps,
   hooks: AppHooks,
-  options: Pick<BuildOptions, 'voice' | 'knowledge'> = {},
+  options: Pick<BuildOptions, 'voice' | 'knowledge' | 'webhooks'> = {},
 ): {
   routes: AnyRoute[];
   authenticators: Record<string, Authenticator>;
@@ -125,15 +128,20 @@ export function collectCapabilities(
   const metrics = deps.config.METRICS_TOKEN !== undefined || deps.config.METRICS_PORT > 0 ? new Metrics() : undefined;
   const meter = new Meter({ sql: deps.sql, config: deps.config, log: deps.log.child({ capability: 'metering' }) });
   if (metrics) observeMeter(meter, metrics);
+  // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
+  const webhooks = webhooksCapability(deps, options.webhooks);
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
-  const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
+  const documents = documentsCapability(
+    { ...deps, meter },
+    { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
+  );
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const meteredQuota = meteredVoiceQuota(meter, {
     maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
     log: deps.log.child({ capability: 'voice-quota' }),
   });
-  const voiceQuota = metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota;
+  const voiceQuota = webhooks.announceVoiceEnds(metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota);
   const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
@@ -141,6 +149,7 @@ export function collectCapabilities(
     ...(metrics ? { observer: metrics } : {}),
     ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
     orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    onSessionStored: webhooks.voiceSessionStored,
     ...options.voice,
   });
   sockets.push(...voice.sockets);
@@ -192,6 +201,7 @@ export function collectCapabilities(
       policy: widgetPolicy,
     }),
     ...usageRoutes(meter),
+    ...webhooks.routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
     ...billingRoutes({
       sql: deps.sql,
@@ -214,6 +224,11 @@ export function collectCapabilities(
     name: 'usage sweeper',
     start: () => void (sweeper = startUsageSweeper(meter)),
     stop: async () => sweeper?.stop(),
+  });
+  lifecycle.push({
+    name: 'webhook delivery',
+    start: () => webhooks.worker.start(),
+    stop: () => webhooks.worker.stop(),
   });
   // Evals (dashboard-only): cases run like chat turns by a background runner, each metered as kind `eval`.
   const evals = evalsCapability({
