@@ -33,6 +33,7 @@ export async function startWebhookApp(
     database?: TestDatabase;
     redisPrefix?: string;
     webhooks?: BuildOptions['webhooks'];
+    knowledge?: BuildOptions['knowledge'];
   } = {},
 ): Promise<StartedApp> {
   const database = options.database ?? (await createTestDatabase(t));
@@ -56,6 +57,7 @@ export async function startWebhookApp(
     app = buildApp(deps, {
       validateResponses: true,
       webhooks: { scheduleMs: FAST_SCHEDULE, pollMs: 50, ...options.webhooks },
+      ...(options.knowledge ? { knowledge: options.knowledge } : {}),
     });
     port = await app.listen('127.0.0.1', 0);
   } catch (err) {
@@ -148,11 +150,15 @@ export async function api(
 }
 
 /** Polls (real time) until `fn` returns a truthy value; fails after `timeoutMs`. */
-export async function eventually<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
