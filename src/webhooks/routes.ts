@@ -21,6 +21,9 @@ const deliveryParams = z.object({
     .describe('A delivery id (whd_...).'),
 });
 
+/** Actions without fields: an empty JSON object (or no body). */
+const noBody = z.object({}).strict();
+
 const eventType = z.enum(WEBHOOK_EVENT_TYPES).describe('An event an endpoint can subscribe to.');
 const urlField = z
   .string()
@@ -160,7 +163,7 @@ export function webhookRoutes(deps: service.WebhookServiceDeps): AnyRoute[] {
       path: '/api/v1/webhook-endpoints/:endpointId/rotate-secret',
       auth: 'bearer',
       scope,
-      schemas: { params, response: { 200: endpointWithSecret } },
+      schemas: { params, body: noBody, response: { 200: endpointWithSecret } },
       openapi: {
         summary: 'Rotate the signing secret',
         description:
@@ -175,7 +178,7 @@ export function webhookRoutes(deps: service.WebhookServiceDeps): AnyRoute[] {
       path: '/api/v1/webhook-endpoints/:endpointId/test',
       auth: 'bearer',
       scope,
-      schemas: { params, response: { 202: z.object({ delivery: deliverySchema }) } },
+      schemas: { params, body: noBody, response: { 202: z.object({ delivery: deliverySchema }) } },
       openapi: {
         summary: 'Send a test event',
         description: 'Queues a webhook.test event to this endpoint alone.',
@@ -209,7 +212,7 @@ export function webhookRoutes(deps: service.WebhookServiceDeps): AnyRoute[] {
       path: '/api/v1/webhook-endpoints/:endpointId/deliveries/:deliveryId/replay',
       auth: 'bearer',
       scope,
-      schemas: { params: deliveryParams, response: { 202: z.object({ delivery: deliverySchema }) } },
+      schemas: { params: deliveryParams, body: noBody, response: { 202: z.object({ delivery: deliverySchema }) } },
       openapi: {
         summary: 'Replay a delivery',
         description: 'Sends the same message again (same webhook-id and body) as a new delivery.',

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
+import { verifyWebhook } from '../../sdk/src/index.js';
 import { createAssistant } from '../../src/assistants/index.js';
 import { createOwner } from '../helpers/identity.js';
 import { api, eventually, startReceiver, startWebhookApp, type ReceivedWebhook } from './helpers.js';
@@ -53,6 +54,12 @@ t.test('an owner registers an endpoint; the secret is shown once; a test event v
   t.equal(hook.headers['webhook-id'], test.body.delivery.messageId, 'webhook-id is the message id');
   const payload = verified(endpoint.secret, hook);
   t.equal(payload.type, 'webhook.test');
+  t.match(
+    await verifyWebhook(endpoint.secret, hook.headers, Buffer.from(hook.body)),
+    { type: 'webhook.test' },
+    'the SDK verifies it too',
+  );
+  t.notOk(app.logs.text().includes(endpoint.secret.slice(6)), 'the secret is never logged');
   t.ok(Date.parse(payload.timestamp) > 0, 'timestamp is ISO 8601');
   t.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(hook.body, hook.headers as any));
 
