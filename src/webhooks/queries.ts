@@ -278,6 +278,16 @@ export async function releaseClaim(sql: Db, id: string, token: string): Promise<
     where id = ${id} and lease_token = ${token} and status = 'pending'`;
 }
 
+/** Retention: messages older than `days` with no pending delivery go, with their deliveries. Resolves how many. */
+export async function pruneMessages(sql: Db, days: number): Promise<number> {
+  const rows = await sql`
+    delete from webhook_messages m
+    where m.created_at < now() - ${days} * interval '1 day'
+      and not exists (select 1 from webhook_deliveries d where d.message_id = m.id and d.status = 'pending')
+    returning m.id`;
+  return rows.length;
+}
+
 // ---- event facts read from other capabilities' tables (read only) ------------------------------------------
 
 export interface VoiceSessionFacts {

@@ -25,6 +25,9 @@ export const STANDARD_SCHEDULE_MS: readonly number[] = Object.freeze([
   24 * 3_600_000,
 ]);
 
+/** Messages (and their deliveries) are kept this long for the deliveries list and replays, then deleted hourly. */
+export const RETENTION_DAYS = 30;
+
 export interface DeliveryWorkerOptions {
   sql: Sql;
   log: Logger;
@@ -148,13 +151,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
 
   const loop = createPollLoop({ name: 'webhook delivery', pollMs: options.pollMs ?? 1000, log, runOnce });
+  let pruner: NodeJS.Timeout | undefined;
+  const prune = () =>
+    void q
+      .pruneMessages(sql, RETENTION_DAYS)
+      .then((n) => n > 0 && log.info({ messages: n }, 'old webhook messages deleted'))
+      .catch((err: unknown) => log.warn({ err }, 'webhook retention sweep failed'));
 
   return {
     start() {
       if (abandon.signal.aborted) abandon = new AbortController();
       loop.start();
+      pruner ??= setInterval(prune, 3_600_000);
+      pruner.unref();
     },
     async stop() {
+      if (pruner !== undefined) clearInterval(pruner);
+      pruner = undefined;
       await loop.stop();
       abandon.abort();
       await Promise.allSettled([...inFlight]);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { enqueueEvent } from '../../src/webhooks/index.js';
+import { pruneMessages } from '../../src/webhooks/queries.js';
 import { createOwner, type TestOwner } from '../helpers/identity.js';
 import { api, eventually, startReceiver, startWebhookApp, type Receiver, type StartedApp } from './helpers.js';
 
@@ -140,4 +141,22 @@ t.test('two instances deliver each message once, a bounded number at a time per 
   t.equal(new Set(ids(receiver)).size, count, 'every message sent');
   t.ok(receiver.maxInFlight <= 2 * perEndpoint, `at most ${2 * perEndpoint} in flight (saw ${receiver.maxInFlight})`);
   t.ok(b.app.server, 'the second instance ran beside the first');
+});
+
+t.test('messages are kept 30 days, then deleted unless a delivery is still pending', async (t) => {
+  const app = await startWebhookApp(t);
+  const receiver = await startReceiver(t);
+  const owner = await createOwner(app.database.sql);
+  const endpoint = await endpointFor(app, owner, receiver);
+  const sql = app.database.sql;
+  await enqueueEvent(sql, owner.accountId, 'document.processed', { n: 1 });
+  await eventually(async () => (await deliveriesOf(app, owner, endpoint.id))[0]?.status === 'delivered', 'delivered');
+  await app.stop(); // nobody delivers the next one: it stays pending
+  await enqueueEvent(sql, owner.accountId, 'document.processed', { n: 2 });
+  await sql`update webhook_messages set created_at = now() - interval '31 days'`;
+  t.equal(await pruneMessages(sql, 30), 1, 'the delivered message is deleted');
+  const left =
+    await sql`select m.body, d.status from webhook_messages m join webhook_deliveries d on d.message_id = m.id`;
+  t.equal(left.length, 1);
+  t.match(left[0], { status: 'pending', body: /"n":2/ }, 'the pending one stays');
 });

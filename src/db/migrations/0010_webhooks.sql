@@ -32,6 +32,8 @@ create table webhook_messages (
   body        text        not null,
   created_at  timestamptz not null default now()
 );
+-- Retention: messages older than 30 days with nothing pending are deleted (with their deliveries) by the worker.
+create index webhook_messages_created on webhook_messages (created_at);
 
 -- One row per message and endpoint: pending -> delivered | failed (the schedule ran out) | disabled (the endpoint
 -- answered 410 Gone). Claimed with FOR UPDATE SKIP LOCKED under a lease (lease_token fences a stale worker's
