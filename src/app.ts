@@ -40,7 +40,7 @@ import {
   type VoiceCapabilityOptions,
   type VoiceService,
 } from './voice/index.js';
-import { webhooksCapability, type WebhooksOptions } from './webhooks/index.js';
+import { webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -337,7 +337,7 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
 }
 
 export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown> {
-  return buildOpenApiDocument(routes, {
+  const document = buildOpenApiDocument(routes, {
     title: 'Parley API',
     version: API_VERSION,
     description:
@@ -345,6 +345,8 @@ export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown>
     include: (route) => route.path.startsWith('/api/v1/') && route.openapi.hidden !== true,
     ...openApiSecurity,
   });
+  // What Parley POSTs to webhook endpoints is contract too (OpenAPI 3.1 `webhooks`).
+  return withWebhookEvents(document);
 }
 
 /**

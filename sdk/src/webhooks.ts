@@ -7,63 +7,21 @@
  *   if (event.type === 'voice.session.ended') console.log(event.data.billableSeconds);
  */
 
-export type VoiceCallSource = 'api' | 'widget' | 'playground';
+import type { components } from './generated/openapi.js';
 
-export interface VoiceSessionStartedData {
-  sessionId: string;
-  conversationId: string | null;
-  /** The assistant's internal id (as in `Document.assistantId`). */
-  assistantId: string;
-  source: VoiceCallSource;
-  /** How the caller reached the call (`websocket`: the media WebSocket). */
-  transport: string;
-}
+type Schemas = components['schemas'];
 
-export interface VoiceSessionEndedData extends VoiceSessionStartedData {
-  /** Why the service ended the call; null when the client hung up. */
-  endReason: string | null;
-  endedBy: 'client' | 'service' | 'reaper' | null;
-  durationSeconds: number | null;
-  billableSeconds: number;
-  /** What the call's voice minutes cost, in millionths of the billing currency unit. */
-  costMicros: number;
-}
-
-export interface DocumentProcessedData {
-  documentId: string;
-  assistantId: string;
-  status: 'ready';
-}
-
-export interface DocumentFailedData {
-  documentId: string;
-  assistantId: string;
-  status: 'failed';
-  errorCode: 'DOCUMENT_PROCESSING_FAILED' | 'DOCUMENT_USAGE_REFUSED';
-  /** The owner-facing error the document shows. */
-  error: string;
-}
-
-export interface WebhookTestData {
-  endpointId: string;
-  message: string;
-}
-
-interface EventOf<T extends string, D> {
-  type: T;
-  /** When the event happened (ISO 8601). */
-  timestamp: string;
-  data: D;
-}
-
-/** Every event Parley sends (the JSON body of a webhook request). Payloads never carry transcripts or secrets. */
+/**
+ * Every event Parley sends (the JSON body of a webhook request), from the contract's `webhooks` section; narrow it
+ * by `type`. Payloads never carry transcripts or secrets.
+ */
 export type ParleyWebhookEvent =
-  | EventOf<'voice.session.started', VoiceSessionStartedData>
-  | EventOf<'voice.session.ended', VoiceSessionEndedData>
-  | EventOf<'document.processed', DocumentProcessedData>
-  | EventOf<'document.failed', DocumentFailedData>
-  | EventOf<'budget.threshold_crossed', Record<string, unknown>>
-  | EventOf<'webhook.test', WebhookTestData>;
+  | Schemas['WebhookEventVoiceSessionStarted']
+  | Schemas['WebhookEventVoiceSessionEnded']
+  | Schemas['WebhookEventDocumentProcessed']
+  | Schemas['WebhookEventDocumentFailed']
+  | Schemas['WebhookEventBudgetThresholdCrossed']
+  | Schemas['WebhookEventWebhookTest'];
 
 export type ParleyWebhookEventType = ParleyWebhookEvent['type'];
 

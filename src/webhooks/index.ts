@@ -20,6 +20,7 @@ export {
   type DocumentOutcome,
 } from './events.js';
 export { WebhookErrorCodes } from './errors.js';
+export { withWebhookEvents } from './contract.js';
 export { STANDARD_SCHEDULE_MS, type DeliveryWorker } from './worker.js';
 export { signatureHeader, signV1, newEndpointSecret } from './signature.js';
 

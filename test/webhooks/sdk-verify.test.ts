@@ -14,6 +14,10 @@ t.test("the SDK's verifyWebhook accepts what the reference library signs and ref
     'webhook-signature': new Webhook(secret).sign('msg_abc', now, body),
   };
   t.match(await verifyWebhook(secret, headers, body), { type: 'webhook.test', data: { endpointId: 'x' } });
+  const event = await verifyWebhook(secret, headers, body);
+  // The event type narrows `data` (a compile-time proof, checked by npm run typecheck).
+  if (event.type === 'voice.session.ended') t.type(event.data.billableSeconds satisfies number, 'number');
+  else if (event.type === 'webhook.test') t.equal(event.data.endpointId satisfies string, 'x');
   t.match(await verifyWebhook(secret, new Headers(headers), new TextEncoder().encode(body)), { type: 'webhook.test' });
 
   const other = newEndpointSecret();

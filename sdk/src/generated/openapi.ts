@@ -493,7 +493,128 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "budget.threshold_crossed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The account's usage crossed a budget threshold
+         * @description Sent as budget.threshold_crossed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookBudgetThresholdCrossed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A document could not be processed
+         * @description Sent as document.failed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookDocumentFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.processed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A document is ready
+         * @description Sent as document.processed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookDocumentProcessed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice.session.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call ended and was settled
+         * @description Sent as voice.session.ended to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookVoiceSessionEnded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice.session.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call started
+         * @description Sent as voice.session.started to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookVoiceSessionStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event (POST /api/v1/webhook-endpoints/{endpointId}/test)
+         * @description Sent as webhook.test to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Assistant: {
@@ -765,6 +886,92 @@ export interface components {
             secret: string;
             updatedAt: string;
             url: string;
+        };
+        WebhookEventBudgetThresholdCrossed: {
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "budget.threshold_crossed";
+        };
+        WebhookEventDocumentFailed: {
+            data: {
+                assistantId: string;
+                documentId: string;
+                /** @description The owner-facing error the document shows. */
+                error: string;
+                /** @enum {string} */
+                errorCode: "DOCUMENT_PROCESSING_FAILED" | "DOCUMENT_USAGE_REFUSED";
+                /** @constant */
+                status: "failed";
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "document.failed";
+        };
+        WebhookEventDocumentProcessed: {
+            data: {
+                assistantId: string;
+                documentId: string;
+                /** @constant */
+                status: "ready";
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "document.processed";
+        };
+        WebhookEventVoiceSessionEnded: {
+            data: {
+                /** @description The assistant's internal id (as in Document.assistantId). */
+                assistantId: string;
+                billableSeconds: number;
+                conversationId: string | null;
+                /** @description The call's voice cost in millionths of the billing currency unit. */
+                costMicros: number;
+                durationSeconds: number | null;
+                endedBy: ("client" | "service" | "reaper") | null;
+                /** @description Why the service ended the call; null when the client hung up. */
+                endReason: string | null;
+                sessionId: string;
+                /** @enum {string} */
+                source: "api" | "widget" | "playground";
+                /** @description How the caller reached the call (websocket: the media WebSocket). */
+                transport: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "voice.session.ended";
+        };
+        WebhookEventVoiceSessionStarted: {
+            data: {
+                /** @description The assistant's internal id (as in Document.assistantId). */
+                assistantId: string;
+                conversationId: string | null;
+                sessionId: string;
+                /** @enum {string} */
+                source: "api" | "widget" | "playground";
+                /** @description How the caller reached the call (websocket: the media WebSocket). */
+                transport: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "voice.session.started";
+        };
+        WebhookEventWebhookTest: {
+            data: {
+                endpointId: string;
+                message: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "webhook.test";
         };
     };
     responses: {
@@ -2189,6 +2396,222 @@ export interface operations {
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
+        };
+    };
+    webhookBudgetThresholdCrossed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventBudgetThresholdCrossed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDocumentFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventDocumentFailed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDocumentProcessed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventDocumentProcessed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookVoiceSessionEnded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventVoiceSessionEnded"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookVoiceSessionStarted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventVoiceSessionStarted"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventWebhookTest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
