@@ -46,6 +46,13 @@ export async function insertEndpoint(
   return created!;
 }
 
+export async function countEndpoints(sql: Db, accountId: string): Promise<number> {
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from webhook_endpoints where account_id = ${accountId}`;
+  return row!.n;
+}
+
 export async function listEndpoints(sql: Db, accountId: string): Promise<EndpointRow[]> {
   return sql<EndpointRow[]>`
     select * from webhook_endpoints where account_id = ${accountId} order by created_at desc, id desc limit 100`;

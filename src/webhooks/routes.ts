@@ -95,7 +95,11 @@ export function webhookRoutes(deps: service.WebhookServiceDeps): AnyRoute[] {
         description:
           'Events are POSTed to the URL signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The secret is in this answer only.',
         tags,
-        errors: { 400: 'Invalid body, or the URL is not allowed (WEBHOOK_URL_NOT_ALLOWED)', ...errors },
+        errors: {
+          400: 'Invalid body, or the URL is not allowed (WEBHOOK_URL_NOT_ALLOWED)',
+          409: 'The account has the most endpoints it may have (WEBHOOK_ENDPOINT_LIMIT)',
+          ...errors,
+        },
       },
       handler: async (ctx) => reply.json(await service.createEndpoint(deps, ownerOf(ctx), ctx.body), 201),
     }),

@@ -28,6 +28,9 @@ export interface WebhookServiceDeps {
   onQueued: () => void;
 }
 
+/** Endpoints per account: each event is sent once per subscribed endpoint, so this bounds the fan-out. */
+export const MAX_ENDPOINTS = 20;
+
 /** After a rotation the previous secret keeps signing beside the new one this long. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
@@ -101,6 +104,8 @@ export async function createEndpoint(
   input: { url: string; events: SubscribableEventType[]; description?: string | undefined },
 ) {
   const url = await checkUrl(deps, input.url);
+  if ((await q.countEndpoints(deps.sql, owner.accountId)) >= MAX_ENDPOINTS)
+    throw webhookErrors.endpointLimit(MAX_ENDPOINTS);
   const id = newEndpointId();
   const secret = newEndpointSecret();
   const row = await q.insertEndpoint(deps.sql, {

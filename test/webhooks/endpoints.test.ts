@@ -159,6 +159,13 @@ t.test('the webhooks scope, validation and ownership', async (t) => {
   const test = await api(app.url, 'POST', `/api/v1/webhook-endpoints/${id}/test`, owner.secret);
   t.equal(test.status, 409);
   t.equal(test.body.code, 'WEBHOOK_ENDPOINT_DISABLED');
+  for (let n = 1; n < 20; n++) {
+    const more = await api(app.url, 'POST', '/api/v1/webhook-endpoints', owner.secret, body);
+    t.equal(more.status, 201, `endpoint ${n + 1} of 20`);
+  }
+  const tooMany = await api(app.url, 'POST', '/api/v1/webhook-endpoints', owner.secret, body);
+  t.equal(tooMany.status, 409, 'the 21st is refused');
+  t.equal(tooMany.body.code, 'WEBHOOK_ENDPOINT_LIMIT');
   t.equal((await api(app.url, 'DELETE', `/api/v1/webhook-endpoints/${id}`, owner.secret)).status, 200);
   t.equal((await api(app.url, 'GET', `/api/v1/webhook-endpoints/${id}`, owner.secret)).status, 404);
 });

@@ -1995,6 +1995,8 @@ export interface operations {
             403: components["responses"]["Error"];
             /** @description No such endpoint (or not yours) */
             404: components["responses"]["Error"];
+            /** @description The account has the most endpoints it may have (WEBHOOK_ENDPOINT_LIMIT) */
+            409: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
