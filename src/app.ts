@@ -47,6 +47,7 @@ import {
   type VoiceCapabilityOptions,
   type VoiceService,
 } from './voice/index.js';
+import { enqueueEvent, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -57,8 +58,13 @@ export interface BuildOptions {
   voice?: VoiceCapabilityOptions;
   /** Knowledge knobs (tests: the URL fetcher's address policy, fast ingestion retries, a chat provider set). */
   knowledge?: KnowledgeOptions;
-  /** Each budget threshold crossing, once, inside the transaction that recorded it (default: nothing). */
+  /**
+   * Each budget threshold crossing, once, inside the transaction that recorded it (default: a
+   * `budget.threshold_crossed` webhook event queued in that transaction).
+   */
   onThresholdCrossed?: ThresholdSink;
+  /** Webhook delivery knobs (tests: a short retry schedule, fast polling). */
+  webhooks?: WebhooksOptions;
 }
 
 export interface KnowledgeOptions {
@@ -116,7 +122,7 @@ export interface AppHooks {
 export function collectCapabilities(
   deps: Deps,
   hooks: AppHooks,
-  options: Pick<BuildOptions, 'voice' | 'knowledge' | 'onThresholdCrossed'> = {},
+  options: Pick<BuildOptions, 'voice' | 'knowledge' | 'onThresholdCrossed' | 'webhooks'> = {},
 ): {
   routes: AnyRoute[];
   authenticators: Record<string, Authenticator>;
@@ -139,18 +145,23 @@ export function collectCapabilities(
     sql: deps.sql,
     config: deps.config,
     log: deps.log.child({ capability: 'metering' }),
-    ...(options.onThresholdCrossed ? { onThresholdCrossed: options.onThresholdCrossed } : {}),
+    onThresholdCrossed: options.onThresholdCrossed ?? budgetAlertWebhook,
   });
   if (metrics) observeMeter(meter, metrics);
+  // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
+  const webhooks = webhooksCapability(deps, options.webhooks);
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
-  const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
+  const documents = documentsCapability(
+    { ...deps, meter },
+    { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
+  );
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const meteredQuota = meteredVoiceQuota(meter, {
     maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
     log: deps.log.child({ capability: 'voice-quota' }),
   });
-  const voiceQuota = metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota;
+  const voiceQuota = webhooks.announceVoiceEnds(metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota);
   const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
@@ -158,6 +169,7 @@ export function collectCapabilities(
     ...(metrics ? { observer: metrics } : {}),
     ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
     orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    onSessionStored: webhooks.voiceSessionStored,
     ...options.voice,
   });
   sockets.push(...voice.sockets);
@@ -209,6 +221,7 @@ export function collectCapabilities(
       policy: widgetPolicy,
     }),
     ...usageRoutes(meter),
+    ...webhooks.routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
     ...billingRoutes({
       sql: deps.sql,
@@ -231,6 +244,11 @@ export function collectCapabilities(
     name: 'usage sweeper',
     start: () => void (sweeper = startUsageSweeper(meter)),
     stop: async () => sweeper?.stop(),
+  });
+  lifecycle.push({
+    name: 'webhook delivery',
+    start: () => webhooks.worker.start(),
+    stop: () => webhooks.worker.stop(),
   });
   // Evals (dashboard-only): cases run like chat turns by a background runner, each metered as kind `eval`.
   const evals = evalsCapability({
@@ -339,7 +357,7 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
 }
 
 export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown> {
-  return buildOpenApiDocument(routes, {
+  const document = buildOpenApiDocument(routes, {
     title: 'Parley API',
     version: API_VERSION,
     description:
@@ -347,6 +365,8 @@ export function v1Document(routes: readonly AnyRoute[]): Record<string, unknown>
     include: (route) => route.path.startsWith('/api/v1/') && route.openapi.hidden !== true,
     ...openApiSecurity,
   });
+  // What Parley POSTs to webhook endpoints is contract too (OpenAPI 3.1 `webhooks`).
+  return withWebhookEvents(document);
 }
 
 /**
@@ -373,3 +393,8 @@ export function routeTable(): AnyRoute[] {
   void sql.end({ timeout: 0 });
   return routes;
 }
+
+/** A budget threshold crossing becomes a `budget.threshold_crossed` webhook event, queued in the crossing's transaction. */
+const budgetAlertWebhook: ThresholdSink = async ({ accountId, ...data }, tx) => {
+  await enqueueEvent(tx, accountId, 'budget.threshold_crossed', data);
+};

@@ -19,6 +19,14 @@ export { ParleyError, parseRetryAfter, errorFromAnswer, networkError } from './e
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
 export * from './voice/index.js';
 export { readNdjson, readSse, type ServerSentEvent } from './streams.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type ParleyWebhookEvent,
+  type ParleyWebhookEventType,
+  type VerifyWebhookOptions,
+  type WebhookHeaders,
+} from './webhooks.js';
 export type {
   paths,
   operations,

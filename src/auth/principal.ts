@@ -11,6 +11,7 @@ export const SCOPES = [
   'conversations:read',
   'analytics:read',
   'voice',
+  'webhooks',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

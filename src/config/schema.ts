@@ -164,6 +164,9 @@ export const envSchema = z.object({
   BILLING_PRODUCT_ID_STARTER: optionalString,
   BILLING_PRODUCT_ID_PRO: optionalString,
   BILLING_PRODUCT_ID_BUSINESS: optionalString,
+
+  // Webhooks: let endpoints on loopback, private and link-local addresses receive events (local development only).
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool(false),
 });
 
 export type Env = z.output<typeof envSchema>;

@@ -5,12 +5,13 @@ import { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
 import { guardedFetch, type LookupAll } from './fetcher.js';
 import { ingestDocument } from './ingestion.js';
 import { documentRoutes } from './routes.js';
-import { createIngestionWorker, type IngestionWorker } from './worker.js';
+import { createIngestionWorker, type IngestionWorker, type IngestionWorkerOptions } from './worker.js';
 import type { AnyRoute } from '../http/index.js';
 import type { Meter } from '../metering/index.js';
 
 export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
 export { guardedFetch, GuardedFetchError, type FetchedResource, type GuardedFetchOptions } from './fetcher.js';
+export { parseFetchableUrl, resolveAllowed, type LookupAll } from './fetcher.js';
 export { chunkText, type Chunk } from './chunker.js';
 export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
 export { createIngestionWorker, INGESTION_REFUSED_MESSAGE, type IngestionWorker } from './worker.js';
@@ -27,6 +28,7 @@ export interface DocumentsOptions {
   pollMs?: number;
   leaseMs?: number;
   backoffMs?: (attempt: number) => number;
+  onOutcome?: IngestionWorkerOptions['onOutcome'];
 }
 
 export interface DocumentsCapability {
@@ -59,6 +61,7 @@ export function documentsCapability(
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
   });
   const routes = documentRoutes({
     sql: deps.sql,

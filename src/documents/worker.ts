@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createPollLoop } from '../jobs/poll-loop.js';
-import type { Sql } from '../db/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { isUsageRefusal, MeteringErrorCodes, priceIngestion, type Meter, type Reservation } from '../metering/index.js';
 import { addDocumentTerms, lockAssistantTerms, removeDocumentTerms } from '../retrieval/index.js';
@@ -23,6 +23,8 @@ export interface IngestionWorkerOptions {
   leaseMs?: number;
   /** Delay before retry number `attempt` (1-based). Default: 2 s doubling, at most 5 min, ±20 % jitter. */
   backoffMs?: (attempt: number) => number;
+  /** Runs inside the transaction that stores a document's final outcome (webhooks queue document events with it). */
+  onOutcome?: (tx: TransactionSql, doc: q.DocumentSource, failure?: string) => Promise<void>;
 }
 
 /** A background loop; the app starts it on listen and stops it on close (never at import or route build). */
@@ -137,6 +139,7 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         );
         await addDocumentTerms(tx, doc.assistantId, doc.id);
         await q.finishJob(tx, job.id);
+        await options.onOutcome?.(tx, doc);
         return true;
       });
       const held = reservation;
@@ -182,6 +185,7 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
         if (giveUp) {
           await removeDocumentTerms(tx, doc.assistantId, doc.id);
           await q.failDocument(tx, job, message);
+          await options.onOutcome?.(tx, doc, message);
         } else await q.scheduleRetry(tx, job, message, backoff(job.attempts));
       });
       jobLog.warn({ retryable, giveUp, error: message }, 'document ingestion attempt failed');

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { Sql } from '../db/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import type { VoiceClock, VoiceProvider } from '../providers/voice/index.js';
 import type { SharedStore } from '../store/types.js';
@@ -34,6 +34,8 @@ export interface VoiceOptions {
   limits?: Partial<Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs' | 'joinTimeoutMs'>>;
   /** Metrics: mints, ends, heartbeats, gate decisions (src/metrics). */
   observer?: VoiceObserver;
+  /** Runs inside the transaction that stores a new call (webhooks queue voice.session.started with it). */
+  onSessionStored?: (tx: TransactionSql, sessionId: string) => Promise<void>;
 }
 
 export const HEARTBEAT_LOSS_MS = 45_000;
@@ -59,6 +61,7 @@ export interface VoiceContext {
   draining: boolean;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
+  readonly onSessionStored?: VoiceOptions['onSessionStored'];
   /**
    * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
    * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands.

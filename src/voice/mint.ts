@@ -171,6 +171,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
         await q.insertConversation(tx, { id: conversationId, assistantId: assistant.id, accountId, visitorId, source });
       }
       await q.insertActiveSession(tx, row);
+      await ctx.onSessionStored?.(tx, id);
     });
   } catch (err) {
     if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);

@@ -89,6 +89,7 @@ export class VoiceService {
       },
       draining: false,
       observer: options.observer,
+      onSessionStored: options.onSessionStored,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
     };

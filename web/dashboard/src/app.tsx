@@ -8,6 +8,7 @@ import { BillingPage } from './pages/billing.js';
 import { KeysPage } from './pages/keys.js';
 import { SignInPage } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { ErrorBox, Loading } from './ui/components.js';
 import { currentPath, href, navigate, onLinkClick, useRoute } from './router.js';
 
@@ -102,6 +103,7 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
     ['/assistants', 'Assistants'],
     ['/usage', 'Usage'],
     ['/keys', 'API keys'],
+    ['/webhooks', 'Webhooks'],
     ['/billing', 'Billing'],
   ];
   if (session.user.isAdmin) links.push(['/admin', 'Admin']);
@@ -164,6 +166,8 @@ function Page({ session, path }: { session: SessionUser; path: string }) {
       return <KeysPage />;
     case 'billing':
       return <BillingPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
     case 'admin':
       return <AdminPage self={session} />;
     default:

@@ -503,7 +503,7 @@ export interface operations {
                             name: string;
                             /** @description The first characters of the secret, for recognising a key; not usable. */
                             prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
+                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
                         }[];
                     };
                 };
@@ -525,7 +525,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
+                    scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
                 };
             };
         };
@@ -544,7 +544,7 @@ export interface operations {
                             name: string;
                             /** @description The first characters of the secret, for recognising a key; not usable. */
                             prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
+                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
                         };
                         /** @description Shown only in this answer. */
                         secret: string;
@@ -1948,4 +1948,5 @@ export const scopes = [
     "conversations:read",
     "analytics:read",
     "voice",
+    "webhooks",
 ] as const;
