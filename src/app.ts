@@ -127,7 +127,7 @@ export function collectCapabilities(
   if (metrics) observeMeter(meter, metrics);
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
   const documents = documentsCapability({ ...deps, meter }, options.knowledge?.documents);
-  const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
+  const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const meteredQuota = meteredVoiceQuota(meter, {
     maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
