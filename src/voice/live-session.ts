@@ -272,7 +272,7 @@ export class LiveVoiceSession implements Supervised {
 
   /**
    * The seconds billed: the time with a connected caller and a live provider link, on this instance's clock, from the
-   * media socket's first connection to the moment the end began (issue 12, item 9: nothing before the join or while
+   * media socket's first connection to the moment the end began (nothing before the join or while
    * the caller was away; nothing while the link was down or silent), plus however far the provider's own figure ran
    * ahead of the clock (a provider that counts more is billed what it counted). The provider's figure alone is not
    * the base: no usage arrives while its link is down, so it already lacks an outage that would then be subtracted

@@ -1091,7 +1091,7 @@ export interface operations {
             429: components["responses"]["ErrorRetryAfter"];
             /** @description The AI provider failed before answering */
             502: components["responses"]["Error"];
-            /** @description The selected AI provider is not configured */
+            /** @description The selected AI provider is not configured, or the service is busy (SERVICE_OVERLOADED, with Retry-After) */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description The AI provider did not answer in time */
             504: components["responses"]["Error"];
