@@ -294,7 +294,7 @@ export class LiveVoiceSession implements Supervised {
 
   /** Whole seconds billed for a call whose provider counted `usageSeconds`. */
   billableSecondsOf(usageSeconds: number): number {
-    return Math.ceil(this.billableUsageSeconds(usageSeconds));
+    return wholeBillableSeconds(this.billableUsageSeconds(usageSeconds));
   }
 
   onMediaDetached(): void {
@@ -376,4 +376,12 @@ export class LiveVoiceSession implements Supervised {
     for (const l of [...this.listeners]) l.onEnded?.(presented);
     this.listeners.clear();
   }
+}
+
+/**
+ * Billed seconds as whole seconds: the nearest one (a call is billed its connected time within half a second; rounding
+ * up would add up to a whole second to every call), and at least 1 for any connected time at all.
+ */
+export function wholeBillableSeconds(seconds: number): number {
+  return seconds <= 0 ? 0 : Math.max(1, Math.round(seconds));
 }
