@@ -8,6 +8,7 @@ import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
+import { Admission } from './admission/index.js';
 import { webAssetRoutes } from './web-assets/index.js';
 import { createAuthenticators, identityRoutes } from './auth/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -134,6 +135,13 @@ export function collectCapabilities(
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
   const lifecycle: LifecycleItem[] = [];
+  const admission = new Admission({
+    maxInFlight: deps.config.ADMISSION_MAX_IN_FLIGHT,
+    maxQueuedPerTenant: deps.config.ADMISSION_QUEUE_PER_TENANT,
+    maxWaitMs: deps.config.ADMISSION_QUEUE_WAIT_MS,
+    loopDelayLimitMs: deps.config.ADMISSION_LOOP_DELAY_MS,
+  });
+  lifecycle.push({ name: 'admission', start: async () => undefined, stop: async () => admission.close() });
 
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
   // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
@@ -155,7 +163,7 @@ export function collectCapabilities(
     { ...deps, meter },
     { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
   );
-  const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store });
+  const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const meteredQuota = meteredVoiceQuota(meter, {
     maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
@@ -219,6 +227,7 @@ export function collectCapabilities(
       providers: options.knowledge?.chatProviders ?? createChatProviders(deps.config),
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
+      admission,
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,

@@ -76,7 +76,8 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
       throw authErrors.sessionRequired();
     }
     if (live.account.status === 'disabled') throw authErrors.accountDisabled();
-    if (isMutation(ctx.method) && !isSameOrigin(ctx, deps.config.PUBLIC_URL)) throw authErrors.csrf();
+    if (isMutation(ctx.method) && !isSameOrigin(ctx, deps.config.PUBLIC_URL, deps.config.TRUST_PROXY))
+      throw authErrors.csrf();
     return sessionPrincipal(live);
   };
 
@@ -93,7 +94,7 @@ export function createAuthenticators(deps: IdentityDeps): Record<string, Authent
    */
   const bearerOrKeyless = async (ctx: RequestContext, route: RouteMeta): Promise<Principal> => {
     if (ctx.headers['authorization'] !== undefined) return bearer(ctx, route);
-    if (hasSessionCookie(ctx) && isSameOrigin(ctx, deps.config.PUBLIC_URL)) {
+    if (hasSessionCookie(ctx) && isSameOrigin(ctx, deps.config.PUBLIC_URL, deps.config.TRUST_PROXY)) {
       const live = await findSession(deps, readCookie(ctx.headers['cookie'], SESSION_COOKIE));
       if (live && live.account.status !== 'disabled') return sessionPrincipal(live);
     }

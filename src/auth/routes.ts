@@ -50,7 +50,7 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
 
   /** Login CSRF: a browser on another site must not sign this browser into some account. */
   const refuseCrossOrigin = (ctx: RequestContext) => {
-    if (isCrossOrigin(ctx, deps.config.PUBLIC_URL)) throw authErrors.csrf();
+    if (isCrossOrigin(ctx, deps.config.PUBLIC_URL, deps.config.TRUST_PROXY)) throw authErrors.csrf();
   };
 
   const routes: AnyRoute[] = [
@@ -90,7 +90,7 @@ export function identityRoutes(deps: IdentityDeps): AnyRoute[] {
         const cookie = readCookie(ctx.headers['cookie'], SESSION_COOKIE);
         if (cookie !== undefined) {
           // Cookie-authenticated mutation: same Origin rule as every session route.
-          if (!isSameOrigin(ctx, deps.config.PUBLIC_URL)) throw authErrors.csrf();
+          if (!isSameOrigin(ctx, deps.config.PUBLIC_URL, deps.config.TRUST_PROXY)) throw authErrors.csrf();
           await signOut(deps, cookie);
         }
         ctx.setCookies.push(clearedSessionCookie(secure));

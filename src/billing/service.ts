@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
-import { isStorableDate } from '../http/index.js';
+import { validationError } from '../errors/index.js';
+import { findUnstorable, isStorableDate, unstorableTextReason } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import { PLAN_CODES, type Clock, type PlanCode } from '../metering/index.js';
 import { billingErrors } from './errors.js';
@@ -148,12 +149,21 @@ export async function receiveWebhook(
     deps.log.warn({ why: verdict.why }, 'billing webhook refused');
     throw billingErrors.badSignature();
   }
-  let event;
+  let decoded: unknown;
   try {
-    event = eventSchema.parse(JSON.parse(rawBody.toString('utf8')));
+    decoded = JSON.parse(rawBody.toString('utf8'));
   } catch {
     throw billingErrors.badEvent();
   }
+  // The shell checks JSON bodies it decodes; this raw one is decoded here, whatever its Content-Type said. A NUL or a
+  // lone surrogate would fail in PostgreSQL (a 500 the provider retries forever): refused as the bad input it is.
+  const issue = findUnstorable(decoded, 'body');
+  if (issue) throw validationError([issue], 'body');
+  const idReason = unstorableTextReason(headers.id ?? '');
+  if (idReason) throw validationError([{ path: 'headers.webhook-id', message: idReason }], 'headers');
+  const parsed = eventSchema.safeParse(decoded);
+  if (!parsed.success) throw billingErrors.badEvent();
+  const event = parsed.data;
   const webhookId = headers.id!;
   const fingerprint = createHash('sha256').update(rawBody).digest('hex');
   const eventTime =

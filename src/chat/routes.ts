@@ -115,7 +115,7 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
           404: 'No such assistant (keyless callers must use the public asst_ id) or conversation',
           429: 'Rate limit (plain, with Retry-After)',
           502: 'The AI provider failed before answering',
-          503: 'The selected AI provider is not configured',
+          503: 'The selected AI provider is not configured, or the service is busy (SERVICE_OVERLOADED, with Retry-After)',
           504: 'The AI provider did not answer in time',
         },
         contentTypes: { 200: 'application/json' },
@@ -126,64 +126,77 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
       },
       handler: async (ctx) => {
         const principal = principalOf(ctx);
-        const prepared = await service.prepareChat(deps, principal, ctx, ctx.body);
-        const wantsStream = /\btext\/event-stream\b/i.test(ctx.headers['accept'] ?? '');
-        if (!wantsStream) {
-          const result = await service.runChat(deps, prepared, { signal: ctx.signal });
-          if (result.error) throw chatErrors.fromProvider(result.error);
-          return reply.json({
-            messageId: result.messageId,
-            conversationId: result.conversationId,
-            answer: result.answer,
-            sources: result.sources,
-            outcome: result.outcome,
-          });
-        }
-        const queue = new TextQueue();
-        const running = service.runChat(deps, prepared, { signal: ctx.signal, onText: (t) => queue.push(t) });
-        running.then(
-          () => queue.close(),
-          () => queue.close(),
-        );
-        // Commit to a 200 stream only once the answer has begun: a failure before that is a proper HTTP error.
-        if (!(await queue.first())) {
-          const result = await running;
-          if (result.error) throw chatErrors.fromProvider(result.error);
-        }
-        return reply.sse(async (sink) => {
-          for await (const text of queue) {
-            if (!(await sink.write(sseEvent('token', { text })))) break;
+        // A slot before any query: past the instance's capacity the request waits in its tenant's queue or is
+        // refused 503 with Retry-After, never holding a pooled connection while it waits.
+        const tenant =
+          principal.kind === 'keyless' ? `assistant:${ctx.body.assistantId}` : `account:${principal.accountId}`;
+        const release = deps.admission ? await deps.admission.acquire(tenant, ctx.signal) : () => undefined;
+        let running: Promise<service.ChatResult> | undefined;
+        try {
+          const prepared = await service.prepareChat(deps, principal, ctx, ctx.body);
+          const wantsStream = /\btext\/event-stream\b/i.test(ctx.headers['accept'] ?? '');
+          if (!wantsStream) {
+            const result = await service.runChat(deps, prepared, { signal: ctx.signal });
+            if (result.error) throw chatErrors.fromProvider(result.error);
+            return reply.json({
+              messageId: result.messageId,
+              conversationId: result.conversationId,
+              answer: result.answer,
+              sources: result.sources,
+              outcome: result.outcome,
+            });
           }
-          let result: service.ChatResult;
-          try {
-            result = await running;
-          } catch (err) {
-            ctx.log.error({ err }, 'chat failed after the stream began');
-            await sink.write(
-              sseEvent('error', { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' }),
-            );
+          const queue = new TextQueue();
+          const turn = service.runChat(deps, prepared, { signal: ctx.signal, onText: (t) => queue.push(t) });
+          running = turn;
+          turn.then(
+            () => queue.close(),
+            () => queue.close(),
+          );
+          // Commit to a 200 stream only once the answer has begun: a failure before that is a proper HTTP error.
+          if (!(await queue.first())) {
+            const result = await turn;
+            if (result.error) throw chatErrors.fromProvider(result.error);
+          }
+          return reply.sse(async (sink) => {
+            for await (const text of queue) {
+              if (!(await sink.write(sseEvent('token', { text })))) break;
+            }
+            let result: service.ChatResult;
+            try {
+              result = await turn;
+            } catch (err) {
+              ctx.log.error({ err }, 'chat failed after the stream began');
+              await sink.write(
+                sseEvent('error', { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' }),
+              );
+              await sink.write(sseEvent('done', {}));
+              return;
+            }
+            if (result.error) {
+              await sink.write(
+                sseEvent('error', {
+                  code: ChatErrorCodes.STREAM_INTERRUPTED,
+                  message: 'The answer was interrupted; please ask again.',
+                }),
+              );
+            } else {
+              await sink.write(
+                sseEvent('meta', {
+                  messageId: result.messageId,
+                  conversationId: result.conversationId,
+                  sources: result.sources,
+                  outcome: result.outcome,
+                }),
+              );
+            }
             await sink.write(sseEvent('done', {}));
-            return;
-          }
-          if (result.error) {
-            await sink.write(
-              sseEvent('error', {
-                code: ChatErrorCodes.STREAM_INTERRUPTED,
-                message: 'The answer was interrupted; please ask again.',
-              }),
-            );
-          } else {
-            await sink.write(
-              sseEvent('meta', {
-                messageId: result.messageId,
-                conversationId: result.conversationId,
-                sources: result.sources,
-                outcome: result.outcome,
-              }),
-            );
-          }
-          await sink.write(sseEvent('done', {}));
-        });
+          });
+        } finally {
+          // A streamed answer holds its slot until the turn is stored; anything else (a refusal included) frees it now.
+          if (running !== undefined) void running.then(release, release);
+          else release();
+        }
       },
     }),
   ];

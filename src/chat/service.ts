@@ -8,7 +8,8 @@ import {
   type Outcome,
   type StoredSource,
 } from '../conversations/index.js';
-import type { Sql } from '../db/index.js';
+import type { Admission } from '../admission/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { ChatProviderError, type ChatProvider, type ChatProviders } from '../providers/chat/index.js';
 import { retrievePassages, sourcesOf, type Passage } from '../retrieval/index.js';
@@ -23,6 +24,8 @@ export interface ChatDeps {
   providers: ChatProviders;
   meter: ChatMeter;
   policy: WidgetPolicy;
+  /** Admission control in front of each chat turn (absent: none). */
+  admission?: Admission | undefined;
 }
 
 export interface ChatBody {
@@ -199,7 +202,7 @@ export async function runChat(
   // pipelined) and the exchange (four pipelined statements). Either both land or neither: no stored answer without its
   // usage.
   const messageId = newKnowledgeId('msg');
-  await deps.sql.begin(async (tx) => {
+  await storeTurn(deps, prepared, release, async (tx) => {
     const costMicros = release
       ? 0
       : await deps.meter.settle(
@@ -230,4 +233,25 @@ export async function runChat(
     });
   });
   return { messageId, conversationId: prepared.conversation.id, answer, sources: prepared.sources, outcome, error };
+}
+
+/**
+ * The turn's transaction. When it fails (the database did not answer in time, the connection broke), the turn's
+ * reservation is released at once instead of holding the account's budget until the sweeper expires it.
+ */
+async function storeTurn(
+  deps: ChatDeps,
+  prepared: PreparedChat,
+  released: boolean,
+  writes: (tx: TransactionSql) => Promise<void>,
+): Promise<void> {
+  try {
+    await deps.sql.begin(writes);
+  } catch (err) {
+    if (!released)
+      await deps.meter.release(prepared.reservation).catch((releaseErr: unknown) => {
+        deps.log.warn({ err: releaseErr }, 'chat reservation not released after a failed turn; the sweeper will');
+      });
+    throw err;
+  }
 }

@@ -2,6 +2,7 @@ import type { Logger } from '../log/index.js';
 import { checkConnection, createSql, describeDatabaseUrl } from './client.js';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 import { migrate, type AppliedMigration } from './migrate.js';
+import { withQueryDeadline } from './query-deadline.js';
 import type { Sql } from './types.js';
 
 export type { Sql, TransactionSql } from './types.js';
@@ -19,7 +20,10 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** DATABASE_POOL_SIZE; ignored for the embedded database (always {@link EMBEDDED_POOL_SIZE}). */
   poolSize: number;
-  /** DATABASE_QUERY_TIMEOUT_MS (external PostgreSQL only; 0 = none). Migrations run without it. */
+  /**
+   * DATABASE_QUERY_TIMEOUT_MS (0 = none). Migrations run without it. External PostgreSQL: the whole-query and the
+   * connection deadline; embedded: the whole-query deadline only (waiting for its one connection included).
+   */
   queryTimeoutMs?: number;
   log: Logger;
 }
@@ -45,6 +49,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let embedded: EmbeddedPostgres | undefined;
   let url: string;
   let sql: Sql;
+  /** The embedded database's client without the deadline: migrations run on it, and closing ends it. */
+  let raw: Sql | undefined;
   if (options.databaseUrl) {
     url = options.databaseUrl;
     sql = createSql(url, {
@@ -58,7 +64,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     embedded = await startEmbeddedPostgres({ dataDir: options.dataDir, maxConnections: EMBEDDED_POOL_SIZE + 1, log });
     url = embedded.url;
     // No idle timeout or lifetime: the socket is in-process, and reconnecting gains nothing.
-    sql = createSql(url, { max: EMBEDDED_POOL_SIZE, log, idleTimeoutSeconds: 0, maxLifetimeSeconds: null });
+    raw = createSql(url, { max: EMBEDDED_POOL_SIZE, log, idleTimeoutSeconds: 0, maxLifetimeSeconds: null });
+    // Every query waits for the one connection; a holder that never lets go (a transaction waiting on something
+    // that itself waits for the connection) must turn into 503s, not into a service that never answers again.
+    sql = options.queryTimeoutMs ? withQueryDeadline(raw, options.queryTimeoutMs) : raw;
     if (options.poolSize !== EMBEDDED_POOL_SIZE) {
       log.info({ poolSize: EMBEDDED_POOL_SIZE }, 'embedded postgres uses one connection; DATABASE_POOL_SIZE ignored');
     }
@@ -66,7 +75,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 
   const closeAll = async (): Promise<void> => {
     try {
-      await sql.end({ timeout: 5 });
+      await (raw ?? sql).end({ timeout: 5 });
     } finally {
       await embedded?.close();
     }
@@ -75,7 +84,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let applied: AppliedMigration[];
   try {
     await checkConnection(sql, url);
-    applied = await migrateWithoutDeadline(sql, url, embedded === undefined, log);
+    applied = await migrateWithoutDeadline(raw ?? sql, url, embedded === undefined, log);
   } catch (error) {
     await closeAll().catch((closeError: unknown) =>
       log.warn({ err: closeError }, 'database close after failed open failed'),
@@ -96,7 +105,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 /**
  * Migrations may legitimately run longer than the request deadline (an index on a big table): on an external
  * server they run on a short-lived client of their own without it. The embedded database has one connection, so
- * it migrates on the service's client (which has no deadline there).
+ * it migrates on the service's client before the deadline is put in front of it.
  */
 async function migrateWithoutDeadline(
   sql: Sql,

@@ -6,9 +6,10 @@ import type { Metrics } from './metrics.js';
 export function observeMeter(meter: Meter, metrics: Metrics): Meter {
   const admit = meter.admit.bind(meter);
   const settle = meter.settle.bind(meter);
-  meter.admit = async (request) => {
+  meter.admit = async (...args: Parameters<Meter['admit']>) => {
+    const [request] = args;
     try {
-      const reservation = await admit(request);
+      const reservation = await admit(...args);
       metrics.reservation(request.kind, 'reserved');
       return reservation;
     } catch (err) {
@@ -21,8 +22,12 @@ export function observeMeter(meter: Meter, metrics: Metrics): Meter {
       throw err;
     }
   };
-  meter.settle = async (reservation, usage) => {
-    const outcome = await settle(reservation, usage);
+  // Every argument passes through: a settle inside the caller's transaction (`within`) must stay in it. Dropping it
+  // ran the settle on the pool instead, which on the one-connection embedded database waited forever for the
+  // connection its own transaction held.
+  meter.settle = async (...args: Parameters<Meter['settle']>) => {
+    const [reservation] = args;
+    const outcome = await settle(...args);
     metrics.settlement(typeof reservation === 'string' ? 'unknown' : reservation.kind);
     return outcome;
   };
@@ -32,9 +37,9 @@ export function observeMeter(meter: Meter, metrics: Metrics): Meter {
 /** Count voice grants at admission and the one settlement per call. */
 export function observeVoiceQuota<Q extends VoiceQuota>(quota: Q, metrics: Metrics): Q {
   return Object.assign(Object.create(quota) as Q, {
-    admit: async (request: Parameters<VoiceQuota['admit']>[0]) => {
+    admit: async (...args: Parameters<VoiceQuota['admit']>) => {
       try {
-        await quota.admit(request);
+        await quota.admit(...args);
         metrics.reservation('voice', 'reserved');
       } catch (err) {
         metrics.reservation(
@@ -46,8 +51,8 @@ export function observeVoiceQuota<Q extends VoiceQuota>(quota: Q, metrics: Metri
         throw err;
       }
     },
-    settle: async (request: Parameters<VoiceQuota['settle']>[0], seconds: number, finalized: boolean) => {
-      await quota.settle(request, seconds, finalized);
+    settle: async (...args: Parameters<VoiceQuota['settle']>) => {
+      await quota.settle(...args);
       metrics.settlement('voice');
     },
   });

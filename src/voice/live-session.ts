@@ -140,6 +140,10 @@ export class LiveVoiceSession implements Supervised {
   private lastQuotaCheckAt: number;
   private quotaCheckInFlight = false;
   private endPromise: Promise<VoiceFinal> | undefined;
+  /** When the end began: billing stops here, however long closing the provider link takes. */
+  private endedAt: number | undefined;
+  /** When the provider's last usage figure arrived (its figure is as of then). */
+  private usageAt: number;
   private readonly listeners = new Set<LiveSessionListener>();
   readonly transcripts: TranscriptAssembler;
 
@@ -162,6 +166,7 @@ export class LiveVoiceSession implements Supervised {
     this.lastSpeechAt = init.startedAt;
     this.lastQuotaCheckAt = init.startedAt;
     this.lastProviderEventAt = init.startedAt;
+    this.usageAt = init.startedAt;
     this.log = init.log;
     this.gate = new GateChannel(env.now, (decision) => {
       for (const l of this.listeners) l.onGate?.(decision);
@@ -208,6 +213,7 @@ export class LiveVoiceSession implements Supervised {
     },
     onUsage: (usage) => {
       this.usageSeconds = usage.seconds;
+      this.usageAt = this.env.now();
       if (this.linkDownSince === undefined) this.lastProviderEventAt = this.env.now();
     },
     onStateChange: (state) => {
@@ -231,7 +237,10 @@ export class LiveVoiceSession implements Supervised {
     },
     onClosed: (closed) => {
       this.providerClosed = closed;
-      this.usageSeconds = closed.usage.seconds;
+      if (closed.usage.seconds !== this.usageSeconds) {
+        this.usageSeconds = closed.usage.seconds;
+        this.usageAt = this.env.now();
+      }
       // The provider ended the call on its own (hang-up, expiry, lost link): our control of it is gone.
       if (this.status === 'active') void this.end('control_lost');
     },
@@ -262,22 +271,30 @@ export class LiveVoiceSession implements Supervised {
   }
 
   /**
-   * Of the provider's `usageSeconds`, the seconds with a connected caller: nothing before the media socket first
-   * connected, nothing while it was away (issue 12, item 9). Unrounded (liveness persists it; the orphan path bills it).
+   * The seconds billed: the time with a connected caller and a live provider link, on this instance's clock, from the
+   * media socket's first connection to the moment the end began (nothing before the join or while
+   * the caller was away; nothing while the link was down or silent), plus however far the provider's own figure ran
+   * ahead of the clock (a provider that counts more is billed what it counted). The provider's figure alone is not
+   * the base: no usage arrives while its link is down, so it already lacks an outage that would then be subtracted
+   * twice. Unrounded (liveness persists it; the orphan path bills it).
    */
   billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
     if (this.firstAttachedAt === undefined) return 0;
-    const now = this.env.now();
+    const now = this.endedAt ?? this.env.now();
     const away =
       this.unbilledMs +
       (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0) +
       (this.linkDownSince !== undefined ? now - this.linkDownSince : 0);
-    return Math.max(0, usageSeconds - (this.firstAttachedAt - this.startedAt + away) / 1000);
+    const connected = Math.max(0, (now - this.firstAttachedAt - away) / 1000);
+    // A figure newer than the last report (the provider's final one, at the close) is as of the end.
+    const reportedAt = usageSeconds === this.usageSeconds ? this.usageAt : now;
+    const ahead = usageSeconds - (reportedAt - this.startedAt) / 1000;
+    return connected + Math.max(0, ahead);
   }
 
   /** Whole seconds billed for a call whose provider counted `usageSeconds`. */
   billableSecondsOf(usageSeconds: number): number {
-    return Math.ceil(this.billableUsageSeconds(usageSeconds));
+    return wholeBillableSeconds(this.billableUsageSeconds(usageSeconds));
   }
 
   onMediaDetached(): void {
@@ -344,6 +361,7 @@ export class LiveVoiceSession implements Supervised {
   /** End once; every later call gets the same final answer. `null` = ended by the client. */
   end(reason: EndReason, by: 'client' | 'service' = reason === null ? 'client' : 'service'): Promise<VoiceFinal> {
     if (this.endPromise !== undefined) return this.endPromise;
+    this.endedAt = this.env.now();
     this.status = 'ending';
     this.endReason = reason;
     this.log.info({ endReason: reason, by }, 'voice session ending');
@@ -358,4 +376,12 @@ export class LiveVoiceSession implements Supervised {
     for (const l of [...this.listeners]) l.onEnded?.(presented);
     this.listeners.clear();
   }
+}
+
+/**
+ * Billed seconds as whole seconds: the nearest one (a call is billed its connected time within half a second; rounding
+ * up would add up to a whole second to every call), and at least 1 for any connected time at all.
+ */
+export function wholeBillableSeconds(seconds: number): number {
+  return seconds <= 0 ? 0 : Math.max(1, Math.round(seconds));
 }

@@ -1,6 +1,6 @@
 import { presentEndReason, type EndReason } from './end-reasons.js';
 import { audienceOf, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
-import type { LiveVoiceSession } from './live-session.js';
+import { wholeBillableSeconds, type LiveVoiceSession } from './live-session.js';
 import * as q from './queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { VoiceTurns } from './turns.js';
@@ -208,7 +208,7 @@ class PendingSettlement {
  * winner's result. Billed from the last usage the owner persisted; not final (the provider's figure died with it).
  */
 export async function settleOrphan(ctx: VoiceContext, row: q.VoiceSessionRow): Promise<VoiceFinal> {
-  const billableSeconds = Math.ceil(row.usageSeconds);
+  const billableSeconds = wholeBillableSeconds(row.usageSeconds);
   const settled = await q.settleSession(ctx.deps.sql, {
     id: row.id,
     generation: row.ownerGeneration,

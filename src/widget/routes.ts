@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { assistantIdParam } from '../assistants/index.js';
+import { ownerOf } from '../auth/principal.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import * as service from './service.js';
 
@@ -83,10 +85,18 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
       cors: true,
       schemas: {
         body: z
-          .object({ assistantId: z.string().min(1).max(100).describe('The public asst_ id.'), visitorId })
+          .object({
+            assistantId: z.string().min(1).max(100).describe('The public asst_ id.'),
+            visitorId: visitorId
+              .optional()
+              .describe(
+                "Omit for a new visitor: Parley makes up the id. Given: a renewal, with that visitor's previous signature (at most 7 days old) in X-Parley-Signature.",
+              ),
+          })
           .strict(),
         response: {
           200: z.object({
+            visitorId: z.string().describe('The signed visitor id (the one made up for a new visitor).'),
             timestamp: z.number().int().describe('Unix seconds.'),
             signature: z
               .string()
@@ -95,13 +105,52 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
         },
       },
       openapi: {
-        summary: 'Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)',
+        summary: 'Sign a new visitor, or renew a signed visitor (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)',
         description:
-          'For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.',
+          "For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls. Never signs an id the caller chose: a new visitor gets an id made up by Parley; a known visitor is re-signed only with its previous signature. Visitors known to the owner's own backend are signed there with the assistant's widget secret.",
         tags,
         errors: { 400: 'Invalid body', ...policyErrors },
       },
       handler: async (ctx) => reply.json(await service.signVisitor(deps, ctx, ctx.body)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/assistants/:assistantId/widget-secret',
+      auth: 'bearer',
+      scope: 'assistants:write',
+      schemas: {
+        params: z.object({ assistantId: assistantIdParam }),
+        body: z.object({}).strict(),
+        response: {
+          200: z.object({
+            assistantId: z.string().describe('The public asst_ id.'),
+            secret: z
+              .string()
+              .describe(
+                'Shown only in this answer. Your backend signs a visitor id as t=<unix>,v1=<hex HMAC-SHA256(secret, publicId:visitorId:t)>.',
+              ),
+            rotatedAt: z.string().datetime(),
+          }),
+        },
+      },
+      openapi: {
+        summary: "Issue the assistant's widget secret (identity verification; the previous one stops working)",
+        description:
+          "Signed visitors from your own backend: sign your signed-in users' visitor ids with this secret and pass them to the widget (visitor-id and signature attributes). Calling this again rotates the secret.",
+        tags: ['Assistants'],
+        errors: {
+          401: 'Missing or invalid API key',
+          403: 'The key lacks the scope',
+          404: 'No such assistant (or not yours)',
+        },
+      },
+      handler: async (ctx) => {
+        const issued = await service.rotateWidgetSecret(deps, ownerOf(ctx), ctx.params.assistantId);
+        ctx.log.info({ assistantId: issued.assistantId }, 'widget secret issued');
+        return reply.json({ ...issued, rotatedAt: issued.rotatedAt.toISOString() }, 200, {
+          'cache-control': 'no-store',
+        });
+      },
     }),
   ];
 }

@@ -1,8 +1,9 @@
-import { getAssistantById, getAssistantByPublicId, hasIdShape } from '../assistants/index.js';
+import { getAssistantById, getAssistantByPublicId, getOwnedAssistant, hasIdShape } from '../assistants/index.js';
 import { findFeedbackTarget, isVisitorsOwnConversation, upsertFeedback } from '../conversations/index.js';
 import type { Sql } from '../db/index.js';
 import { widgetErrors } from './errors.js';
-import type { PolicyRequest, WidgetPolicy } from './policy.js';
+import { newVisitorId, type PolicyRequest, type WidgetPolicy } from './policy.js';
+import { rotateSecretGeneration } from './queries.js';
 
 export interface WidgetDeps {
   sql: Sql;
@@ -23,15 +24,41 @@ export async function widgetConfig(deps: WidgetDeps, request: PolicyRequest, pub
   };
 }
 
-/** Signs a visitor id for an assistant (the widget sends it back as X-Parley-Signature). */
+/** How old a visitor's previous signature may be for POST /api/v1/widget/sign to renew it (7 days). */
+export const SIGNATURE_RENEWAL_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Signs a visitor id for an assistant (the widget sends it back as X-Parley-Signature). Without a visitor id, Parley
+ * makes one up and signs it: a new visitor. With one, only a renewal: the request must carry that visitor's previous
+ * signature (Parley's, or the owner's made with the widget secret) in X-Parley-Signature, at most 7 days old. An id
+ * a caller merely knows is never signed, so knowing another visitor's id gives no way to act as them.
+ */
 export async function signVisitor(
   deps: WidgetDeps,
   request: PolicyRequest,
-  input: { assistantId: string; visitorId: string },
+  input: { assistantId: string; visitorId?: string | undefined },
 ) {
   const assistant = await getAssistantByPublicId(deps.sql, input.assistantId);
-  await deps.policy.admit(request, assistant, input.visitorId, { signature: false });
-  return deps.policy.sign(assistant.publicId, input.visitorId);
+  await deps.policy.admit(request, assistant, input.visitorId ?? null, { signature: false });
+  if (input.visitorId === undefined) {
+    const visitorId = newVisitorId();
+    return { visitorId, ...deps.policy.sign(assistant.publicId, visitorId) };
+  }
+  const previous = request.headers['x-parley-signature'];
+  if (previous === undefined) throw widgetErrors.signatureRequired();
+  if (!(await deps.policy.verifyPrevious(previous, assistant, input.visitorId, SIGNATURE_RENEWAL_SECONDS)))
+    throw widgetErrors.signatureInvalid();
+  return { visitorId: input.visitorId, ...deps.policy.sign(assistant.publicId, input.visitorId) };
+}
+
+/**
+ * Issues the assistant's widget secret (a new one on every call; the previous one stops working at once). The owner's
+ * backend signs its signed-in users' visitor ids with it; the secret is shown only in this answer.
+ */
+export async function rotateWidgetSecret(deps: WidgetDeps, owner: { accountId: string }, assistantId: string) {
+  const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
+  const { generation, rotatedAt } = await rotateSecretGeneration(deps.sql, assistant.id);
+  return { assistantId: assistant.publicId, secret: deps.policy.widgetSecret(assistant.id, generation), rotatedAt };
 }
 
 /**

@@ -423,14 +423,14 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
       const signed = await voiceAssistant(app, owner, {
         settings: { allowedDomains: [host.origin], requireWidgetSigning: true },
       });
-      const visitorId = 'customer-000042';
       const sign = await post(
         app.url,
         '/api/v1/widget/sign',
-        { assistantId: signed.publicId, visitorId },
+        { assistantId: signed.publicId },
         { origin: host.origin },
       );
       t.equal(sign.status, 200);
+      const visitorId = sign.body.visitorId as string;
       const page = await openHost(
         browser,
         host.url(signed.publicId, { 'visitor-id': visitorId, signature: sign.body.signature }),

@@ -306,17 +306,17 @@ t.test('signed visitor identity when the assistant requires it', async (t) => {
   const sign = await fetch(`${url}/api/v1/widget/sign`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: SHOP },
-    body: JSON.stringify({ assistantId: assistant.publicId, visitorId: 'visitor-signed-1' }),
+    body: JSON.stringify({ assistantId: assistant.publicId }),
   });
   t.equal(sign.status, 200);
-  const { signature } = (await sign.json()) as { signature: string };
+  const { signature, visitorId } = (await sign.json()) as { signature: string; visitorId: string };
   t.match(signature, /^t=\d+,v1=[0-9a-f]{64}$/);
-  t.equal((await chat({ 'x-parley-signature': signature })).status, 200, 'a signed visitor passes');
+  t.equal((await chat({ 'x-parley-signature': signature }, visitorId)).status, 200, 'a signed visitor passes');
   const forged = await chat({ 'x-parley-signature': signature }, 'visitor-signed-2');
   t.equal(forged.status, 403, 'the signature is bound to its visitor id');
   t.equal(((await forged.json()) as { code: string }).code, 'WIDGET_SIGNATURE_INVALID');
   const stale = signature.replace(/^t=\d+/, `t=${Math.floor(Date.now() / 1000) - 3600}`);
-  t.equal((await chat({ 'x-parley-signature': stale })).status, 403, 'an old or altered signature fails');
+  t.equal((await chat({ 'x-parley-signature': stale }, visitorId)).status, 403, 'an old or altered signature fails');
 });
 
 t.test(

@@ -88,9 +88,10 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
   });
 
   t.test('sign', async (t) => {
-    const res = await post('/api/v1/widget/sign', { assistantId: assistant.publicId, visitorId: 'visitor-abc-123' });
+    const res = await post('/api/v1/widget/sign', { assistantId: assistant.publicId });
     t.equal(res.status, 200);
-    const body = (await res.json()) as { timestamp: number; signature: string };
+    const body = (await res.json()) as { visitorId: string; timestamp: number; signature: string };
+    t.match(body.visitorId, /^v_[0-9a-f]{32}$/, 'a new visitor gets an id Parley made up');
     t.ok(Math.abs(body.timestamp - Date.now() / 1000) < 5);
     t.match(body.signature, new RegExp(`^t=${body.timestamp},v1=[0-9a-f]{64}$`));
     t.equal(
@@ -98,21 +99,16 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
       400,
       'visitorId 8–80 chars',
     );
-    t.equal((await post('/api/v1/widget/sign', { assistantId: assistant.publicId })).status, 400);
     t.equal(
-      (
-        await post(
-          '/api/v1/widget/sign',
-          { assistantId: assistant.publicId, visitorId: 'visitor-abc-123' },
-          'https://evil.example',
-        )
-      ).status,
+      (await post('/api/v1/widget/sign', { assistantId: assistant.publicId, visitorId: 'visitor-abc-123' })).status,
+      403,
+      'an id the caller chose is not signed without its previous signature',
+    );
+    t.equal(
+      (await post('/api/v1/widget/sign', { assistantId: assistant.publicId }, 'https://evil.example')).status,
       403,
     );
-    t.equal(
-      (await post('/api/v1/widget/sign', { assistantId: 'asst_missing', visitorId: 'visitor-abc-123' })).status,
-      404,
-    );
+    t.equal((await post('/api/v1/widget/sign', { assistantId: 'asst_missing' })).status, 404);
   });
 
   t.test('feedback', async (t) => {

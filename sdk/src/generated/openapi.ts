@@ -76,6 +76,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/widget-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue the assistant's widget secret (identity verification; the previous one stops working)
+         * @description Signed visitors from your own backend: sign your signed-in users' visitor ids with this secret and pass them to the widget (visitor-id and signature attributes). Calling this again rotates the secret.
+         */
+        post: operations["postApiV1AssistantsAssistantIdWidgetSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat": {
         parameters: {
             query?: never;
@@ -482,8 +502,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign a visitor id for the widget (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)
-         * @description For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls.
+         * Sign a new visitor, or renew a signed visitor (valid for WIDGET_SIGNING_MAX_SKEW_SECONDS)
+         * @description For assistants that require signed visitors: the signature to send as X-Parley-Signature with keyless chat, feedback and voice calls. Never signs an id the caller chose: a new visitor gets an id made up by Parley; a known visitor is re-signed only with its previous signature. Visitors known to the owner's own backend are signed there with the assistant's widget secret.
          */
         post: operations["postApiV1WidgetSign"];
         delete?: never;
@@ -1349,6 +1369,54 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postApiV1AssistantsAssistantIdWidgetSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The public asst_ id. */
+                        assistantId: string;
+                        /** Format: date-time */
+                        rotatedAt: string;
+                        /** @description Shown only in this answer. Your backend signs a visitor id as t=<unix>,v1=<hex HMAC-SHA256(secret, publicId:visitorId:t)>. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1Chat: {
         parameters: {
             query?: never;
@@ -1406,7 +1474,7 @@ export interface operations {
             429: components["responses"]["ErrorRetryAfter"];
             /** @description The AI provider failed before answering */
             502: components["responses"]["Error"];
-            /** @description The selected AI provider is not configured */
+            /** @description The selected AI provider is not configured, or the service is busy (SERVICE_OVERLOADED, with Retry-After) */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description The AI provider did not answer in time */
             504: components["responses"]["Error"];
@@ -2372,7 +2440,8 @@ export interface operations {
                 "application/json": {
                     /** @description The public asst_ id. */
                     assistantId: string;
-                    visitorId: string;
+                    /** @description Omit for a new visitor: Parley makes up the id. Given: a renewal, with that visitor's previous signature (at most 7 days old) in X-Parley-Signature. */
+                    visitorId?: string;
                 };
             };
         };
@@ -2388,6 +2457,8 @@ export interface operations {
                         signature: string;
                         /** @description Unix seconds. */
                         timestamp: number;
+                        /** @description The signed visitor id (the one made up for a new visitor). */
+                        visitorId: string;
                     };
                 };
             };

@@ -136,13 +136,14 @@ export async function runLoadTest(
     await sleep(options.calls <= 1 ? 0 : (options.rampUpMs * index) / (options.calls - 1), stop.signal);
     for (let n = 0; !stop.signal.aborted; n++) {
       attempted++;
-      const visitorId = `loadtest-${runId}-${index}-${n}`;
+      let visitorId = `loadtest-${runId}-${index}-${n}`;
       let signature: string | undefined;
       if (options.sign) {
         try {
-          signature = (
-            await client.POST('/api/v1/widget/sign', { body: { assistantId: options.assistantId, visitorId } })
-          ).signature;
+          // Parley signs only visitor ids it makes up itself: a new visitor per call.
+          const signed = await client.POST('/api/v1/widget/sign', { body: { assistantId: options.assistantId } });
+          visitorId = signed.visitorId;
+          signature = signed.signature;
         } catch (err) {
           if (err instanceof ParleyError && err.status > 0) refusals.add(`sign ${refusalKey(err)}`);
           else errors.add(`sign: ${errorKey(err)}`);

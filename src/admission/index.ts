@@ -1,0 +1,158 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { AppError } from '../errors/index.js';
+
+/**
+ * Admission control in front of the expensive work (a chat turn): at most `maxInFlight` run at once on this
+ * instance, fewer while the event loop is late (the CPU is the limit: more concurrent work only makes every request
+ * slower and holds pooled connections open longer). Past that, a request waits in its tenant's bounded queue; queues
+ * are served round-robin, so one tenant's flood waits behind itself, never in front of another tenant. A request that
+ * finds its tenant's queue full, or waits longer than `maxWaitMs`, is refused with 503 `SERVICE_OVERLOADED` and
+ * `Retry-After` before it touched the database. The refusal names no plan, billing or usage (widget visitors see it).
+ */
+export interface AdmissionOptions {
+  /** Expensive requests running at once on this instance (ADMISSION_MAX_IN_FLIGHT). */
+  maxInFlight: number;
+  /** Requests one tenant may have waiting (ADMISSION_QUEUE_PER_TENANT); 0: refuse at once when full. */
+  maxQueuedPerTenant: number;
+  /** The longest a request waits for a slot (ADMISSION_QUEUE_WAIT_MS). */
+  maxWaitMs: number;
+  /** Event-loop delay (worst in the last quarter second) above which only a quarter of the slots are used. */
+  loopDelayLimitMs: number;
+}
+
+export const AdmissionErrorCodes = { OVERLOADED: 'SERVICE_OVERLOADED' } as const;
+
+/** Counts for tests, metrics and the bench. */
+export interface AdmissionStats {
+  inFlight: number;
+  queued: number;
+  admitted: number;
+  refused: number;
+  loopDelayMs: number;
+}
+
+interface Waiter {
+  start: () => void;
+  refuse: (error: AppError) => void;
+}
+
+const overloaded = (retryAfterSeconds: number) =>
+  new AppError(AdmissionErrorCodes.OVERLOADED, 503, 'The service is busy; try again shortly.', {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+
+export class Admission {
+  private inFlight = 0;
+  private queued = 0;
+  private admitted = 0;
+  private refused = 0;
+  /** Waiting requests per tenant; a tenant's key is deleted when its queue empties (Map order = round-robin). */
+  private readonly queues = new Map<string, Waiter[]>();
+  private readonly histogram: IntervalHistogram;
+  private readonly sampler: NodeJS.Timeout;
+  private loopDelayMs = 0;
+
+  constructor(private readonly options: AdmissionOptions) {
+    this.histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.histogram.enable();
+    this.sampler = setInterval(() => {
+      this.loopDelayMs = this.histogram.max / 1e6;
+      this.histogram.reset();
+      this.dispatch();
+    }, 250);
+    this.sampler.unref();
+  }
+
+  /** The slots usable now: all of them, or a quarter while the event loop is late. */
+  private get capacity(): number {
+    const { maxInFlight, loopDelayLimitMs } = this.options;
+    return this.loopDelayMs > loopDelayLimitMs ? Math.max(1, Math.floor(maxInFlight / 4)) : maxInFlight;
+  }
+
+  /**
+   * Waits for a slot for `tenant` and resolves with its release (call it exactly once, when the work is over;
+   * later calls do nothing). Rejects with 503 SERVICE_OVERLOADED when the tenant's queue is full, the wait is too
+   * long, or `signal` aborts (the caller left).
+   */
+  acquire(tenant: string, signal?: AbortSignal): Promise<() => void> {
+    if (this.queued === 0 && this.inFlight < this.capacity) return Promise.resolve(this.start());
+    const queue = this.queues.get(tenant) ?? [];
+    if (queue.length >= this.options.maxQueuedPerTenant) {
+      this.refused++;
+      return Promise.reject(overloaded(1));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => leave(overloaded(Math.max(1, Math.ceil(this.options.maxWaitMs / 1000)))),
+        this.options.maxWaitMs,
+      );
+      const onAbort = () => leave(overloaded(1));
+      const waiter: Waiter = {
+        start: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.start());
+        },
+        refuse: reject,
+      };
+      const leave = (error: AppError) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const waiting = this.queues.get(tenant);
+        const at = waiting?.indexOf(waiter) ?? -1;
+        if (waiting === undefined || at === -1) return;
+        waiting.splice(at, 1);
+        if (waiting.length === 0) this.queues.delete(tenant);
+        this.queued--;
+        this.refused++;
+        reject(error);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(waiter);
+      this.queues.set(tenant, queue);
+      this.queued++;
+    });
+  }
+
+  stats(): AdmissionStats {
+    return {
+      inFlight: this.inFlight,
+      queued: this.queued,
+      admitted: this.admitted,
+      refused: this.refused,
+      loopDelayMs: this.loopDelayMs,
+    };
+  }
+
+  close(): void {
+    clearInterval(this.sampler);
+    this.histogram.disable();
+    for (const queue of this.queues.values()) for (const waiter of queue) waiter.refuse(overloaded(1));
+    this.queues.clear();
+    this.queued = 0;
+  }
+
+  private start(): () => void {
+    this.inFlight++;
+    this.admitted++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      this.dispatch();
+    };
+  }
+
+  /** Starts waiting requests while there is room, one tenant at a time in turn. */
+  private dispatch(): void {
+    while (this.queued > 0 && this.inFlight < this.capacity) {
+      const [tenant, queue] = this.queues.entries().next().value as [string, Waiter[]];
+      const waiter = queue.shift()!;
+      this.queues.delete(tenant);
+      if (queue.length > 0) this.queues.set(tenant, queue); // to the back of the round
+      this.queued--;
+      waiter.start();
+    }
+  }
+}
