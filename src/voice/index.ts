@@ -5,9 +5,9 @@
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
-import { mediaSockets, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
+import { mediaSockets, type MediaSockets, type MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { voiceRoutes } from './routes.js';
-import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './service.js';
+import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
 
 export {
   VoiceService,
@@ -18,8 +18,8 @@ export {
   type MintResult,
   type EndAnswer,
   type HeartbeatAnswer,
-} from './service.js';
-export { LiveVoiceSession, type LiveSessionListener, type SessionLimits } from './live-session.js';
+} from './session/service.js';
+export { LiveVoiceSession, type LiveSessionListener, type SessionLimits } from './session/live-session.js';
 export {
   GateChannel,
   GateStream,
@@ -28,16 +28,16 @@ export {
   type GateDecision,
   type GateReason,
   type GateState,
-} from './gate.js';
-export { Supervisor, type Supervised } from './supervisor.js';
+} from './session/gate.js';
+export { Supervisor, type Supervised } from './session/supervisor.js';
 export {
   VoiceOwnership,
   OWNERSHIP_DEFAULTS,
   type OwnerLease,
   type OwnerRecord,
   type OwnershipTiming,
-} from './ownership.js';
-export { issueControlToken, verifyControlToken } from './control-token.js';
+} from './session/ownership.js';
+export { issueControlToken, verifyControlToken } from './session/control-token.js';
 export { END_REASONS, presentEndReason, type EndReason, type VoiceAudience } from './end-reasons.js';
 export { VoiceErrorCodes, voiceErrors } from './errors.js';
 export {
@@ -46,19 +46,19 @@ export {
   type MeteredVoiceQuotaOptions,
   type VoiceQuota,
   type VoiceQuotaRequest,
-} from './quota.js';
-export { MediaRelay, RELAY_CLOSE } from './relay/relay.js';
-export { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay-options.js';
-export { linkOfSession, type RelayLink } from './relay/link.js';
+} from './session/quota.js';
+export { MediaRelay, RELAY_CLOSE } from './pump/media-pump.js';
+export { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './pump/options.js';
+export { linkOfSession, type RelayLink } from './pump/link.js';
 export {
   mediaSockets,
   MEDIA_SOCKET_PATH,
   type MediaSessionLocator,
   type MediaSockets,
   type MediaSocketOptions,
-} from './relay/media-socket.js';
+} from './transports/websocket/media-socket.js';
 export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
-export { voiceCallsOf, type ConversationCall } from './conversation-calls.js';
+export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
 export { wavHeader, readWavHeader } from './recording/wav.js';
 export type { VoiceFinal, VoiceSource, HeartbeatStatus, VoiceCapability as VoiceClientCapability } from './types.js';
 

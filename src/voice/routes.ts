@@ -3,8 +3,8 @@ import type { Principal } from '../auth/index.js';
 import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { END_REASONS } from './end-reasons.js';
 import { voiceErrors } from './errors.js';
-import type { VoiceService } from './service.js';
-import { SESSION_ID_PATTERN } from './session-id.js';
+import type { VoiceService } from './session/service.js';
+import { SESSION_ID_PATTERN } from './session/session-id.js';
 import { CAPABILITIES } from './types.js';
 
 const sessionParams = z.object({

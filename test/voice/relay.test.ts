@@ -3,7 +3,7 @@ import type { RealtimeSocket } from '../../src/http/index.js';
 import { ManualClock, type VoiceLinkState, type VoiceTranscriptDelta } from '../../src/providers/voice/index.js';
 import type { GateDecision, LiveSessionListener } from '../../src/voice/index.js';
 import { MediaRelay, RELAY_CLOSE, type RelayLink } from '../../src/voice/index.js';
-import { PendingAudio } from '../../src/voice/relay/pending-audio.js';
+import { PendingAudio } from '../../src/voice/pump/pending-audio.js';
 
 /**
  * The transport-free relay core (ARCHITECTURE rule 8) with a fake RealtimeSocket and a fake provider link: no

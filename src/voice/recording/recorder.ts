@@ -1,5 +1,5 @@
 import { open, rename, rm } from 'node:fs/promises';
-import type { RelayTap } from '../relay/relay-options.js';
+import type { RelayTap } from '../pump/options.js';
 import { TrackWriter } from './track.js';
 import { wavHeader, WAV_HEADER_BYTES } from './wav.js';
 

@@ -5,7 +5,7 @@ import type { Sql } from '../../db/index.js';
 import { defineRoute, fileReply, type AnyRoute } from '../../http/index.js';
 import { voiceErrors } from '../errors.js';
 import * as q from '../queries.js';
-import { SESSION_ID_PATTERN } from '../session-id.js';
+import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import type { VoiceRecordings } from './recordings.js';
 
 const params = z.object({

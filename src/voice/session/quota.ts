@@ -1,4 +1,4 @@
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../../log/index.js';
 import {
   isUsageRefusal,
   listVoiceGrants,
@@ -7,9 +7,9 @@ import {
   VOICE_GRANT_SECONDS,
   type Meter,
   type VoiceGrant,
-} from '../metering/index.js';
-import { voiceErrors } from './errors.js';
-import type { VoiceSource } from './types.js';
+} from '../../metering/index.js';
+import { voiceErrors } from '../errors.js';
+import type { VoiceSource } from '../types.js';
 
 /**
  * The voice-minutes and concurrency seam (VOICE.md, Usage). {@link meteredVoiceQuota} is the real one (metering's

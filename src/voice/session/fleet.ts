@@ -1,7 +1,7 @@
 import type { VoiceContext } from './context.js';
-import type { EndReason } from './end-reasons.js';
+import type { EndReason } from '../end-reasons.js';
 import type { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import { settleOrphan } from './settlement.js';
 
 const ORPHAN_SWEEP_BATCH = 100;

@@ -1,6 +1,6 @@
-import { systemClock, type VoiceClock } from '../providers/voice/index.js';
-import { isAppError } from '../errors/index.js';
-import { createWidgetPolicy } from '../widget/index.js';
+import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
+import { isAppError } from '../../errors/index.js';
+import { createWidgetPolicy } from '../../widget/index.js';
 import type { VoiceContext, VoiceOptions, VoiceServiceDeps } from './context.js';
 import {
   endSession,
@@ -18,8 +18,8 @@ import type { VoiceObserver } from './observer.js';
 import { mintSession, type MintCaller, type MintInput, type MintResult } from './mint.js';
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
-import type { VoiceRecordings } from './recording/recordings.js';
-import type { MediaSockets } from './relay/media-socket.js';
+import type { VoiceRecordings } from '../recording/recordings.js';
+import type { MediaSockets } from '../transports/websocket/media-socket.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';

@@ -1,5 +1,5 @@
-import type { Sql } from '../db/index.js';
-import { retrievePassages, snippetOf } from '../retrieval/index.js';
+import type { Sql } from '../../db/index.js';
+import { retrievePassages, snippetOf } from '../../retrieval/index.js';
 import type { TurnSource } from './transcripts.js';
 
 /**

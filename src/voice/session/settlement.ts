@@ -1,10 +1,10 @@
-import { presentEndReason, type EndReason } from './end-reasons.js';
+import { presentEndReason, type EndReason } from '../end-reasons.js';
 import { audienceOf, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import type { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { VoiceTurns } from './turns.js';
-import type { VoiceFinal } from './types.js';
+import type { VoiceFinal } from '../types.js';
 
 /** The end route's answer (also the final answer of a session that already ended). */
 export interface EndAnswer {

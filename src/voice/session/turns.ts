@@ -1,10 +1,10 @@
-import { newKnowledgeId } from '../assistants/index.js';
-import { DEPENDENCY_UNAVAILABLE, asDependencyFailure, isAppError } from '../errors/index.js';
-import type { VoiceDelegationRequest } from '../providers/voice/index.js';
+import { newKnowledgeId } from '../../assistants/index.js';
+import { DEPENDENCY_UNAVAILABLE, asDependencyFailure, isAppError } from '../../errors/index.js';
+import type { VoiceDelegationRequest } from '../../providers/voice/index.js';
 import type { VoiceServiceDeps } from './context.js';
 import { groundQuestion } from './grounding.js';
 import type { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { TranscriptTurn } from './transcripts.js';
 
 /**

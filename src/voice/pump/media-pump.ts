@@ -1,10 +1,10 @@
 import type { RealtimeSocket } from '../../http/index.js';
 import type { VoiceClock, VoiceLinkState, VoiceTranscriptDelta } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
-import type { GateDecision } from '../gate.js';
+import type { GateDecision } from '../session/gate.js';
 import type { RelayLink } from './link.js';
 import { PendingAudio } from './pending-audio.js';
-import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay-options.js';
+import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './options.js';
 
 /**
  * The media relay of one caller socket (VOICE.md "Performance shape"; ARCHITECTURE rule 8). Transport-free: it

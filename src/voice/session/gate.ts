@@ -1,4 +1,4 @@
-import { ndjsonLine } from '../http/index.js';
+import { ndjsonLine } from '../../http/index.js';
 
 /**
  * The playback gate (spec rule 3; API-DECISIONS, Voice). The client keeps assistant audio and captions muted unless

@@ -1,18 +1,18 @@
-import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
-import { isVisitorsOwnConversation } from '../conversations/index.js';
-import { callerSource, type Principal } from '../auth/index.js';
-import { AppError, isAppError } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
-import { VoiceProviderError, VoiceProviderErrorCodes } from '../providers/voice/index.js';
-import type { PolicyRequest } from '../widget/index.js';
+import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../../assistants/index.js';
+import { isVisitorsOwnConversation } from '../../conversations/index.js';
+import { callerSource, type Principal } from '../../auth/index.js';
+import { AppError, isAppError } from '../../errors/index.js';
+import type { Logger } from '../../log/index.js';
+import { VoiceProviderError, VoiceProviderErrorCodes } from '../../providers/voice/index.js';
+import type { PolicyRequest } from '../../widget/index.js';
 import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import { issueControlToken } from './control-token.js';
-import { voiceErrors } from './errors.js';
+import { voiceErrors } from '../errors.js';
 import { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
-import type { VoiceCapability, VoiceSource } from './types.js';
+import type { VoiceCapability, VoiceSource } from '../types.js';
 
 /**
  * Mint admission (spec: POST /api/v1/voice/sessions): assistant + widget policy -> voice enabled -> consent ->

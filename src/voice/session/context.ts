@@ -1,10 +1,10 @@
-import type { Config } from '../config/index.js';
-import type { Sql } from '../db/index.js';
-import type { Logger } from '../log/index.js';
-import type { VoiceClock, VoiceProvider } from '../providers/voice/index.js';
-import type { SharedStore } from '../store/types.js';
-import type { WidgetPolicy } from '../widget/index.js';
-import type { VoiceAudience } from './end-reasons.js';
+import type { Config } from '../../config/index.js';
+import type { Sql } from '../../db/index.js';
+import type { Logger } from '../../log/index.js';
+import type { VoiceClock, VoiceProvider } from '../../providers/voice/index.js';
+import type { SharedStore } from '../../store/types.js';
+import type { WidgetPolicy } from '../../widget/index.js';
+import type { VoiceAudience } from '../end-reasons.js';
 import type { LiveSessionEnvironment, LiveVoiceSession, SessionLimits } from './live-session.js';
 import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';

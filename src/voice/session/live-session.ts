@@ -1,4 +1,4 @@
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../../log/index.js';
 import type {
   VoiceDelegationRequest,
   VoiceLinkState,
@@ -6,14 +6,14 @@ import type {
   VoiceSessionClosed,
   VoiceSessionHandlers,
   VoiceTranscriptDelta,
-} from '../providers/voice/index.js';
-import type { EndReason } from './end-reasons.js';
+} from '../../providers/voice/index.js';
+import type { EndReason } from '../end-reasons.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { Supervised } from './supervisor.js';
 import { TranscriptAssembler, type TranscriptTurn, type TurnSource } from './transcripts.js';
-import type { VoiceFinal, VoiceSource } from './types.js';
+import type { VoiceFinal, VoiceSource } from '../types.js';
 
 /** Supervision limits of one session, resolved at mint (assistant settings, capped by the deployment). */
 export interface SessionLimits {

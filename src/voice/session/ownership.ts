@@ -1,4 +1,4 @@
-import type { SharedStore } from '../store/types.js';
+import type { SharedStore } from '../../store/types.js';
 
 /**
  * Ownership records (API-DECISIONS, Voice; ARCHITECTURE rule 9). Every live session has one store record

@@ -1,5 +1,5 @@
 import type { VoiceLinkState } from '../../providers/voice/index.js';
-import type { LiveSessionListener, LiveVoiceSession } from '../live-session.js';
+import type { LiveSessionListener, LiveVoiceSession } from '../session/live-session.js';
 
 /**
  * What the relay core needs of a voice session (ARCHITECTURE rule 8: a RealtimeSocket, this link and a clock; no
