@@ -47,7 +47,7 @@ export {
   type VoiceQuota,
   type VoiceQuotaRequest,
 } from './session/quota.js';
-export { MediaRelay, RELAY_CLOSE } from './pump/media-pump.js';
+export { MediaRelay, RELAY_CLOSE } from './transports/websocket/relay.js';
 export { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './pump/options.js';
 export { linkOfSession, type RelayLink } from './pump/link.js';
 export {

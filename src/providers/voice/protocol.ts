@@ -5,6 +5,7 @@ import type {
   SessionStartEvent,
   SessionResource,
 } from 'openai/resources/live/live';
+import { DEFAULT_AUDIO_FORMAT, providerAudioFormat } from './audio-format.js';
 import type { VoiceSessionConfig } from './types.js';
 
 /**
@@ -77,7 +78,7 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
   const session: SessionStartEvent['session'] = {
     model: config.model ?? defaultModel,
     client: { data_channel: { allowed_client_events: [] } },
-    audio: { format: { type: 'audio/pcm', rate: 24000 } },
+    audio: { format: providerAudioFormat(config.audio ?? DEFAULT_AUDIO_FORMAT) },
   };
   if (config.instructions !== undefined) session.instructions = config.instructions;
   if (config.voice !== undefined) session.audio = { ...session.audio, output: { voice: config.voice } };

@@ -1,6 +1,7 @@
 import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import type { VoiceClock } from './clock.js';
+import type { VoiceAudioFormat } from './audio-format.js';
 
 /**
  * The provider seam the voice capability talks to (ARCHITECTURE rule 7: gpt-live and the simulator are the two
@@ -22,6 +23,8 @@ export interface VoiceSessionConfig {
   instructions?: string;
   voice?: string;
   delegation?: VoiceDelegationConfig | null;
+  /** The call's audio, both ways; PCM16 24 kHz when omitted. Passed through unchanged (nothing resampled). */
+  audio?: VoiceAudioFormat;
 }
 
 /**
@@ -115,7 +118,8 @@ export interface VoiceSession {
   readonly usage: VoiceUsage;
   readonly stats: Readonly<VoiceSessionStats>;
   /**
-   * Send one PCM16LE 24 kHz mono chunk (normally a 20 ms / 960-byte frame). Returns false when the link is not
+   * Send one chunk of caller audio in the session's format (normally 20 ms: 960 bytes of PCM16 at 24 kHz, 160 of
+   * G.711). Returns false when the link is not
    * connected and the frame was discarded. When the outgoing queue is full the oldest queued frames are dropped
    * (live audio: latency beats completeness) and counted in stats.audioFramesDropped.
    */

@@ -1,48 +1,75 @@
-import type { RealtimeSocket } from '../../http/index.js';
 import type { VoiceClock, VoiceLinkState, VoiceTranscriptDelta } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
 import type { GateDecision } from '../session/gate.js';
 import type { RelayLink } from './link.js';
 import { PendingAudio } from './pending-audio.js';
-import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './options.js';
+import {
+  newStats,
+  pumpAudioOf,
+  RELAY_DEFAULTS,
+  type PumpAudio,
+  type RelayOptions,
+  type RelayStats,
+  type RelayTap,
+} from './options.js';
 
 /**
- * The media relay of one caller socket (VOICE.md "Performance shape"; ARCHITECTURE rule 8). Transport-free: it
- * takes a {@link RealtimeSocket}, a {@link RelayLink} (the voice session) and a clock, so it is unit-tested with
- * fakes and benchmarked with real sockets.
+ * The media pump of one caller connection, shared by every transport that carries audio through Parley. It knows
+ * no wire format: a transport decodes its caller's frames into {@link MediaPump.callerAudio} / `setMuted`, and
+ * turns what the pump reports ({@link PumpEvents}) into its own events. It takes a {@link CallerLeg} (where audio
+ * goes, how much waits there), a {@link RelayLink} (the voice session) and a clock, so it is unit-tested with fakes
+ * and benchmarked with real sockets.
  *
- * Caller -> provider: binary frames of PCM16LE 24 kHz mono go to `link.sendAudio` synchronously (the provider link
- * keeps its own bounded queue, dropping its oldest frames when the provider is slow). Nothing is buffered here.
- * Frames over `maxFrameBytes` or not whole samples are refused (counted, the caller told). Text frames other than
- * `{"type":"mute"}` / `{"type":"unmute"}` are dropped and counted; nothing the caller sends reaches the provider as
- * a control event.
+ * Caller -> provider: audio goes to `link.sendAudio` synchronously (the provider link keeps its own bounded queue,
+ * dropping its oldest frames when the provider is slow). Nothing is buffered here. Frames over `maxFrameBytes` or
+ * not whole samples of the call's format are refused (counted, the transport told).
  *
- * Provider -> caller: assistant audio is withheld while the playback gate is closed. While the caller's socket has
- * less than `socketHighWaterBytes` waiting, audio is sent at once; beyond it, audio waits in a small ring
- * (`pendingBytes`) whose oldest samples are overwritten when it is full: a slow caller loses stale audio (counted,
- * and told once the backlog clears) instead of growing memory without bound.
+ * Provider -> caller: assistant audio is withheld while the playback gate is closed. While the caller's leg has less
+ * than `socketHighWaterBytes` waiting, audio is sent at once; beyond it, audio waits in a small ring (`pendingBytes`)
+ * whose oldest samples are overwritten when it is full: a slow caller loses stale audio (counted, and told once the
+ * backlog clears) instead of growing memory without bound.
  *
- * The hot path allocates nothing beyond a Buffer view of the caller frame (the provider link base64-encodes it).
+ * The hot path allocates nothing; the audio is passed through in the call's own format (never resampled).
  */
-export type RelayPhase = 'open' | 'replaced' | 'ended' | 'closed';
+export type PumpPhase = 'open' | 'replaced' | 'ended' | 'closed';
 
-/** Close codes the relay uses besides 1000 (ended). */
-export const RELAY_CLOSE = { ended: 1000, replaced: 4001 } as const;
+/** Where assistant audio goes: the transport's caller leg. */
+export interface CallerLeg {
+  /** Send assistant audio; `dropped` when the leg refused it (over its own limit). Must not keep `audio`. */
+  sendAudio(audio: Uint8Array): 'sent' | 'backpressure' | 'dropped';
+  /** Bytes waiting to reach the caller (backpressure). */
+  bufferedAmount(): number;
+}
 
-const BYTES_PER_MS = 48;
-const MUTE_FRAME_TYPES = new Set(['mute', 'unmute']);
+/** What the pump tells its transport, which says it to the caller in its own words (or not at all). */
+export interface PumpEvents {
+  /** The link, gate or mute changed (and once at start). */
+  state(view: PumpStateView): void;
+  transcript(role: 'user' | 'assistant', delta: VoiceTranscriptDelta): void;
+  /** Assistant audio the caller missed because it read too slowly, told once its backlog cleared. */
+  audioDropped(droppedBytes: number, droppedMs: number): void;
+  /** A caller frame refused (at most once a second). */
+  frameRefused(why: 'too_large' | 'not_whole_samples', bytes: number, maxFrameBytes: number): void;
+  /** The session is over (reason as this caller's audience sees it): say so and close. */
+  ended(endReason: EndReason): void;
+}
 
-export class MediaRelay {
+export interface PumpStateView {
+  link: VoiceLinkState;
+  gateOpen: boolean;
+  gateSeq: number;
+  muted: boolean;
+}
+
+export class MediaPump {
   readonly stats: RelayStats = newStats();
-  private readonly options: RelayOptions;
+  readonly options: RelayOptions;
+  private readonly audio: PumpAudio;
   private readonly pending: PendingAudio;
-  private phase: RelayPhase = 'open';
+  private phase: PumpPhase = 'open';
   private unsubscribe: (() => void) | undefined;
   private muted = false;
-  /**
-   * The gate as of the latest decision this relay was told of (onGate): read per assistant chunk, so it is a field
-   * here rather than a walk through the link to the session's gate for every chunk.
-   */
+  /** The gate as of the latest decision (onGate): read per assistant chunk, so a field rather than a walk. */
   private gateOpen: boolean;
   private lastGate: boolean;
   private lastLink: VoiceLinkState;
@@ -54,14 +81,16 @@ export class MediaRelay {
   private togglesInWindow = 0;
 
   constructor(
-    readonly socket: RealtimeSocket<unknown>,
+    private readonly leg: CallerLeg,
     readonly link: RelayLink,
+    private readonly events: PumpEvents,
     private readonly clock: Pick<VoiceClock, 'now'>,
     options: Partial<RelayOptions> = {},
     private readonly tap?: RelayTap,
   ) {
-    this.options = { ...RELAY_DEFAULTS, ...options };
-    this.pending = new PendingAudio(this.options.pendingBytes);
+    this.audio = pumpAudioOf(link.audio);
+    this.options = { ...RELAY_DEFAULTS, ...this.audio.defaults, ...options };
+    this.pending = new PendingAudio(this.options.pendingBytes, this.audio.sampleBytes);
     this.gateOpen = link.gateOpen;
     this.lastGate = this.gateOpen;
     this.lastLink = link.linkState;
@@ -69,7 +98,7 @@ export class MediaRelay {
     this.onOutputAudio = this.onOutputAudio.bind(this);
   }
 
-  get state(): RelayPhase {
+  get state(): PumpPhase {
     return this.phase;
   }
 
@@ -78,17 +107,17 @@ export class MediaRelay {
     return this.pending.bytes;
   }
 
-  /** Start relaying: subscribe to the session, tell it the caller is here, send the first state. */
+  /** Start pumping: subscribe to the session, tell it the caller is here (presence), send the first state. */
   start(): void {
     this.unsubscribe = this.link.subscribe({
       onOutputAudio: this.onOutputAudio,
-      onInputTranscript: (d) => this.sendTranscript('user', d),
+      onInputTranscript: (d) => this.transcript('user', d),
       onOutputTranscript: (d) => {
         if (!this.gateOpen) {
           this.stats.transcriptsWithheld++;
           return;
         }
-        this.sendTranscript('assistant', d);
+        this.transcript('assistant', d);
       },
       onLinkState: () => this.sendStateIfChanged(),
       onGate: (decision) => this.onGate(decision),
@@ -101,19 +130,22 @@ export class MediaRelay {
 
   // ---- caller -> provider (hot path) ----------------------------------------------------------------------
 
-  /** A caller message. `data` is valid only during this call (uWS): it is consumed synchronously. */
-  onMessage(data: ArrayBuffer, binary: boolean): void {
+  /** Caller audio in the call's format. `audio` is valid only during this call: it is consumed synchronously. */
+  callerAudio(audio: Buffer): void {
     if (this.phase !== 'open') return;
-    if (!binary) return this.onText(data);
-    const length = data.byteLength;
+    const length = audio.length;
     if (length === 0) return;
     if (length > this.options.maxFrameBytes) return this.refuse('too_large', length);
-    if ((length & 1) !== 0) return this.refuse('not_whole_samples', length);
+    if (length % this.audio.sampleBytes !== 0) return this.refuse('not_whole_samples', length);
     this.stats.callerFrames++;
     this.stats.callerBytes += length;
-    const pcm = Buffer.from(data, 0, length);
-    this.tap?.caller(pcm);
-    if (!this.link.sendAudio(pcm)) this.stats.callerFramesRefusedByLink++;
+    this.tap?.caller(audio);
+    if (!this.link.sendAudio(audio)) this.stats.callerFramesRefusedByLink++;
+  }
+
+  /** A caller frame the transport could not read (too long, not its protocol): dropped and counted. */
+  callerFrameDropped(): void {
+    this.stats.callerTextDropped++;
   }
 
   private refuse(why: 'too_large' | 'not_whole_samples', bytes: number): void {
@@ -122,32 +154,12 @@ export class MediaRelay {
     const now = this.clock.now();
     if (now - this.refusalNoticeAt < 1000) return;
     this.refusalNoticeAt = now;
-    this.sendEvent(
-      JSON.stringify({ type: 'state', notice: 'frame_refused', why, bytes, maxFrameBytes: this.options.maxFrameBytes }),
-    );
+    this.events.frameRefused(why, bytes, this.options.maxFrameBytes);
   }
 
-  private onText(data: ArrayBuffer): void {
-    if (data.byteLength > this.options.maxTextFrameBytes) {
-      this.stats.callerTextDropped++;
-      return;
-    }
-    let type: unknown;
-    try {
-      const value = JSON.parse(Buffer.from(data).toString('utf8')) as unknown;
-      type =
-        value !== null && typeof value === 'object' && !Array.isArray(value)
-          ? (value as { type?: unknown }).type
-          : undefined;
-    } catch {
-      type = undefined;
-    }
-    if (typeof type !== 'string' || !MUTE_FRAME_TYPES.has(type)) {
-      this.stats.callerTextDropped++;
-      return;
-    }
-    const mute = type === 'mute';
-    if (mute === this.muted) return;
+  /** The caller asked to mute or unmute (at most `maxMuteTogglesPerSecond` reach the provider). */
+  setMuted(mute: boolean): void {
+    if (this.phase !== 'open' || mute === this.muted) return;
     const now = this.clock.now();
     if (now - this.toggleWindowStart >= 1000) {
       this.toggleWindowStart = now;
@@ -170,21 +182,22 @@ export class MediaRelay {
 
   // ---- provider -> caller (hot path) ----------------------------------------------------------------------
 
-  private onOutputAudio(pcm: Buffer): void {
+  private onOutputAudio(chunk: Buffer): void {
     if (this.phase !== 'open') return;
     const stats = this.stats;
     stats.assistantChunks++;
-    stats.assistantBytes += pcm.length;
+    stats.assistantBytes += chunk.length;
     if (!this.gateOpen) {
       stats.assistantWithheldChunks++;
-      stats.assistantWithheldBytes += pcm.length;
+      stats.assistantWithheldBytes += chunk.length;
       return;
     }
-    // PCM16 is two bytes a sample: an odd trailing byte cannot be played.
-    const audio = (pcm.length & 1) === 0 ? pcm : pcm.subarray(0, pcm.length - 1);
+    // Only whole samples can be played: a trailing partial sample is cut.
+    const partial = chunk.length % this.audio.sampleBytes;
+    const audio = partial === 0 ? chunk : chunk.subarray(0, chunk.length - partial);
     if (audio.length === 0) return;
     this.tap?.assistant(audio);
-    const buffered = this.socket.bufferedAmount();
+    const buffered = this.leg.bufferedAmount();
     if (buffered > stats.maxSocketBuffered) stats.maxSocketBuffered = buffered;
     if (this.pending.isEmpty && buffered <= this.options.socketHighWaterBytes) {
       this.sendAudio(audio);
@@ -199,8 +212,7 @@ export class MediaRelay {
   }
 
   private sendAudio(audio: Uint8Array): void {
-    const result = this.socket.send(audio, true);
-    if (result === 'dropped') this.countDropped(audio.length);
+    if (this.leg.sendAudio(audio) === 'dropped') this.countDropped(audio.length);
     else this.stats.assistantSentBytes += audio.length;
   }
 
@@ -209,7 +221,7 @@ export class MediaRelay {
     this.untoldDroppedBytes += bytes;
   }
 
-  /** The caller's socket drained some of its backlog: send what waits, then tell the caller what it missed. */
+  /** The caller's leg drained some of its backlog: send what waits, then tell the caller what it missed. */
   onDrain(): void {
     if (this.phase !== 'open') return;
     this.flush();
@@ -219,7 +231,7 @@ export class MediaRelay {
     const high = this.options.socketHighWaterBytes;
     const chunkMax = this.options.flushChunkBytes;
     while (!this.pending.isEmpty) {
-      const buffered = this.socket.bufferedAmount();
+      const buffered = this.leg.bufferedAmount();
       if (buffered > this.stats.maxSocketBuffered) this.stats.maxSocketBuffered = buffered;
       if (buffered > high) return;
       const chunk = this.pending.peek(chunkMax)!;
@@ -227,25 +239,18 @@ export class MediaRelay {
       this.sendAudio(chunk);
       this.pending.consume(length);
     }
-    if (this.untoldDroppedBytes > 0 && this.socket.bufferedAmount() <= high) {
+    if (this.untoldDroppedBytes > 0 && this.leg.bufferedAmount() <= high) {
       const bytes = this.untoldDroppedBytes;
       this.untoldDroppedBytes = 0;
-      this.sendEvent(
-        JSON.stringify({
-          type: 'state',
-          notice: 'audio_dropped',
-          droppedBytes: bytes,
-          droppedMs: Math.round(bytes / BYTES_PER_MS),
-        }),
-      );
+      this.events.audioDropped(bytes, Math.round(bytes / this.audio.bytesPerMs));
     }
   }
 
   // ---- events -----------------------------------------------------------------------------------------------
 
-  private sendTranscript(role: 'user' | 'assistant', d: VoiceTranscriptDelta): void {
+  private transcript(role: 'user' | 'assistant', d: VoiceTranscriptDelta): void {
     if (this.phase !== 'open') return;
-    this.sendEvent(JSON.stringify({ type: 'transcript', role, text: d.text, startMs: d.startMs, endMs: d.endMs }));
+    this.events.transcript(role, d);
   }
 
   private onGate(decision: Readonly<GateDecision>): void {
@@ -261,53 +266,34 @@ export class MediaRelay {
     this.sendState();
   }
 
-  /**
-   * `{"type":"state","link","gate","gateSeq","muted"}`: on open and whenever one of them changes. `gateSeq` is the
-   * decision's seq on the gate stream, so a client listening to both knows which is newer; on this socket the state
-   * is ordered with the audio (no assistant audio follows a closed state until an open one).
-   */
   private sendState(): void {
     if (this.phase !== 'open') return;
     this.lastGate = this.gateOpen;
     this.lastLink = this.link.linkState;
     this.lastSeq = this.link.gateSeq;
-    this.sendEvent(
-      JSON.stringify({
-        type: 'state',
-        link: this.lastLink,
-        gate: this.lastGate ? 'open' : 'closed',
-        gateSeq: this.lastSeq,
-        muted: this.muted,
-      }),
-    );
-  }
-
-  private sendEvent(json: string): void {
-    if (this.socket.send(json, false) === 'dropped') this.stats.eventsDropped++;
+    this.events.state({ link: this.lastLink, gateOpen: this.lastGate, gateSeq: this.lastSeq, muted: this.muted });
   }
 
   // ---- endings ------------------------------------------------------------------------------------------------
 
-  /** The session is over: the `ended` event (reason as this caller's audience sees it), then a normal close. */
+  /** The session is over: the transport says so (reason as this caller's audience sees it) and closes. */
   private onEnded(endReason: EndReason): void {
     if (this.phase !== 'open') return;
     this.unsubscribe = undefined; // the session dropped its listeners itself
     this.pending.clear();
-    this.sendEvent(JSON.stringify({ type: 'ended', endReason }));
     this.phase = 'ended';
-    this.socket.end(RELAY_CLOSE.ended, 'ended');
+    this.events.ended(endReason);
   }
 
-  /** A newer media socket for the same session took over: leave without telling the session we are gone. */
-  replace(): void {
-    if (this.phase !== 'open') return;
+  /** A newer connection for the same session took over: leave without telling the session the caller is gone. */
+  replace(): boolean {
+    if (this.phase !== 'open') return false;
     this.detach();
     this.phase = 'replaced';
-    this.sendEvent(JSON.stringify({ type: 'state', notice: 'replaced' }));
-    this.socket.end(RELAY_CLOSE.replaced, 'replaced by a newer connection');
+    return true;
   }
 
-  /** The caller's socket closed (any reason). Only an open relay counts as the caller going away. */
+  /** The caller's connection closed (any reason). Only an open pump counts as the caller going away (presence). */
   onClose(): void {
     const wasOpen = this.phase === 'open';
     this.detach();

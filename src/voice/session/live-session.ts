@@ -1,11 +1,13 @@
 import type { Logger } from '../../log/index.js';
-import type {
-  VoiceDelegationRequest,
-  VoiceLinkState,
-  VoiceSession,
-  VoiceSessionClosed,
-  VoiceSessionHandlers,
-  VoiceTranscriptDelta,
+import {
+  DEFAULT_AUDIO_FORMAT,
+  type VoiceAudioFormat,
+  type VoiceDelegationRequest,
+  type VoiceLinkState,
+  type VoiceSession,
+  type VoiceSessionClosed,
+  type VoiceSessionHandlers,
+  type VoiceTranscriptDelta,
 } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
 import { GateChannel, type GateDecision } from './gate.js';
@@ -66,6 +68,8 @@ export interface LiveSessionInit {
   recorded?: boolean;
   limits: SessionLimits;
   startedAt: number;
+  /** The call's audio both ways (PCM16 24 kHz when omitted): transports frame it, the pump and recording size by it. */
+  audio?: VoiceAudioFormat;
   log: Logger;
 }
 
@@ -109,6 +113,7 @@ export class LiveVoiceSession implements Supervised {
   readonly recorded: boolean;
   readonly limits: SessionLimits;
   readonly startedAt: number;
+  readonly audio: VoiceAudioFormat;
   readonly log: Logger;
   readonly gate: GateChannel;
   /** Set once the provider session started with the lock confirmed (before the session is registered). */
@@ -158,6 +163,7 @@ export class LiveVoiceSession implements Supervised {
     this.recorded = init.recorded === true;
     this.limits = init.limits;
     this.startedAt = init.startedAt;
+    this.audio = init.audio ?? DEFAULT_AUDIO_FORMAT;
     this.lastHeartbeatAt = init.startedAt;
     this.lastSpeechAt = init.startedAt;
     this.lastQuotaCheckAt = init.startedAt;

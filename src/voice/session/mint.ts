@@ -3,7 +3,12 @@ import { isVisitorsOwnConversation } from '../../conversations/index.js';
 import { callerSource, type Principal } from '../../auth/index.js';
 import { AppError, isAppError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
-import { VoiceProviderError, VoiceProviderErrorCodes } from '../../providers/voice/index.js';
+import {
+  DEFAULT_AUDIO_FORMAT,
+  VoiceProviderError,
+  VoiceProviderErrorCodes,
+  type VoiceAudioFormat,
+} from '../../providers/voice/index.js';
 import type { PolicyRequest } from '../../widget/index.js';
 import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import { issueControlToken } from './control-token.js';
@@ -27,6 +32,8 @@ export interface MintInput {
   visitorId?: string | undefined;
   conversationId?: string | undefined;
   source?: VoiceSource | undefined;
+  /** The call's audio both ways; PCM16 24 kHz when omitted. */
+  audio?: VoiceAudioFormat | undefined;
 }
 
 export interface MintCaller {
@@ -40,7 +47,7 @@ export interface MintResult {
   sessionId: string;
   conversationId: string;
   stream: { url: string; protocol: 'parley.voice.v1' };
-  audio: { format: 'pcm16'; sampleRateHz: 24000; channels: 1 };
+  audio: VoiceAudioFormat & { channels: 1 };
   recording: { enabled: boolean; consented: boolean };
   controlToken: string;
   heartbeatIntervalMs?: number;
@@ -92,6 +99,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const maxDurationMs = maxDurationSeconds * 1000;
   const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
+  const audio: VoiceAudioFormat = input.audio ?? DEFAULT_AUDIO_FORMAT;
   const session = new LiveVoiceSession(
     {
       id,
@@ -114,6 +122,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
         ...ctx.limits,
       },
       startedAt: ctx.clock.now(),
+      audio,
       log,
     },
     ctx.environment,
@@ -139,7 +148,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
   try {
     session.provider = await provider.startSession(
-      { instructions: instructionsFor(assistant), delegation: { type: 'client' } },
+      { instructions: instructionsFor(assistant), delegation: { type: 'client' }, audio },
       { handlers: session.handlers, logger: log, signal: caller.signal },
     );
   } catch (err) {
@@ -196,7 +205,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     sessionId: id,
     conversationId,
     stream: { url: streamUrl(publicBase, id, controlToken), protocol: 'parley.voice.v1' },
-    audio: { format: 'pcm16', sampleRateHz: 24000, channels: 1 },
+    audio: { ...audio, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,
     ...(session.heartbeatDeclared ? { heartbeatIntervalMs: deps.config.VOICE_HEARTBEAT_INTERVAL_MS } : {}),

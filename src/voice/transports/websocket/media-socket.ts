@@ -4,7 +4,7 @@ import type { LiveVoiceSession } from '../../session/live-session.js';
 import { voiceErrors } from '../../errors.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
 import { linkOfSession } from '../../pump/link.js';
-import { MediaRelay } from '../../pump/media-pump.js';
+import { MediaRelay } from './relay.js';
 import { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
 
 /** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
