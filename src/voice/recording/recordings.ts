@@ -69,7 +69,7 @@ export class VoiceRecordings {
         mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
         this.ready = true;
       }
-      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now);
+      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now, session.audio);
       this.active.set(session.id, recorder);
       const log = session.log;
       session.subscribe({ onEnded: () => void this.finish(session.id, log) });

@@ -13,7 +13,11 @@ const params = z.object({
   sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)'),
 });
 
-const wavBody = z.unknown().describe('audio/wav: two channels (left: the caller, right: the assistant), PCM16 24 kHz.');
+const wavBody = z
+  .unknown()
+  .describe(
+    "audio/wav: two channels (left: the caller, right: the assistant), in the call's format (PCM16, or G.711 μ-law / A-law).",
+  );
 
 /**
  * Dashboard-only playback of a call recording (API-DECISIONS, Dashboard-only routes): the owner's cookie session,
