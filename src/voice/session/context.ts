@@ -10,6 +10,7 @@ import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
+import type { CallerTransport } from './transport.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -57,6 +58,8 @@ export interface VoiceContext {
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
+  /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
+  transport: CallerTransport | undefined;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   /**

@@ -18,6 +18,7 @@ import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
+import type { MintStream } from './transport.js';
 
 /**
  * Mint admission (spec: POST /api/v1/voice/sessions): assistant + widget policy -> voice enabled -> consent ->
@@ -46,7 +47,7 @@ export interface MintCaller {
 export interface MintResult {
   sessionId: string;
   conversationId: string;
-  stream: { url: string; protocol: 'parley.voice.v1' };
+  stream: MintStream;
   audio: VoiceAudioFormat & { channels: 1 };
   recording: { enabled: boolean; consented: boolean };
   controlToken: string;
@@ -66,6 +67,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
   // provider session exists (issue 12, item 2: a 500 there left a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
+  const transport = ctx.transport;
+  if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -204,7 +207,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   return {
     sessionId: id,
     conversationId,
-    stream: { url: streamUrl(publicBase, id, controlToken), protocol: 'parley.voice.v1' },
+    stream: transport.stream(publicBase, id, controlToken),
     audio: { ...audio, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,
@@ -288,11 +291,4 @@ function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
   } catch {
     throw voiceErrors.hostInvalid();
   }
-}
-
-function streamUrl(base: URL, id: string, token: string): string {
-  const url = new URL(`/api/v1/voice/sessions/${id}/stream`, base);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.searchParams.set('token', token);
-  return url.toString();
 }

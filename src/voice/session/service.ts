@@ -19,7 +19,7 @@ import { mintSession, type MintCaller, type MintInput, type MintResult } from '.
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
 import type { VoiceRecordings } from '../recording/recordings.js';
-import type { MediaSockets } from '../transports/websocket/media-socket.js';
+import type { CallerConnections, CallerTransport } from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';
@@ -38,8 +38,8 @@ export type { EndAnswer } from './settlement.js';
  */
 export class VoiceService {
   readonly sessions = new Map<string, LiveVoiceSession>();
-  /** The media side of this instance (set by voiceCapability): relays per session, recordings. Tests and metrics read them. */
-  media: Pick<MediaSockets, 'relays' | 'closedTotals'> | undefined;
+  /** The caller transport's connections on this instance (set by voiceCapability). Tests and metrics read them. */
+  media: CallerConnections | undefined;
   recordings: VoiceRecordings | undefined;
   readonly supervisor: Supervisor;
   readonly ownership: VoiceOwnership;
@@ -87,12 +87,19 @@ export class VoiceService {
         extendQuota: (session, used) => quota.extend(session.quotaRequest, used),
       },
       draining: false,
+      transport: undefined,
       observer: options.observer,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
     };
     this.ctx = ctx;
     this.fleet = new VoiceFleet(ctx, options.orphanSweepEveryMs ?? 30_000);
+  }
+
+  /** The way callers reach this instance's calls: what the mint answers under `stream`, and its connections. */
+  attachTransport(transport: CallerTransport): void {
+    this.ctx.transport = transport;
+    this.media = transport.connections;
   }
 
   get instanceId(): string {

@@ -8,7 +8,7 @@ import type { PumpEvents } from '../../pump/media-pump.js';
  * `audio_dropped` / `frame_refused` / `replaced`, then `{"type":"ended","endReason"}`. Caller text: only
  * `{"type":"mute"}` and `{"type":"unmute"}`; binary frames are audio in the call's format.
  */
-export const PROTOCOL = 'parley.voice.v1';
+export const PROTOCOL = 'parley.voice.v1' as const;
 
 /** The pump's events as this protocol's JSON text frames; `onDropped` hears of each event the socket refused. */
 export function parleyVoiceCodec(socket: RealtimeSocket<unknown>, onDropped: () => void): PumpEvents {
