@@ -141,7 +141,7 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       auth: 'bearer-or-keyless',
       scope: 'voice',
       cors: true,
-      // Capabilities answer before identity (API-DECISIONS, Voice): the handler authenticates after checking them.
+      // Capabilities answer before identity (an outdated client learns it must update even without a key): the handler authenticates after checking them.
       deferAuth: true,
       schemas: { body: mintBodySchema, response: { 200: mintResponseSchema } },
       openapi: {

@@ -8,7 +8,7 @@ import { MediaRelay, RELAY_CLOSE } from '../../src/voice/transports/websocket/re
 import { PendingAudio } from '../../src/voice/pump/pending-audio.js';
 
 /**
- * The transport-free relay core (ARCHITECTURE rule 8) with a fake RealtimeSocket and a fake provider link: no
+ * The transport-free relay core (docs/house-rules.md) with a fake RealtimeSocket and a fake provider link: no
  * sockets, no provider, no timing. The same core runs behind uWS in relay-socket.test.ts and e2e.test.ts.
  */
 

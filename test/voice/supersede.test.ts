@@ -3,7 +3,7 @@ import type { Test } from 'tap';
 import { mintAsWidget, ownerWithVoice, post, startVoiceApp, voiceAssistant, ORIGIN } from './helpers.js';
 
 /**
- * A reload supersedes the visitor's older widget call instead of being refused (issue 17): the older call is ended
+ * A reload supersedes the visitor's older widget call instead of being refused: the older call is ended
  * `superseded` and its concurrency slot released before the new call is admitted, so a visitor on a plan with one
  * concurrent call who reloads the page gets a call. Another visitor is still refused while the slot is taken.
  */

@@ -8,7 +8,7 @@ export type EndResponse = SuccessBody<Operation<'/api/v1/voice/sessions/{session
 /** One line of the gate stream (NDJSON): a decision, a keepalive, or the end. */
 export type GateLine = SuccessBody<Operation<'/api/v1/voice/sessions/{sessionId}/gate', 'post'>>;
 export type GateDecision = Extract<GateLine, { type: 'gate' }>;
-/** Why a session ended; null when the client ended it (spec, States and transitions). */
+/** Why a session ended; null when the client ended it (docs/voice-protocol.md). */
 export type EndReason = EndResponse['endReason'];
 
 /**

@@ -4,7 +4,7 @@ import type { VoiceClock } from './clock.js';
 import type { VoiceAudioFormat } from './audio-format.js';
 
 /**
- * The provider seam the voice capability talks to (ARCHITECTURE rule 7: gpt-live and the simulator are the two
+ * The provider seam the voice capability talks to (docs/house-rules.md, interfaces only at seams: gpt-live and the simulator are the two
  * implementations, proven by one contract suite). Nothing here mentions sockets or the wire protocol, so the relay
  * and the session service can be tested with any implementation.
  */
@@ -147,7 +147,7 @@ export interface VoiceProvider {
 
 /** Timing and limits of the adapter. Defaults are the production values; tests shorten them. */
 export interface VoiceAdapterTuning {
-  /** session.started must echo the lock within this (VOICE.md: 3 s). */
+  /** session.started must echo the lock within this (3 s). */
   lockTimeoutMs?: number;
   /** Wait for session.closed after session.close before giving up on final usage. */
   closeTimeoutMs?: number;

@@ -20,7 +20,7 @@ const wavBody = z
   );
 
 /**
- * Dashboard-only playback of a call recording (API-DECISIONS, Dashboard-only routes): the owner's cookie session,
+ * Dashboard-only playback of a call recording (docs/design-decisions.md, dashboard-only routes): the owner's cookie session,
  * an assistant of their account, a session of that assistant that was recorded with consent and still belongs to
  * a conversation. Served from disk in chunks with Range support (206 / 416), never loaded whole.
  */

@@ -21,7 +21,7 @@ export interface VoiceServiceDeps {
   voiceProvider?: VoiceProvider | undefined;
 }
 
-/** Knobs for tests and benches; production uses the defaults (API-DECISIONS, Voice). */
+/** Knobs for tests and benches; production uses the defaults. */
 export interface VoiceOptions {
   /** Supervision clock (heartbeat loss, idle, max duration, keepalives). Tests pass a ManualClock. */
   clock?: VoiceClock;
@@ -38,7 +38,7 @@ export interface VoiceOptions {
 }
 
 export const HEARTBEAT_LOSS_MS = 45_000;
-/** A final answer stays readable this long after the end (API-DECISIONS: 5 minutes). */
+/** A final answer stays readable this long after the end (5 minutes: long enough for a client to ask after a dropped connection). */
 export const TOMBSTONE_TTL_MS = 5 * 60_000;
 
 /**

@@ -51,7 +51,7 @@ export async function heartbeat(ctx: VoiceContext, id: string, token: string): P
     }
     if (!live.heartbeat(ctx.clock.now())) throw voiceErrors.heartbeatTooFrequent();
     // Degraded: the provider link is reconnecting or silent, or this instance cannot reach its shared state (the call
-    // goes on; issue 12, items 1 and 6).
+    // goes on).
     if (live.linkState !== 'connected' || ctx.sharedStateDegraded()) {
       return { status: 'degraded', nextHeartbeatMs: Math.min(DEGRADED_HEARTBEAT_MS, interval) };
     }

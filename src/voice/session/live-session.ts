@@ -31,7 +31,7 @@ export interface SessionLimits {
   mediaGraceMs: number;
   /**
    * A session whose media socket never connects ends `disconnected` this long after the mint, billed nothing
-   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s; issue 12, item 9).
+   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s), so an abandoned mint does not run up a bill.
    */
   joinTimeoutMs: number;
   /** At most one heartbeat per this many ms. */
@@ -95,7 +95,7 @@ const DURATION_WARNING = 'We are almost out of time for this call; it will end s
  * One live voice session on its owning instance: the provider session, the gate, the supervision deadlines and
  * the listeners the media relay attaches. Everything here is in memory and synchronous; the service does the I/O.
  *
- * The relay's API (voice-relay issue): `provider.sendAudio(pcm)` for caller audio, `gate.isOpen` before forwarding
+ * What transports and the pump use: `provider.sendAudio(pcm)` for caller audio, `gate.isOpen` before forwarding
  * assistant audio, `subscribe({...})` for output audio/transcripts/the end, `onMediaAttached()` /
  * `onMediaDetached()` when the caller's media socket opens/closes (a detach not followed by an attach within the
  * grace period ends the session `disconnected`).
@@ -191,7 +191,7 @@ export class LiveVoiceSession implements Supervised {
       for (const l of this.listeners) l.onOutputAudio?.(pcm);
     },
     onInputTranscript: (delta) => {
-      // No speech events exist: visitor speech is inferred from input transcript fragments (VOICE.md).
+      // No speech events exist: visitor speech is inferred from input transcript fragments (the provider sends no speech events).
       this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
       this.checkedIn = false;
       this.transcripts.add('user', delta.text);
@@ -218,7 +218,7 @@ export class LiveVoiceSession implements Supervised {
     },
     onStateChange: (state) => {
       // A silent link is detected by the keepalive a few seconds late: its unbilled time starts at the last thing
-      // the provider said, not at the detection (issue 12, item 6: the silent time is not billed).
+      // the provider said, not at the detection (the silent time is not billed).
       const now = this.env.now();
       if (state === 'reconnecting' && this.linkDownSince === undefined)
         this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));
@@ -269,7 +269,7 @@ export class LiveVoiceSession implements Supervised {
 
   /**
    * Of the provider's `usageSeconds`, the seconds with a connected caller: nothing before the media socket first
-   * connected, nothing while it was away (issue 12, item 9). Unrounded (liveness persists it; the orphan path bills it).
+   * connected, nothing while it was away. Unrounded (liveness persists it; the orphan path bills it).
    */
   billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
     if (this.firstAttachedAt === undefined) return 0;

@@ -21,7 +21,7 @@ import type { VoiceCapability, VoiceSource } from '../types.js';
 import type { MintStream } from './transport.js';
 
 /**
- * Mint admission (spec: POST /api/v1/voice/sessions): assistant + widget policy -> voice enabled -> consent ->
+ * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
  * draining / provider -> supersede -> quota -> provider session with the lock confirmed -> ownership record -> rows
  * -> control token. Every step that fails undoes what the earlier ones took.
  */
@@ -65,7 +65,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const isKeyless = principal.kind === 'keyless';
   const provider = deps.voiceProvider;
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
-  // provider session exists (issue 12, item 2: a 500 there left a live, billed orphan).
+  // provider session exists (a failure there would leave a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
   const transport = ctx.transport;
   if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
@@ -77,7 +77,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // Playground (exempt from voice minutes by default) only for the owner's dashboard session: a keyless caller is
   // a widget and a key is api, whatever source they ask for.
   const source: VoiceSource = callerSource(principal, input.source);
-  // Consent (spec rule 2): always required for widget/playground callers; for keys when the assistant says so.
+  // Consent: always required for widget/playground callers; for keys when the assistant says so.
   const recorded = voice.recording === 'on';
   const consentRequired = isKeyless || source === 'playground' || voice.requireConsent;
   if (recorded && consentRequired && input.recordingConsent !== true) throw voiceErrors.consentRequired();
@@ -138,7 +138,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
     source,
     visitorId,
-    capabilities: [...new Set(input.capabilities)], // a set: a repeated value is stored once (issue 12, item 11)
+    capabilities: [...new Set(input.capabilities)], // a set: a repeated value is stored once
     recordingEnabled: recorded,
     recordingConsent: input.recordingConsent === true,
     provider: provider.kind,
@@ -241,7 +241,7 @@ async function resolveConversation(
 /**
  * A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs, and waits until
  * it is settled: admission comes next, and the older call must not hold the visitor's concurrency slot (a reload on a
- * plan with one concurrent call would otherwise be refused voice_unavailable; issue 17).
+ * plan with one concurrent call would otherwise be refused voice_unavailable).
  */
 async function supersedeVisitor(
   ctx: VoiceContext,

@@ -71,7 +71,7 @@ export async function finishSession(
   const closed =
     session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
-  // Only time with a connected caller and a live provider link is billed (issue 12, items 6 and 9).
+  // Only time with a connected caller and a live provider link is billed.
   const billableSeconds = session.billableSecondsOf(usageSeconds);
   const usageFinalized = closed?.usageFinal ?? false;
   // Transcripts are stored in the background while the database is away; the end does not wait for them.

@@ -58,7 +58,7 @@ export class VoiceTurns {
   }
 
   /**
-   * One turn, retried while the database does not answer (issue 12: writes during a call are queued, not lost),
+   * One turn, retried while the database does not answer (writes during a call are queued, not lost),
    * for at most TURN_RETRY_FOR_MS; the insert is idempotent, so a retry after a lost answer stores it once.
    */
   private async store(row: Parameters<typeof q.insertTurn>[1]): Promise<void> {

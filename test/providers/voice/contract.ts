@@ -10,7 +10,7 @@ import {
 import { FAST_ADAPTER, Recorder, pump, silentFrame, sleep, startSim, voicedFrame, waitFor } from './helpers.js';
 
 /**
- * The voice provider contract (ARCHITECTURE rule 7): one suite, run against every way Parley reaches a provider.
+ * The voice provider contract (docs/house-rules.md): one suite, run against every way Parley reaches a provider.
  * Both targets run the same GPT-Live adapter against the simulator; they differ in how the provider is configured
  * (`simulator` kind, or `gpt-live` kind with a bearer key the simulator checks), which is exactly the seam.
  */
