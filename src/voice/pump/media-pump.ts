@@ -44,7 +44,7 @@ export interface CallerLeg {
 /** What the pump tells its transport, which says it to the caller in its own words (or not at all). */
 export interface PumpEvents {
   /** The link, gate or mute changed (and once at start). */
-  state(view: PumpStateView): void;
+  stateChanged(view: PumpStateView): void;
   transcript(role: 'user' | 'assistant', delta: VoiceTranscriptDelta): void;
   /** Assistant audio the caller missed because it read too slowly, told once its backlog cleared. */
   audioDropped(droppedBytes: number, droppedMs: number): void;
@@ -271,7 +271,12 @@ export class MediaPump {
     this.lastGate = this.gateOpen;
     this.lastLink = this.link.linkState;
     this.lastSeq = this.link.gateSeq;
-    this.events.state({ link: this.lastLink, gateOpen: this.lastGate, gateSeq: this.lastSeq, muted: this.muted });
+    this.events.stateChanged({
+      link: this.lastLink,
+      gateOpen: this.lastGate,
+      gateSeq: this.lastSeq,
+      muted: this.muted,
+    });
   }
 
   // ---- endings ------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-import type { RealtimeSocket } from '../../../http/index.js';
-import type { PumpEvents } from '../../pump/media-pump.js';
+import type { VoiceTranscriptDelta } from '../../../providers/voice/index.js';
+import type { EndReason } from '../../end-reasons.js';
+import type { PumpStateView } from '../../pump/media-pump.js';
 
 /**
  * The `parley.voice.v1` wire codec (docs/voice-protocol.md). Server text events:
@@ -10,31 +11,25 @@ import type { PumpEvents } from '../../pump/media-pump.js';
  */
 export const PROTOCOL = 'parley.voice.v1' as const;
 
-/** The pump's events as this protocol's JSON text frames; `onDropped` hears of each event the socket refused. */
-export function parleyVoiceCodec(socket: RealtimeSocket<unknown>, onDropped: () => void): PumpEvents {
-  const send = (json: string): void => {
-    if (socket.send(json, false) === 'dropped') onDropped();
-  };
-  return {
-    state: (view) =>
-      send(
-        JSON.stringify({
-          type: 'state',
-          link: view.link,
-          gate: view.gateOpen ? 'open' : 'closed',
-          gateSeq: view.gateSeq,
-          muted: view.muted,
-        }),
-      ),
-    transcript: (role, d) =>
-      send(JSON.stringify({ type: 'transcript', role, text: d.text, startMs: d.startMs, endMs: d.endMs })),
-    audioDropped: (droppedBytes, droppedMs) =>
-      send(JSON.stringify({ type: 'state', notice: 'audio_dropped', droppedBytes, droppedMs })),
-    frameRefused: (why, bytes, maxFrameBytes) =>
-      send(JSON.stringify({ type: 'state', notice: 'frame_refused', why, bytes, maxFrameBytes })),
-    ended: (endReason) => send(JSON.stringify({ type: 'ended', endReason })),
-  };
-}
+/** The pump's events as this protocol's JSON text frames (module functions: nothing allocated per connection). */
+export const encode = {
+  state: (view: PumpStateView): string =>
+    JSON.stringify({
+      type: 'state',
+      link: view.link,
+      gate: view.gateOpen ? 'open' : 'closed',
+      gateSeq: view.gateSeq,
+      muted: view.muted,
+    }),
+  transcript: (role: 'user' | 'assistant', d: VoiceTranscriptDelta): string =>
+    JSON.stringify({ type: 'transcript', role, text: d.text, startMs: d.startMs, endMs: d.endMs }),
+  audioDropped: (droppedBytes: number, droppedMs: number): string =>
+    JSON.stringify({ type: 'state', notice: 'audio_dropped', droppedBytes, droppedMs }),
+  frameRefused: (why: string, bytes: number, maxFrameBytes: number): string =>
+    JSON.stringify({ type: 'state', notice: 'frame_refused', why, bytes, maxFrameBytes }),
+  replaced: (): string => JSON.stringify({ type: 'state', notice: 'replaced' }),
+  ended: (endReason: EndReason): string => JSON.stringify({ type: 'ended', endReason }),
+};
 
 const COMMANDS = new Set(['mute', 'unmute']);
 

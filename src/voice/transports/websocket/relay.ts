@@ -1,9 +1,16 @@
 import type { RealtimeSocket } from '../../../http/index.js';
-import type { VoiceClock } from '../../../providers/voice/index.js';
+import type { VoiceClock, VoiceTranscriptDelta } from '../../../providers/voice/index.js';
+import type { EndReason } from '../../end-reasons.js';
 import type { RelayLink } from '../../pump/link.js';
-import { MediaPump, type PumpPhase } from '../../pump/media-pump.js';
+import {
+  MediaPump,
+  type CallerLeg,
+  type PumpEvents,
+  type PumpPhase,
+  type PumpStateView,
+} from '../../pump/media-pump.js';
 import type { RelayOptions, RelayStats, RelayTap } from '../../pump/options.js';
-import { parleyVoiceCodec, readCallerText } from './codec.js';
+import { encode, readCallerText } from './codec.js';
 
 /**
  * The media relay of one `parley.voice.v1` WebSocket: the shared {@link MediaPump} with this transport's wire codec
@@ -17,7 +24,11 @@ export type RelayPhase = PumpPhase;
 /** Close codes the relay uses besides 1000 (ended). */
 export const RELAY_CLOSE = { ended: 1000, replaced: 4001 } as const;
 
-export class MediaRelay {
+/**
+ * The relay is both sides of its pump: the caller leg (the socket) and the pump's events (this protocol's JSON), as
+ * methods, so a connection allocates no closures.
+ */
+export class MediaRelay implements CallerLeg, PumpEvents {
   private readonly pump: MediaPump;
 
   constructor(
@@ -27,21 +38,7 @@ export class MediaRelay {
     options: Partial<RelayOptions> = {},
     tap?: RelayTap,
   ) {
-    const codec = parleyVoiceCodec(socket, () => this.pump.stats.eventsDropped++);
-    this.pump = new MediaPump(
-      { sendAudio: (audio) => socket.send(audio, true), bufferedAmount: () => socket.bufferedAmount() },
-      link,
-      {
-        ...codec,
-        ended: (endReason) => {
-          codec.ended(endReason);
-          socket.end(RELAY_CLOSE.ended, 'ended');
-        },
-      },
-      clock,
-      options,
-      tap,
-    );
+    this.pump = new MediaPump(this, link, this, clock, options, tap);
   }
 
   get stats(): RelayStats {
@@ -82,13 +79,50 @@ export class MediaRelay {
   /** A newer media socket for the same session took over: leave without telling the session we are gone. */
   replace(): void {
     if (!this.pump.replace()) return;
-    if (this.socket.send(JSON.stringify({ type: 'state', notice: 'replaced' }), false) === 'dropped')
-      this.pump.stats.eventsDropped++;
+    this.sendEvent(encode.replaced());
     this.socket.end(RELAY_CLOSE.replaced, 'replaced by a newer connection');
   }
 
   /** The caller's socket closed (any reason): the caller is gone unless it was replaced or the call ended. */
   onClose(): void {
     this.pump.onClose();
+  }
+
+  // ---- the caller leg (CallerLeg) ----------------------------------------------------------------------------
+
+  sendAudio(audio: Uint8Array): 'sent' | 'backpressure' | 'dropped' {
+    return this.socket.send(audio, true);
+  }
+
+  bufferedAmount(): number {
+    return this.socket.bufferedAmount();
+  }
+
+  // ---- the pump's events, in this protocol (PumpEvents) ------------------------------------------------------
+
+  stateChanged(view: PumpStateView): void {
+    this.sendEvent(encode.state(view));
+  }
+
+  transcript(role: 'user' | 'assistant', delta: VoiceTranscriptDelta): void {
+    this.sendEvent(encode.transcript(role, delta));
+  }
+
+  audioDropped(droppedBytes: number, droppedMs: number): void {
+    this.sendEvent(encode.audioDropped(droppedBytes, droppedMs));
+  }
+
+  frameRefused(why: 'too_large' | 'not_whole_samples', bytes: number, maxFrameBytes: number): void {
+    this.sendEvent(encode.frameRefused(why, bytes, maxFrameBytes));
+  }
+
+  /** The session is over: the `ended` event (reason as this caller's audience sees it), then a normal close. */
+  ended(endReason: EndReason): void {
+    this.sendEvent(encode.ended(endReason));
+    this.socket.end(RELAY_CLOSE.ended, 'ended');
+  }
+
+  private sendEvent(json: string): void {
+    if (this.socket.send(json, false) === 'dropped') this.pump.stats.eventsDropped++;
   }
 }
