@@ -164,6 +164,8 @@ export function collectCapabilities(
     { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
   );
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
+  // Providers are built once, in deps.ts; tests may pass their own chat providers.
+  const chatProviders = options.knowledge?.chatProviders ?? deps.chatProviders ?? createChatProviders(deps.config);
   // Voice minutes and concurrency come from the same meter (300 s grants; VOICE_MAX_CONCURRENT_SESSIONS per instance).
   const meteredQuota = meteredVoiceQuota(meter, {
     maxConcurrentSessions: deps.config.VOICE_MAX_CONCURRENT_SESSIONS,
@@ -181,25 +183,7 @@ export function collectCapabilities(
     ...options.voice,
   });
   sockets.push(...voice.sockets);
-  metrics?.watchVoice({
-    activeSessions: () => voice.service.sessions.size,
-    relayTotals: () => {
-      const totals = { ...voice.media.closedTotals };
-      for (const relay of voice.media.relays.values()) {
-        totals.callerFrames += relay.stats.callerFrames;
-        totals.callerBytes += relay.stats.callerBytes;
-        totals.assistantChunks += relay.stats.assistantChunks;
-        totals.assistantSentBytes += relay.stats.assistantSentBytes;
-        totals.assistantDroppedBytes += relay.stats.assistantDroppedBytes;
-      }
-      return totals;
-    },
-    liveProviderReconnects: () => {
-      let n = 0;
-      for (const session of voice.service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
-      return n;
-    },
-  });
+  metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
     ...healthRoutes(
       [
@@ -224,7 +208,7 @@ export function collectCapabilities(
     ...chatRoutes({
       sql: deps.sql,
       log: deps.log.child({ capability: 'chat' }),
-      providers: options.knowledge?.chatProviders ?? createChatProviders(deps.config),
+      providers: chatProviders,
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
       admission,
@@ -242,7 +226,7 @@ export function collectCapabilities(
     ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED, siblings: () => routes }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
-  lifecycle.push({ name: 'voice sessions', start: voice.start, stop: voice.stop });
+  lifecycle.push(voice.lifecycle);
   lifecycle.push({
     name: 'ingestion worker',
     start: () => documents.worker.start(),
@@ -264,7 +248,7 @@ export function collectCapabilities(
     sql: deps.sql,
     log: deps.log.child({ capability: 'evals' }),
     meter,
-    providers: options.knowledge?.chatProviders ?? createChatProviders(deps.config),
+    providers: chatProviders,
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });

@@ -2,6 +2,7 @@ import type { Config } from './config/index.js';
 import { openDatabase } from './db/index.js';
 import type { Sql } from './db/types.js';
 import type { Logger } from './log/index.js';
+import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createVoiceProvider, startVoiceSimulator, type VoiceProvider } from './providers/voice/index.js';
 import { createStore } from './store/index.js';
 import type { SharedStore } from './store/types.js';
@@ -16,6 +17,8 @@ export interface Deps {
   readonly embeddedDatabase: boolean;
   /** The voice provider; absent when none is configured (voice mints answer 503). */
   readonly voiceProvider?: VoiceProvider | undefined;
+  /** The chat providers (chat, evals and grounding share them); built here once. */
+  readonly chatProviders?: ChatProviders | undefined;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
       store,
       embeddedDatabase: database.embedded,
       voiceProvider,
+      chatProviders: createChatProviders(config),
       close: closeAll,
     };
   } catch (err) {

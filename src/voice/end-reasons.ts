@@ -1,5 +1,5 @@
 /**
- * Why a session ended (spec: States and transitions; VOICE.md adds `shutdown`). `null` means the client ended it.
+ * Why a session ended (docs/voice-protocol.md, end reasons; `shutdown` when the instance stops). `null` means the client ended it.
  * Stored as is; presented per audience by {@link presentEndReason}.
  */
 export const END_REASONS = [
@@ -20,7 +20,7 @@ export type EndReason = ServiceEndReason | null;
 export type VoiceAudience = 'owner' | 'visitor';
 
 /**
- * Widget mapping (API-DECISIONS, Voice): usage_limit -> voice_unavailable (visitors never see usage reasons);
+ * Widget mapping (docs/design-decisions.md): usage_limit -> voice_unavailable (visitors never see usage reasons);
  * heartbeat_lost, control_lost, shutdown -> disconnected. Everything else is shown as is.
  */
 export function presentEndReason(reason: EndReason, audience: VoiceAudience): EndReason {

@@ -2,7 +2,7 @@ import { AppError, validationError } from '../errors/index.js';
 
 /**
  * The voice capability's error codes (stable, documented in the errors index). `reason` is set only where the
- * spec names one (voice_unavailable, client_update_required, misrouted).
+ * contract names one (voice_unavailable, client_update_required, misrouted).
  */
 export const VoiceErrorCodes = {
   /** 403 client_update_required: the client did not declare playback_gate (since 1.3.0). */
@@ -34,7 +34,7 @@ export const VoiceErrorCodes = {
   RECORDING_NOT_FOUND: 'VOICE_RECORDING_NOT_FOUND',
   /**
    * 400: PUBLIC_URL is unset and the request's Host header is not one host[:port] (duplicated, empty, junk), so no
-   * media URL can be given. Refused before any provider session starts (issue 12, item 2).
+   * media URL can be given. Refused before any provider session starts (so a bad Host never leaves a provider session behind).
    */
   HOST_INVALID: 'VOICE_HOST_INVALID',
 } as const;

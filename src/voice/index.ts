@@ -1,66 +1,24 @@
 /**
- * Voice sessions: the control plane of realtime voice (mint, heartbeat supervision, playback gate, end,
- * ownership records with 421). The media relay (voice-relay) plugs into `VoiceService.sessions` / LiveVoiceSession.
+ * Voice: realtime calls. A transport-neutral session core (session/: admission, state machine, mint and end,
+ * supervision, ownership with fencing, gate, quota, settlement), the caller transports (transports/<name>/: today the
+ * `parley.voice.v1` WebSocket), the codec-free media pump they share (pump/) and recordings. This file is what the
+ * rest of Parley uses; everything else is the capability's own.
  */
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
-import { mediaSockets, type MediaSockets, type MediaSocketOptions } from './relay/media-socket.js';
 import { voiceRoutes } from './routes.js';
-import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './service.js';
+import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
+import { relayTotalsOf } from './session/transport.js';
+import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
+import { websocketTransport } from './transports/websocket/index.js';
 
-export {
-  VoiceService,
-  HEARTBEAT_LOSS_MS,
-  TOMBSTONE_TTL_MS,
-  type VoiceOptions,
-  type VoiceServiceDeps,
-  type MintResult,
-  type EndAnswer,
-  type HeartbeatAnswer,
-} from './service.js';
-export { LiveVoiceSession, type LiveSessionListener, type SessionLimits } from './live-session.js';
-export {
-  GateChannel,
-  GateStream,
-  GATE_KEEPALIVE_MS,
-  MAX_GATE_STREAMS,
-  type GateDecision,
-  type GateReason,
-  type GateState,
-} from './gate.js';
-export { Supervisor, type Supervised } from './supervisor.js';
-export {
-  VoiceOwnership,
-  OWNERSHIP_DEFAULTS,
-  type OwnerLease,
-  type OwnerRecord,
-  type OwnershipTiming,
-} from './ownership.js';
-export { issueControlToken, verifyControlToken } from './control-token.js';
-export { END_REASONS, presentEndReason, type EndReason, type VoiceAudience } from './end-reasons.js';
-export { VoiceErrorCodes, voiceErrors } from './errors.js';
-export {
-  noVoiceQuota,
-  meteredVoiceQuota,
-  type MeteredVoiceQuotaOptions,
-  type VoiceQuota,
-  type VoiceQuotaRequest,
-} from './quota.js';
-export { MediaRelay, RELAY_CLOSE } from './relay/relay.js';
-export { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay/relay-options.js';
-export { linkOfSession, type RelayLink } from './relay/link.js';
-export {
-  mediaSockets,
-  MEDIA_SOCKET_PATH,
-  type MediaSessionLocator,
-  type MediaSockets,
-  type MediaSocketOptions,
-} from './relay/media-socket.js';
-export { VoiceRecordings, recordingLinksOf, type RecordingLink } from './recording/recordings.js';
-export { voiceCallsOf, type ConversationCall } from './conversation-calls.js';
-export { wavHeader, readWavHeader } from './recording/wav.js';
-export type { VoiceFinal, VoiceSource, HeartbeatStatus, VoiceCapability as VoiceClientCapability } from './types.js';
+export { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
+export type { LiveVoiceSession } from './session/live-session.js';
+export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
+export { recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { readWavHeader } from './recording/wav.js';
+export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
 
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
@@ -71,60 +29,84 @@ export interface VoiceMediaOptions {
   recordingSweepEveryMs?: number;
 }
 
-export interface VoiceCapabilityParts {
-  routes: AnyRoute[];
-  /** The media WebSocket (`stream.url`). */
-  sockets: AnySocketRoute[];
-  media: MediaSockets;
-  recordings: VoiceRecordings;
-  /** `control-token`: heartbeat and gate carry the session token in the body; the service checks it. */
-  authenticators: Record<string, Authenticator>;
-  service: VoiceService;
-  /** Lifecycle: start on listen (supervision, renewal, orphan sweep); stop before the HTTP server stops (shutdown). */
-  start(): void;
-  /** SIGTERM: no new mints; resolves once every call here ended, or after `timeoutMs` (stop() ends the rest). */
-  drain(timeoutMs: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** Builds routes and the (not yet started) service. Does no I/O. */
 /** Everything the app (and tests) may tune: the session service's options and the media side's. */
 export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions };
 
+/** Figures the voice capability owns, read through it (metrics). */
+export interface VoiceFigures {
+  activeSessions(): number;
+  /** Relay counters of every transport, closed and live connections summed. */
+  relayTotals(): ReturnType<typeof relayTotalsOf>;
+  /** Provider link reconnects of the live sessions. */
+  liveProviderReconnects(): number;
+}
+
+/**
+ * The capability's one shape (like every capability: routes, sockets, authenticators, lifecycle), plus what the app
+ * and tests reach: the service (live sessions), recordings and figures.
+ */
+export interface VoiceCapabilityParts {
+  routes: AnyRoute[];
+  /** Each transport's socket routes (the WebSocket transport: `stream.url`). */
+  sockets: AnySocketRoute[];
+  /** `control-token`: heartbeat and gate carry the session token in the body; the service checks it. */
+  authenticators: Record<string, Authenticator>;
+  /** Start on listen (supervision, renewal, orphan sweep, recording sweep); stop before the HTTP server stops. */
+  lifecycle: { name: string; start(): void; stop(): Promise<void> };
+  service: VoiceService;
+  recordings: VoiceRecordings;
+  figures: VoiceFigures;
+  /** SIGTERM: no new mints; resolves once every call here ended, or after `timeoutMs` (stop() ends the rest). */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** Builds routes, the transports and the (not yet started) service. Does no I/O. */
 export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
   const service = new VoiceService(deps, options);
   const recordings = new VoiceRecordings(
     { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
     options.media?.recordingNow,
   );
-  const media = mediaSockets(service, {
+  // A new transport is built here and attached beside this one; the session core never names it.
+  const websocket = websocketTransport(service, {
     ...(options.media?.relay ? { relay: options.media.relay } : {}),
     tapFor: (session) => recordings.tapFor(session),
   });
-  service.media = media;
+  service.attachTransport(websocket);
   service.recordings = recordings;
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
     routes: [...voiceRoutes(service), ...recordingRoutes({ sql: deps.sql, recordings })],
-    sockets: [media.route],
-    media,
-    recordings,
+    sockets: [...websocket.sockets],
     authenticators: { 'control-token': () => undefined },
     service,
-    start: () => {
-      service.start();
-      sweepTimer ??= setInterval(
-        () => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')),
-        options.media?.recordingSweepEveryMs ?? 10 * 60_000,
-      );
-      sweepTimer.unref();
+    recordings,
+    figures: {
+      activeSessions: () => service.sessions.size,
+      relayTotals: () => relayTotalsOf(websocket.connections),
+      liveProviderReconnects: () => {
+        let n = 0;
+        for (const session of service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
+        return n;
+      },
+    },
+    lifecycle: {
+      name: 'voice sessions',
+      start: () => {
+        service.start();
+        sweepTimer ??= setInterval(
+          () => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')),
+          options.media?.recordingSweepEveryMs ?? 10 * 60_000,
+        );
+        sweepTimer.unref();
+      },
+      stop: async () => {
+        if (sweepTimer !== undefined) clearInterval(sweepTimer);
+        sweepTimer = undefined;
+        await service.stop();
+        await recordings.settled();
+      },
     },
     drain: (timeoutMs) => service.drain(timeoutMs),
-    stop: async () => {
-      if (sweepTimer !== undefined) clearInterval(sweepTimer);
-      sweepTimer = undefined;
-      await service.stop();
-      await recordings.settled();
-    },
   };
 }

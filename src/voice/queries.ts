@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from '../db/index.js';
 import type { EndReason } from './end-reasons.js';
-import type { TurnSource } from './transcripts.js';
+import type { TurnSource } from './session/transcripts.js';
 import type { VoiceSource } from './types.js';
 
 type Db = Sql | TransactionSql;

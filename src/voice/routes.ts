@@ -3,8 +3,8 @@ import type { Principal } from '../auth/index.js';
 import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { END_REASONS } from './end-reasons.js';
 import { voiceErrors } from './errors.js';
-import type { VoiceService } from './service.js';
-import { SESSION_ID_PATTERN } from './session-id.js';
+import type { VoiceService } from './session/service.js';
+import { SESSION_ID_PATTERN } from './session/session-id.js';
 import { CAPABILITIES } from './types.js';
 
 const sessionParams = z.object({
@@ -18,6 +18,13 @@ const endReasonSchema = z
   .describe(
     'Why the session ended; null when the client ended it. Widget callers see voice_unavailable for usage and disconnected for heartbeat, control and shutdown.',
   );
+
+/** The call's audio, both ways (mint request and answer): what the provider's Live WebSocket accepts, passed through. */
+const audioFormatSchema = z.discriminatedUnion('format', [
+  z.object({ format: z.literal('pcm16'), sampleRateHz: z.union([z.literal(16000), z.literal(24000)]).default(24000) }),
+  z.object({ format: z.literal('pcmu'), sampleRateHz: z.literal(8000).default(8000) }),
+  z.object({ format: z.literal('pcma'), sampleRateHz: z.literal(8000).default(8000) }),
+]);
 
 export const mintBodySchema = z.object({
   assistantId: z
@@ -56,6 +63,11 @@ export const mintBodySchema = z.object({
     .describe(
       "playground is granted only to the assistant owner's signed-in dashboard session (same origin); keyless callers are always widget and Bearer callers always api, whatever they ask.",
     ),
+  audio: audioFormatSchema
+    .optional()
+    .describe(
+      'Audio both ways on the media socket, mono: pcm16 (little-endian) at 16000 or 24000 Hz, or G.711 pcmu (μ-law) / pcma (A-law) at 8000 Hz. Default pcm16 at 24000 Hz.',
+    ),
 });
 
 export const mintResponseSchema = z
@@ -66,7 +78,13 @@ export const mintResponseSchema = z
       url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
       protocol: z.literal('parley.voice.v1'),
     }),
-    audio: z.object({ format: z.literal('pcm16'), sampleRateHz: z.literal(24000), channels: z.literal(1) }),
+    audio: z
+      .object({
+        format: z.enum(['pcm16', 'pcmu', 'pcma']),
+        sampleRateHz: z.union([z.literal(8000), z.literal(16000), z.literal(24000)]),
+        channels: z.literal(1),
+      })
+      .describe('The audio both ways, as asked in the mint (pcm16 at 24000 Hz when it named none).'),
     recording: z.object({ enabled: z.boolean(), consented: z.boolean() }),
     controlToken: z.string().describe('Session-scoped, expiring; the body token of heartbeat and gate.'),
     heartbeatIntervalMs: z.number().int().optional().describe('Present when heartbeat was declared.'),
@@ -123,7 +141,7 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
       auth: 'bearer-or-keyless',
       scope: 'voice',
       cors: true,
-      // Capabilities answer before identity (API-DECISIONS, Voice): the handler authenticates after checking them.
+      // Capabilities answer before identity (an outdated client learns it must update even without a key): the handler authenticates after checking them.
       deferAuth: true,
       schemas: { body: mintBodySchema, response: { 200: mintResponseSchema } },
       openapi: {

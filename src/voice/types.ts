@@ -6,7 +6,7 @@ export type VoiceSource = 'api' | 'widget' | 'playground';
 export const CAPABILITIES = ['heartbeat', 'playback_gate'] as const;
 export type VoiceCapability = (typeof CAPABILITIES)[number];
 
-/** Heartbeat statuses (spec: States and transitions). */
+/** Heartbeat statuses (docs/voice-protocol.md). */
 export type HeartbeatStatus = 'healthy' | 'degraded' | 'ended' | 'lost';
 
 /**

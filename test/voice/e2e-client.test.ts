@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readPcmWav, runVoiceCall } from '../../examples/voice-client.js';
-import { readWavHeader, wavHeader } from '../../src/voice/index.js';
+import { readWavHeader, wavHeader } from '../../src/voice/recording/wav.js';
 import { ownerWithVoice, startVoiceApp, voiceAssistant } from './helpers.js';
 import { speechFrames } from './media-client.js';
 

@@ -158,7 +158,7 @@ export function voicedFrame(): Buffer {
 }
 
 /**
- * What the media relay will do with caller audio (voice-relay issue): feed it to the provider session. `words`
+ * What the media relay does with caller audio: feeds it to the provider session. `words`
  * utterance chunks of 400 ms each, then a silence that ends the utterance.
  */
 export function speak(session: LiveVoiceSession, words = 2): void {

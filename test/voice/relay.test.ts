@@ -1,9 +1,11 @@
 import t from 'tap';
 import type { RealtimeSocket } from '../../src/http/index.js';
 import { ManualClock, type VoiceLinkState, type VoiceTranscriptDelta } from '../../src/providers/voice/index.js';
-import type { GateDecision, LiveSessionListener } from '../../src/voice/index.js';
-import { MediaRelay, RELAY_CLOSE, type RelayLink } from '../../src/voice/index.js';
-import { PendingAudio } from '../../src/voice/relay/pending-audio.js';
+import type { GateDecision } from '../../src/voice/session/gate.js';
+import type { LiveSessionListener } from '../../src/voice/session/live-session.js';
+import type { RelayLink } from '../../src/voice/pump/link.js';
+import { MediaRelay, RELAY_CLOSE } from '../../src/voice/transports/websocket/relay.js';
+import { PendingAudio } from '../../src/voice/pump/pending-audio.js';
 
 /**
  * The transport-free relay core (docs/house-rules.md rule 8) with a fake RealtimeSocket and a fake provider link: no

@@ -1,14 +1,10 @@
 import t from 'tap';
 import { ManualClock } from '../../src/providers/voice/index.js';
-import {
-  GateChannel,
-  issueControlToken,
-  MAX_GATE_STREAMS,
-  presentEndReason,
-  Supervisor,
-  verifyControlToken,
-  VoiceOwnership,
-} from '../../src/voice/index.js';
+import { GateChannel, MAX_GATE_STREAMS } from '../../src/voice/session/gate.js';
+import { issueControlToken, verifyControlToken } from '../../src/voice/session/control-token.js';
+import { presentEndReason } from '../../src/voice/end-reasons.js';
+import { Supervisor } from '../../src/voice/session/supervisor.js';
+import { VoiceOwnership } from '../../src/voice/session/ownership.js';
 import { createTestRedisStore } from '../helpers/store.js';
 
 const SECRET = 'unit-test-secret-that-is-at-least-32-bytes';

@@ -829,13 +829,13 @@ export interface components {
             status: "healthy" | "degraded" | "ended" | "lost";
         };
         VoiceSession: {
+            /** @description The audio both ways, as asked in the mint (pcm16 at 24000 Hz when it named none). */
             audio: {
                 /** @constant */
                 channels: 1;
-                /** @constant */
-                format: "pcm16";
-                /** @constant */
-                sampleRateHz: 24000;
+                /** @enum {string} */
+                format: "pcm16" | "pcmu" | "pcma";
+                sampleRateHz: 8000 | 16000 | 24000;
             };
             /** @description Session-scoped, expiring; the body token of heartbeat and gate. */
             controlToken: string;
@@ -1826,6 +1826,29 @@ export interface operations {
                 "application/json": {
                     /** @description Public asst_ id (keyless callers); public or internal id owned by the key (bearer callers). */
                     assistantId: string;
+                    /** @description Audio both ways on the media socket, mono: pcm16 (little-endian) at 16000 or 24000 Hz, or G.711 pcmu (μ-law) / pcma (A-law) at 8000 Hz. Default pcm16 at 24000 Hz. */
+                    audio?: {
+                        /** @constant */
+                        format: "pcm16";
+                        /** @default 24000 */
+                        sampleRateHz?: 16000 | 24000;
+                    } | {
+                        /** @constant */
+                        format: "pcmu";
+                        /**
+                         * @default 8000
+                         * @constant
+                         */
+                        sampleRateHz?: 8000;
+                    } | {
+                        /** @constant */
+                        format: "pcma";
+                        /**
+                         * @default 8000
+                         * @constant
+                         */
+                        sampleRateHz?: 8000;
+                    };
                     /**
                      * @description A set: every client must declare playback_gate; a client that wants supervision declares heartbeat. Unknown values are 400; a repeated value counts once; a list without playback_gate is 403 client_update_required.
                      * @default []

@@ -12,4 +12,15 @@ export {
   tone,
   type WavFormat,
 } from './pcm.js';
+export {
+  DEFAULT_AUDIO,
+  bytesPerMsOf,
+  bytesPerSampleOf,
+  parseAudioFormat,
+  fromPcm16,
+  toPcm16,
+  linearToMulaw,
+  linearToAlaw,
+  type AudioFormat,
+} from './formats.js';
 export type * from './types.js';

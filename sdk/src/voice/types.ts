@@ -1,4 +1,5 @@
 import type { Operation, RequestBody, SuccessBody } from '../types.js';
+import type { AudioFormat } from './formats.js';
 
 export type MintRequest = RequestBody<Operation<'/api/v1/voice/sessions', 'post'>>;
 export type MintResponse = SuccessBody<Operation<'/api/v1/voice/sessions', 'post'>>;
@@ -42,7 +43,10 @@ export interface VoiceCallEnded {
 /** Events of a {@link VoiceCall}, name -> payload. */
 export interface VoiceCallEvents {
   state: { state: VoiceCallState; previous: VoiceCallState };
-  /** Assistant audio (PCM16LE mono 24 kHz) the gate allows to be heard. Play it; VoiceCall does no audio I/O. */
+  /**
+   * Assistant audio the gate allows to be heard, in the call's format (PCM16LE mono 24 kHz unless `audio` asked for
+   * another). Play it; VoiceCall does no audio I/O.
+   */
   audio: Uint8Array;
   /** Captions: the caller's words and the assistant's (assistant captions only while the gate is open). */
   transcript: Transcript;
@@ -118,6 +122,11 @@ export interface VoiceCallOptions {
   /** WebSocket implementation. Default globalThis.WebSocket; in Node 20 pass `WebSocket` from the `ws` package. */
   WebSocket?: WebSocketConstructor;
   fetch?: typeof fetch;
+  /**
+   * The call's audio both ways: `{format: 'pcm16', sampleRateHz: 16000 | 24000}` (default 24000), or G.711
+   * `{format: 'pcmu' | 'pcma', sampleRateHz: 8000}`. sendAudio() takes it and `audio` events carry it.
+   */
+  audio?: AudioFormat;
   /** Caller audio is dropped (and counted) instead of queued once the socket holds this much unsent. Default 256 KiB. */
   sendHighWaterBytes?: number;
 }

@@ -2,7 +2,7 @@ import type { VoiceClock } from './clock.js';
 import { encodeAudioAppendFrame } from './protocol.js';
 import { SharedTicker } from './shared-ticker.js';
 
-/** PCM16LE mono 24 kHz. */
+/** PCM16LE mono 24 kHz: the window's size when a session names no other format. */
 const BYTES_PER_MS = 48;
 
 /**
@@ -26,8 +26,10 @@ export class AppendCoalescer {
     private readonly flusher: AppendFlusher,
     /** Receives each encoded append frame, in order. */
     private readonly emit: (frame: Buffer) => void,
+    /** One window of this session's audio format ({@link AppendFlusher.windowBytesOf}). */
+    windowBytes = flusher.windowBytes,
   ) {
-    this.staging = Buffer.allocUnsafeSlow(flusher.windowBytes);
+    this.staging = Buffer.allocUnsafeSlow(windowBytes);
   }
 
   /** Bytes waiting for the window to fill. */
@@ -90,6 +92,12 @@ export class AppendFlusher {
 
   now(): number {
     return this.clock.now();
+  }
+
+  /** The window in bytes for audio of `bytesPerMs`, cut at whole samples of `sampleBytes`. */
+  windowBytesOf(bytesPerMs: number, sampleBytes: number): number {
+    const bytes = Math.round(this.windowMs * bytesPerMs);
+    return Math.max(sampleBytes, bytes - (bytes % sampleBytes));
   }
 
   /** Sessions with audio staged (tests and metrics). */

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/index.js';
 
-/** Error codes of the voice provider layer (one table per capability, ARCHITECTURE style). */
+/** Error codes of the voice provider layer (one table per capability). */
 export const VoiceProviderErrorCodes = {
   /** session.started did not echo `allowed_client_events: []` in time, or the provider refused the lock. */
   UNCONFIRMED: 'VOICE_PROVIDER_UNCONFIRMED',
@@ -32,7 +32,7 @@ export interface VoiceProviderErrorOptions {
 
 /**
  * Every provider failure surfaces as this type. It is an AppError mapped to 502 `voice_unavailable`, because that
- * is what a mint must answer when the provider cannot give a locked session (VOICE.md).
+ * is what a mint must answer when the provider cannot give a locked session.
  */
 export class VoiceProviderError extends AppError {
   override readonly code: VoiceProviderErrorCode;
@@ -62,7 +62,7 @@ export function isFatalProviderCode(code: string | undefined): boolean {
   return code !== undefined && FATAL_PROVIDER_CODES.has(code);
 }
 
-/** The lock counts as refused when a 4xx or error names the data channel (VOICE.md: that is "unconfirmed"). */
+/** The lock counts as refused when a 4xx or error names the data channel (that is "unconfirmed"). */
 export function mentionsDataChannel(text: string): boolean {
   return /data[_ .-]?channel|allowed_client_events/i.test(text);
 }

@@ -26,6 +26,7 @@ import {
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
 import { AppendCoalescer } from './append-coalescer.js';
+import { windowOf } from './audio-format.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -86,7 +87,7 @@ export class GptLiveSession implements VoiceSession {
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true));
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,

@@ -104,7 +104,7 @@ export class GptLiveWire {
     },
     onMessage: (ws, data, isBinary) => {
       if (ws !== this.ws) return;
-      // Anything heard from the provider proves the link is alive, like a pong (issue 12, item 6).
+      // Anything heard from the provider proves the link is alive, like a pong.
       this.alive = true;
       this.heard = true;
       this.onMessage(data, isBinary);

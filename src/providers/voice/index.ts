@@ -23,6 +23,16 @@ export {
   type SimulatorProviderOptions,
   type VoiceProviderOptions,
 } from './provider.js';
+export {
+  DEFAULT_AUDIO_FORMAT,
+  bytesPerMs,
+  bytesPerSample,
+  silenceByte,
+  wavFormatOf,
+  type VoiceAudioEncoding,
+  type VoiceAudioFormat,
+} from './audio-format.js';
+export { MULAW_TO_LINEAR, ALAW_TO_LINEAR, linearToMulaw, linearToAlaw } from './g711.js';
 export { ManualClock, systemClock, type VoiceClock } from './clock.js';
 export { startVoiceSimulator, type VoiceSimulator, type VoiceSimulatorOptions } from './simulator/server.js';
 export type { SimulatedSessionRecord, SimulatedTranscript, VoiceSimulatorStats } from './simulator/types.js';

@@ -16,7 +16,7 @@ const SEND_OPTIONS = { binary: false, compress: false } as const;
  * wait here, and every socket write completion (a bound callback, no per-frame closure) flushes what fits.
  *
  * When full (`maxQueuedBytes` of waiting frames) the OLDEST waiting audio frames are discarded and counted: for live
- * speech, bounded latency beats completeness, the same rule VOICE.md sets for a slow caller. Control frames (mute,
+ * speech, bounded latency beats completeness, the same rule the relay follows for a slow caller. Control frames (mute,
  * instructions, close) are never discarded; they wait in order. With no socket attached (during a reconnect) control
  * frames wait and audio is not accepted at all (the session refuses it before it gets here).
  */

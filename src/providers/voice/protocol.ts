@@ -5,6 +5,7 @@ import type {
   SessionStartEvent,
   SessionResource,
 } from 'openai/resources/live/live';
+import { DEFAULT_AUDIO_FORMAT, providerAudioFormat } from './audio-format.js';
 import type { VoiceSessionConfig } from './types.js';
 
 /**
@@ -14,7 +15,7 @@ import type { VoiceSessionConfig } from './types.js';
 
 /**
  * The append frame is built by concatenation around the base64 payload: one string per frame instead of an object
- * plus JSON.stringify (VOICE.md "Performance shape"). The key order matches what JSON.stringify would produce for
+ * plus JSON.stringify (the hot path allocates as little as the protocol allows). The key order matches what JSON.stringify would produce for
  * `{type, audio}`, and base64 never needs JSON escaping, so the result is byte-identical.
  */
 export const APPEND_PREFIX = '{"type":"session.input_audio.append","audio":"';
@@ -77,7 +78,7 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
   const session: SessionStartEvent['session'] = {
     model: config.model ?? defaultModel,
     client: { data_channel: { allowed_client_events: [] } },
-    audio: { format: { type: 'audio/pcm', rate: 24000 } },
+    audio: { format: providerAudioFormat(config.audio ?? DEFAULT_AUDIO_FORMAT) },
   };
   if (config.instructions !== undefined) session.instructions = config.instructions;
   if (config.voice !== undefined) session.audio = { ...session.audio, output: { voice: config.voice } };
@@ -107,7 +108,7 @@ export const CLOSE_FRAME = JSON.stringify({ type: 'session.close' } satisfies Cl
 
 /**
  * True only when the echoed session carries `client.data_channel.allowed_client_events` as an empty array.
- * Omission means "allow all" and 'all' means all, so both are unconfirmed (VOICE.md).
+ * Omission means "allow all" and 'all' means all, so both are unconfirmed.
  */
 export function isLockConfirmed(session: SessionResource | undefined): boolean {
   const allowed = session?.client?.data_channel?.allowed_client_events;

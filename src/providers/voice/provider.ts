@@ -43,7 +43,7 @@ export interface SimulatorProviderOptions extends VoiceAdapterTuning {
 
 export type VoiceProviderOptions = GptLiveProviderOptions | SimulatorProviderOptions;
 
-/** Production defaults (VOICE.md: 3 s lock). */
+/** Production defaults (3 s for the lock). */
 export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
   lockTimeoutMs: 3000,
   closeTimeoutMs: 5000,
@@ -55,7 +55,7 @@ export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
   // ~3 s of waiting audio before the oldest frames are dropped.
   maxQueuedBytes: 192 * 1024,
   // A ping every 2 s; a link that answers nothing (no pong, no event) for a whole interval is half-open and is
-  // dropped and resumed: detected within 2–4 s instead of ~30 s (issue 12, item 6).
+  // dropped and resumed: detected within 2–4 s instead of ~30 s.
   keepaliveMs: 2000,
   // One append per caller frame unless the deployment sets a window (Parley's config: VOICE_PROVIDER_APPEND_MS).
   appendMs: 0,

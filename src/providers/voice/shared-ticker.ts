@@ -1,7 +1,7 @@
 import type { VoiceClock } from './clock.js';
 
 /**
- * One timer for many members (ARCHITECTURE: timers are shared per instance): armed while the set is not empty, it
+ * One timer for many members (timers are shared per instance, not one per call): armed while the set is not empty, it
  * calls `visit` on every member each `intervalMs`, then re-arms. The adapter has two: the append flusher (partial
  * windows of caller audio) and the keepalive probe (provider links), so a thousand calls cost two timers (the
  * keepalive used to be one per call). Members may leave or join during a tick.

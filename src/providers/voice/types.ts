@@ -1,9 +1,10 @@
 import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import type { VoiceClock } from './clock.js';
+import type { VoiceAudioFormat } from './audio-format.js';
 
 /**
- * The provider seam the voice capability talks to (ARCHITECTURE rule 7: gpt-live and the simulator are the two
+ * The provider seam the voice capability talks to (docs/house-rules.md, interfaces only at seams: gpt-live and the simulator are the two
  * implementations, proven by one contract suite). Nothing here mentions sockets or the wire protocol, so the relay
  * and the session service can be tested with any implementation.
  */
@@ -22,6 +23,8 @@ export interface VoiceSessionConfig {
   instructions?: string;
   voice?: string;
   delegation?: VoiceDelegationConfig | null;
+  /** The call's audio, both ways; PCM16 24 kHz when omitted. Passed through unchanged (nothing resampled). */
+  audio?: VoiceAudioFormat;
 }
 
 /**
@@ -115,7 +118,8 @@ export interface VoiceSession {
   readonly usage: VoiceUsage;
   readonly stats: Readonly<VoiceSessionStats>;
   /**
-   * Send one PCM16LE 24 kHz mono chunk (normally a 20 ms / 960-byte frame). Returns false when the link is not
+   * Send one chunk of caller audio in the session's format (normally 20 ms: 960 bytes of PCM16 at 24 kHz, 160 of
+   * G.711). Returns false when the link is not
    * connected and the frame was discarded. When the outgoing queue is full the oldest queued frames are dropped
    * (live audio: latency beats completeness) and counted in stats.audioFramesDropped.
    */
@@ -143,7 +147,7 @@ export interface VoiceProvider {
 
 /** Timing and limits of the adapter. Defaults are the production values; tests shorten them. */
 export interface VoiceAdapterTuning {
-  /** session.started must echo the lock within this (VOICE.md: 3 s). */
+  /** session.started must echo the lock within this (3 s). */
   lockTimeoutMs?: number;
   /** Wait for session.closed after session.close before giving up on final usage. */
   closeTimeoutMs?: number;

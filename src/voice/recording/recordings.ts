@@ -3,10 +3,10 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Sql } from '../../db/index.js';
 import type { Logger } from '../../log/index.js';
-import type { LiveVoiceSession } from '../live-session.js';
+import type { LiveVoiceSession } from '../session/live-session.js';
 import * as q from '../queries.js';
-import type { RelayTap } from '../relay/relay-options.js';
-import { SESSION_ID_PATTERN } from '../session-id.js';
+import type { RelayTap } from '../pump/options.js';
+import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
 
 const SESSION_ID = SESSION_ID_PATTERN;
@@ -69,7 +69,7 @@ export class VoiceRecordings {
         mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
         this.ready = true;
       }
-      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now);
+      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now, session.audio);
       this.active.set(session.id, recorder);
       const log = session.log;
       session.subscribe({ onEnded: () => void this.finish(session.id, log) });

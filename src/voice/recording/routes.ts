@@ -5,7 +5,7 @@ import type { Sql } from '../../db/index.js';
 import { defineRoute, fileReply, type AnyRoute } from '../../http/index.js';
 import { voiceErrors } from '../errors.js';
 import * as q from '../queries.js';
-import { SESSION_ID_PATTERN } from '../session-id.js';
+import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import type { VoiceRecordings } from './recordings.js';
 
 const params = z.object({
@@ -13,10 +13,14 @@ const params = z.object({
   sessionId: z.string().regex(SESSION_ID_PATTERN, 'must be a voice session id (vs_...)'),
 });
 
-const wavBody = z.unknown().describe('audio/wav: two channels (left: the caller, right: the assistant), PCM16 24 kHz.');
+const wavBody = z
+  .unknown()
+  .describe(
+    "audio/wav: two channels (left: the caller, right: the assistant), in the call's format (PCM16, or G.711 μ-law / A-law).",
+  );
 
 /**
- * Dashboard-only playback of a call recording (API-DECISIONS, Dashboard-only routes): the owner's cookie session,
+ * Dashboard-only playback of a call recording (docs/design-decisions.md, dashboard-only routes): the owner's cookie session,
  * an assistant of their account, a session of that assistant that was recorded with consent and still belongs to
  * a conversation. Served from disk in chunks with Range support (206 / 416), never loaded whole.
  */

@@ -1,10 +1,16 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-
-const BYTES_PER_MS = 48; // PCM16 mono at 24 kHz
+import {
+  bytesPerMs,
+  bytesPerSample,
+  DEFAULT_AUDIO_FORMAT,
+  silenceByte,
+  type VoiceAudioFormat,
+} from '../../providers/voice/index.js';
 const CHUNK_BYTES = 64 * 1024;
 
 /**
- * One direction of a recorded call, streamed to a raw PCM16 file while the call runs (never held in memory).
+ * One direction of a recorded call, streamed to a raw file in the call's format while the call runs (never held in
+ * memory).
  * Audio is placed on the call's timeline: when it arrives later than the track's end by more than `slackMs`
  * (the caller paused its stream, the assistant was silent), silence fills the gap, so both tracks line up when they
  * are interleaved at the end. Audio that arrives early (a provider sends faster than real time) is appended.
@@ -21,13 +27,20 @@ export class TrackWriter {
   /** Bytes on the track so far (audio and filled silence). */
   bytes = 0;
   droppedBytes = 0;
+  private readonly bytesPerMs: number;
+  private readonly sampleBytes: number;
+  private readonly silence: number;
 
   constructor(
     readonly path: string,
     private readonly startedAt: number,
     private readonly slackMs = 100,
     private readonly maxBacklogBytes = 4 * 1024 * 1024,
+    audio: VoiceAudioFormat = DEFAULT_AUDIO_FORMAT,
   ) {
+    this.bytesPerMs = bytesPerMs(audio);
+    this.sampleBytes = bytesPerSample(audio);
+    this.silence = silenceByte(audio);
     this.stream = createWriteStream(path, { flags: 'w', mode: 0o600 });
     this.stream.on('error', (err) => {
       this.failed ??= err;
@@ -38,23 +51,24 @@ export class TrackWriter {
     return this.failed;
   }
 
-  /** Add audio heard at `nowMs` (same clock as `startedAt`). Copies it; the caller may reuse `pcm`. */
-  write(pcm: Uint8Array, nowMs: number): void {
+  /** Add audio heard at `nowMs` (same clock as `startedAt`). Copies it; the caller may reuse `audio`. */
+  write(audio: Uint8Array, nowMs: number): void {
     if (this.closed !== undefined || this.failed !== undefined) return;
     if (this.stream.writableLength > this.maxBacklogBytes) {
-      this.droppedBytes += pcm.length;
+      this.droppedBytes += audio.length;
       return;
     }
-    const due = Math.floor((nowMs - this.startedAt) * BYTES_PER_MS) & ~1;
-    if (due - this.bytes > this.slackMs * BYTES_PER_MS) this.fill(due - this.bytes, null);
-    this.fill(pcm.length, pcm);
+    const at = Math.floor((nowMs - this.startedAt) * this.bytesPerMs);
+    const due = at - (at % this.sampleBytes);
+    if (due - this.bytes > this.slackMs * this.bytesPerMs) this.fill(due - this.bytes, null);
+    this.fill(audio.length, audio);
   }
 
   private fill(length: number, pcm: Uint8Array | null): void {
     let done = 0;
     while (done < length) {
       const n = Math.min(length - done, CHUNK_BYTES - this.used);
-      if (pcm === null) this.chunk.fill(0, this.used, this.used + n);
+      if (pcm === null) this.chunk.fill(this.silence, this.used, this.used + n);
       else this.chunk.set(pcm.subarray(done, done + n), this.used);
       this.used += n;
       done += n;

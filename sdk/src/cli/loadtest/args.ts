@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { parseAudioFormat, type AudioFormat } from '../../voice/formats.js';
 
 /** Hard bounds: a typo must not turn a load test into a flood. */
 export const LIMITS = { maxCalls: 2000, maxChats: 500, maxDurationMs: 10 * 60_000, maxCallSeconds: 3600 } as const;
@@ -23,6 +24,8 @@ export interface LoadTestOptions {
   callMs: number | undefined;
   /** A PCM16 mono 24 kHz WAV; undefined: synthetic speech. */
   inputPath: string | undefined;
+  /** The calls' audio format (the input is converted to it once, before the test). Default PCM16 24 kHz. */
+  audio?: AudioFormat;
   json: boolean;
   /** HTML report path; undefined: none. */
   reportPath: string | undefined;
@@ -52,6 +55,8 @@ Load
   --duration DURATION   how long the load holds after the first start (default 30s, at most 10m)
   --call-length DUR     hang up and dial again after this long (default: one call for the whole test)
   --input FILE.wav      what callers say: PCM16 mono 24 kHz, looped (default: synthetic speech)
+  --audio FORMAT        the calls' audio: pcm16 (24 kHz, default), pcm16/16000, pcmu or pcma (G.711, 8 kHz);
+                        the input is converted once before the test
   --chat-message TEXT   what chat loops ask (default: a short question)
 Output
   --json                print the report as JSON on stdout (progress goes to stderr)
@@ -98,6 +103,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       duration: { type: 'string' },
       'call-length': { type: 'string' },
       input: { type: 'string' },
+      audio: { type: 'string' },
       json: { type: 'boolean', default: false },
       report: { type: 'string' },
       'no-report': { type: 'boolean', default: false },
@@ -135,6 +141,12 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     values['call-length'] === undefined ? undefined : parseDuration(values['call-length'], '--call-length');
   if (callMs !== undefined && (callMs < 1000 || callMs > LIMITS.maxCallSeconds * 1000))
     throw new UsageError('--call-length must be between 1s and 1h');
+  let audio: AudioFormat | undefined;
+  try {
+    audio = values.audio === undefined ? undefined : parseAudioFormat(values.audio);
+  } catch (err) {
+    throw new UsageError(`--audio: ${(err as Error).message}`);
+  }
   return {
     url: url.toString().replace(/\/+$/, ''),
     assistantId: values.assistant,
@@ -149,6 +161,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     durationMs,
     callMs,
     inputPath: values.input,
+    ...(audio !== undefined ? { audio } : {}),
     json: values.json,
     reportPath: values['no-report'] ? undefined : (values.report ?? 'parley-loadtest-report.html'),
     yes: values.yes,

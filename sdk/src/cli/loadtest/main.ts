@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { WebSocket } from 'ws';
 import { createParleyClient } from '../../client.js';
 import { ParleyError } from '../../errors.js';
+import { DEFAULT_AUDIO, fromPcm16 } from '../../voice/formats.js';
 import { pcmFromWav, syntheticSpeech } from '../../voice/pcm.js';
 import { parseOptions, USAGE, UsageError, type LoadTestOptions } from './args.js';
 import { reportHtml } from './report-html.js';
@@ -24,18 +25,20 @@ class PlainWebSocket extends WebSocket {
   }
 }
 
+/** What callers say, in the calls' format (PCM16 24 kHz input converted once, here, never per frame). */
 async function loadInput(o: LoadTestOptions): Promise<{ pcm: Uint8Array; label: string }> {
+  const audio = o.audio ?? DEFAULT_AUDIO;
   if (o.inputPath === undefined) {
     // Four utterances of 1.5 s with 2.5 s pauses (16 s, looped): the provider hears turns and answers them.
     return {
-      pcm: syntheticSpeech({ utterances: 4, speechMs: 1500, pauseMs: 2500, seed: 7 }),
+      pcm: fromPcm16(syntheticSpeech({ utterances: 4, speechMs: 1500, pauseMs: 2500, seed: 7 }), audio),
       label: 'synthetic speech (1.5 s phrases, 2.5 s pauses)',
     };
   }
   const file = await readFile(o.inputPath);
   const pcm = pcmFromWav(file, o.inputPath);
   if (pcm.byteLength < 960) throw new UsageError(`${o.inputPath} holds less than 20 ms of audio`);
-  return { pcm, label: `${o.inputPath} (${(pcm.byteLength / 48_000).toFixed(1)} s, looped)` };
+  return { pcm: fromPcm16(pcm, audio), label: `${o.inputPath} (${(pcm.byteLength / 48_000).toFixed(1)} s, looped)` };
 }
 
 async function createTemporaryAssistant(o: LoadTestOptions): Promise<{ id: string; publicId: string } | null> {

@@ -1,5 +1,5 @@
 /**
- * The load-test engine: N voice callers (each a VoiceCall streaming real-time PCM16) and M chat loops against one
+ * The load-test engine: N voice callers (each a VoiceCall streaming real-time audio in the chosen format) and M chat loops against one
  * Parley deployment, measured. Node-only (it takes a WebSocket implementation; the CLI passes `ws`).
  */
 import { setMaxListeners } from 'node:events';
@@ -7,10 +7,11 @@ import { createParleyClient, type ParleyClient } from '../../client.js';
 import { ParleyError } from '../../errors.js';
 import { streamChat } from '../../chat.js';
 import { VoiceCall } from '../../voice/call.js';
-import { BYTES_PER_SECOND, FRAME_BYTES, FRAME_MS } from '../../voice/pcm.js';
+import { bytesPerMsOf, DEFAULT_AUDIO, type AudioFormat } from '../../voice/formats.js';
+import { FRAME_MS } from '../../voice/pcm.js';
 import type { WebSocketConstructor } from '../../voice/types.js';
 import type { LoadTestOptions } from './args.js';
-import { findMarkers, stampFrame } from './marker.js';
+import { markerFor } from './marker.js';
 import type { LoadTestReport, Progress } from './report.js';
 import { Samples, Tally } from './stats.js';
 
@@ -112,6 +113,9 @@ export async function runLoadTest(
   let echoDetected = false;
   const active = new Set<Active>();
 
+  const callAudio = options.audio ?? DEFAULT_AUDIO;
+  const FRAME_BYTES = FRAME_MS * bytesPerMsOf(callAudio);
+  const marker = markerFor(callAudio);
   // ---- the pump: one timer sends every due 20 ms frame of every active call (drift-free per call) -------------
   const pump = setInterval(() => {
     const now = performance.now();
@@ -122,7 +126,7 @@ export async function runLoadTest(
         if (a.offset + FRAME_BYTES > input.length) a.offset = 0;
         const frame = input.slice(a.offset, a.offset + FRAME_BYTES);
         a.offset += FRAME_BYTES;
-        stampFrame(frame, a.caller, a.frame);
+        marker.stamp(frame, a.caller, a.frame);
         a.sentAt[a.frame % RING] = now;
         a.sentSeq[a.frame % RING] = a.frame;
         a.frame++;
@@ -159,6 +163,7 @@ export async function runLoadTest(
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : { visitorId }),
         ...(signature !== undefined ? { signature } : {}),
         ...(options.recordingConsent ? { recordingConsent: true } : {}),
+        ...(options.audio !== undefined && !isDefaultAudio(options.audio) ? { audio: options.audio } : {}),
       });
       const me: Active = {
         call,
@@ -172,7 +177,7 @@ export async function runLoadTest(
       call.on('audio', (pcm) => {
         audio.receivedBytes += pcm.byteLength;
         const at = performance.now();
-        findMarkers(pcm, (who, seq) => {
+        marker.find(pcm, (who, seq) => {
           if (who !== index || me.sentSeq[seq % RING] !== seq) return;
           echoDetected = true;
           const rtt = at - me.sentAt[seq % RING]!;
@@ -349,5 +354,11 @@ export async function runLoadTest(
   };
 }
 
-/** Bytes per second one caller sends (PCM16 mono 24 kHz). */
-export const CALLER_BYTES_PER_SECOND = BYTES_PER_SECOND;
+/** Caller audio per second of a call in this format (bytes). */
+export function callerBytesPerSecond(audio: AudioFormat = DEFAULT_AUDIO): number {
+  return bytesPerMsOf(audio) * 1000;
+}
+
+function isDefaultAudio(audio: AudioFormat): boolean {
+  return audio.format === DEFAULT_AUDIO.format && audio.sampleRateHz === DEFAULT_AUDIO.sampleRateHz;
+}

@@ -1,7 +1,7 @@
 /** The plan printed before a run and the human summary printed after it. */
 import type { LoadTestOptions } from './args.js';
 import type { LatencySummary } from './stats.js';
-import { CALLER_BYTES_PER_SECOND, type LoadTestReport } from './run.js';
+import { callerBytesPerSecond, type LoadTestReport } from './run.js';
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
@@ -15,14 +15,22 @@ function maskKey(key: string): string {
 export function planText(o: LoadTestOptions, inputLabel: string): string {
   const callSeconds = o.durationMs / 1000;
   const voiceMinutes = (o.calls * callSeconds) / 60;
-  const upstream = (o.calls * CALLER_BYTES_PER_SECOND * 8) / 1_000_000;
+  const perCall = callerBytesPerSecond(o.audio);
+  const upstream = (o.calls * perCall * 8) / 1_000_000;
+  const format =
+    o.audio === undefined || o.audio.format === 'pcm16'
+      ? 'PCM16'
+      : o.audio.format === 'pcmu'
+        ? 'G.711 μ-law'
+        : 'G.711 A-law';
+  const rate = `${(o.audio?.sampleRateHz ?? 24000) / 1000} kHz`;
   const lines = [
     `parley-loadtest plan`,
     `  target      ${o.url}  ${o.assistantId !== undefined ? `assistant ${o.assistantId}` : 'a temporary assistant (voice on, [sim:echo] for the simulator), deleted afterwards'}`,
     `  identity    ${o.apiKey !== undefined ? `API key ${maskKey(o.apiKey)}` : `keyless, Origin ${o.origin}${o.sign ? ', signed visitors' : ''}`}${o.recordingConsent ? ', recording consent sent' : ''}`,
     `  voice       ${o.calls} concurrent call${o.calls === 1 ? '' : 's'}, started over ${seconds(o.rampUpMs)}, held for ${seconds(o.durationMs)} in all` +
       (o.callMs !== undefined ? `, each hanging up and redialing every ${seconds(o.callMs)}` : ''),
-    `  audio       ${inputLabel}, PCM16 24 kHz in real time: ${(CALLER_BYTES_PER_SECOND / 1000).toFixed(0)} kB/s per call, ${upstream.toFixed(1)} Mbit/s up in all`,
+    `  audio       ${inputLabel}, ${format} ${rate} in real time: ${(perCall / 1000).toFixed(0)} kB/s per call, ${upstream.toFixed(1)} Mbit/s up in all`,
     `  usage       up to ~${voiceMinutes.toFixed(1)} voice minutes will be metered against the assistant's account`,
   ];
   if (o.chats > 0)

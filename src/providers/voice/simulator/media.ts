@@ -93,13 +93,4 @@ export function toneSecond(frequency = 440, amplitude = 6000): Buffer {
   return pcm;
 }
 
-/** Peak absolute sample of a PCM16LE chunk; the simulator's notion of "someone is speaking". */
-export function peakLevel(pcm: Buffer, start = 0, end = pcm.length): number {
-  let peak = 0;
-  for (let i = start; i + 1 < end; i += 2) {
-    const v = pcm.readInt16LE(i);
-    const a = v < 0 ? -v : v;
-    if (a > peak) peak = a;
-  }
-  return peak;
-}
+export { peakLevel } from './audio.js';

@@ -8,6 +8,7 @@ import { faultsFromInstructions, parseFaults, type SimulatorFaults } from './fau
 import { SimSession } from './sim-session.js';
 import type { SimTiming } from './types.js';
 import { toneSecond } from './media.js';
+import { simAudioFor, type SimAudio } from './audio.js';
 import * as ev from './events.js';
 import type { SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
 
@@ -24,7 +25,7 @@ export interface VoiceSimulatorOptions {
   defaultFaults?: string;
   /** Echo mode for every session (the benchmark's relay round trip). */
   echo?: boolean;
-  /** Assistant speech: a PCM16LE 24 kHz mono fixture instead of the 440 Hz tone. */
+  /** Assistant speech: a PCM16LE 24 kHz mono fixture instead of the 440 Hz tone (converted to each session's format). */
   outputPcm?: Buffer;
   usageIntervalMs?: number;
   transcriptChunkMs?: number;
@@ -74,6 +75,7 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
     now: options.now ?? Date.now,
   };
   const voice = options.outputPcm ?? toneSecond();
+  const voices = new Map<string, SimAudio>();
   const stats: VoiceSimulatorStats = {
     connections: 0,
     refusedHandshakes: 0,
@@ -225,7 +227,16 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
       };
       const begin = (): void => {
         if (ws.readyState !== ws.OPEN) return;
-        const session = new SimSession(record, resource, faults, seed, timing, stats, voice, onSessionEnd);
+        const session = new SimSession(
+          record,
+          resource,
+          faults,
+          seed,
+          timing,
+          stats,
+          simAudioFor(resource.audio?.format, voice, voices),
+          onSessionEnd,
+        );
         stats.sessions.set(id, record);
         stats.sessionsStarted++;
         stats.sessionsActive++;

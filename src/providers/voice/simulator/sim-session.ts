@@ -3,7 +3,8 @@ import type { ServerEvent, SessionResource } from 'openai/resources/live/live';
 import type { SimulatorFaults } from './faults.js';
 import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
 import * as ev from './events.js';
-import { BYTES_PER_MS, FRAME_BYTES, peakLevel, wordStream } from './media.js';
+import type { SimAudio } from './audio.js';
+import { wordStream } from './media.js';
 
 const APPEND_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
 const SPEECH_PEAK = 300;
@@ -58,7 +59,8 @@ export class SimSession {
     seed: number,
     private readonly timing: SimTiming,
     private readonly stats: VoiceSimulatorStats,
-    private readonly voice: Buffer,
+    /** The session's audio format: what it hears and how it speaks (its voice, converted once). */
+    private readonly audio: SimAudio,
     private readonly onEnd: (id: string) => void,
   ) {
     this.startedAt = timing.now();
@@ -197,10 +199,10 @@ export class SimSession {
     if (this.record.muted) return;
     const pcm = Buffer.from(base64, 'base64');
     if (this.chunkBytes === 0) this.chunkStartMs = Math.round(this.inputMs);
-    this.inputMs += pcm.length / BYTES_PER_MS;
+    this.inputMs += pcm.length / this.audio.bytesPerMs;
     this.chunkBytes += pcm.length;
-    this.chunkPeak = Math.max(this.chunkPeak, peakLevel(pcm));
-    if (this.chunkBytes < this.timing.transcriptChunkMs * BYTES_PER_MS) return;
+    this.chunkPeak = Math.max(this.chunkPeak, this.audio.peak(pcm));
+    if (this.chunkBytes < this.timing.transcriptChunkMs * this.audio.bytesPerMs) return;
     const isVoiced = this.chunkPeak > SPEECH_PEAK;
     this.chunkBytes = 0;
     this.chunkPeak = 0;
@@ -240,7 +242,7 @@ export class SimSession {
     this.echoTimer = undefined;
     if (this.ended) return;
     const periodMs = this.faults.echoPacedMs!;
-    const chunkChars = Math.round((periodMs * BYTES_PER_MS) / 3) * 4;
+    const chunkChars = Math.round((periodMs * this.audio.bytesPerMs) / 3) * 4;
     // A full delta when there is one; a short tail only once the caller stopped sending (end of speech).
     let take = this.echoB64.length >= chunkChars ? chunkChars : this.echoInputSinceTick ? 0 : this.echoB64.length;
     // Behind by more than three deltas (a stalled timer): catch up with one double delta, as providers burst.
@@ -250,7 +252,7 @@ export class SimSession {
       const chunk = this.echoB64.slice(0, take);
       this.echoB64 = this.echoB64.slice(take);
       if (!this.echoAnnounced || this.echoSpokenMs >= 300) this.announceEcho();
-      this.echoSpokenMs += ((take / 4) * 3) / BYTES_PER_MS;
+      this.echoSpokenMs += ((take / 4) * 3) / this.audio.bytesPerMs;
       this.record.audioFramesOut++;
       this.stats.audioFramesOut++;
       this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + chunk + ev.OUTPUT_AUDIO_SUFFIX);
@@ -302,9 +304,10 @@ export class SimSession {
         );
       }
       if (this.ws !== null) {
-        const end = this.outputOffset + FRAME_BYTES;
-        const frame = this.voice.toString('base64', this.outputOffset, end);
-        this.outputOffset = end >= this.voice.length ? 0 : end;
+        const voice = this.audio.voice;
+        const end = this.outputOffset + this.audio.frameBytes;
+        const frame = voice.toString('base64', this.outputOffset, end);
+        this.outputOffset = end >= voice.length ? 0 : end;
         this.record.audioFramesOut++;
         this.stats.audioFramesOut++;
         this.sendRaw(ev.OUTPUT_AUDIO_PREFIX + frame + ev.OUTPUT_AUDIO_SUFFIX);

@@ -1,15 +1,15 @@
 import type { VoiceContext } from './context.js';
-import type { EndReason } from './end-reasons.js';
+import type { EndReason } from '../end-reasons.js';
 import type { LiveVoiceSession } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import { settleOrphan } from './settlement.js';
 
 const ORPHAN_SWEEP_BATCH = 100;
 
 /**
  * The instance's part in the fleet (wall time, because other instances read the records). Three loops, each with its
- * own in-flight guard so none waits behind another (issue 12, item 1: renewal used to wait behind a Postgres write):
+ * own in-flight guard so none waits behind another (renewal must never wait behind a slow Postgres write):
  *
  * - records (store only): renew the ownership record of every owned session. A store that does not answer leaves
  *   the calls running (the instance reports `degraded`); a record that is gone (the store restarted empty, or it

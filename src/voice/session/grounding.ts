@@ -1,9 +1,9 @@
-import type { Sql } from '../db/index.js';
-import { retrievePassages, snippetOf } from '../retrieval/index.js';
+import type { Sql } from '../../db/index.js';
+import { retrievePassages, snippetOf } from '../../retrieval/index.js';
 import type { TurnSource } from './transcripts.js';
 
 /**
- * Grounding for a delegated voice turn (VOICE.md): the model hands the turn to Parley, Parley searches the
+ * Grounding for a delegated voice turn (docs/voice-protocol.md): the model hands the turn to Parley, Parley searches the
  * assistant's documents for the visitor's question and gives the passages back to the model as commentary (what it
  * may say) with an instruction to answer only from them. The sources are stored with the assistant's turn.
  */

@@ -1,10 +1,10 @@
-import { presentEndReason, type EndReason } from './end-reasons.js';
+import { presentEndReason, type EndReason } from '../end-reasons.js';
 import { audienceOf, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import { wholeBillableSeconds, type LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { VoiceTurns } from './turns.js';
-import type { VoiceFinal } from './types.js';
+import type { VoiceFinal } from '../types.js';
 
 /** The end route's answer (also the final answer of a session that already ended). */
 export interface EndAnswer {
@@ -72,7 +72,7 @@ export async function finishSession(
   const closed =
     session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
-  // Only time with a connected caller and a live provider link is billed (issue 12, items 6 and 9).
+  // Only time with a connected caller and a live provider link is billed.
   const billableSeconds = session.billableSecondsOf(usageSeconds);
   const usageFinalized = closed?.usageFinal ?? false;
   // Transcripts are stored in the background while the database is away; the end does not wait for them.

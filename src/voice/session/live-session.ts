@@ -1,19 +1,21 @@
-import type { Logger } from '../log/index.js';
-import type {
-  VoiceDelegationRequest,
-  VoiceLinkState,
-  VoiceSession,
-  VoiceSessionClosed,
-  VoiceSessionHandlers,
-  VoiceTranscriptDelta,
-} from '../providers/voice/index.js';
-import type { EndReason } from './end-reasons.js';
+import type { Logger } from '../../log/index.js';
+import {
+  DEFAULT_AUDIO_FORMAT,
+  type VoiceAudioFormat,
+  type VoiceDelegationRequest,
+  type VoiceLinkState,
+  type VoiceSession,
+  type VoiceSessionClosed,
+  type VoiceSessionHandlers,
+  type VoiceTranscriptDelta,
+} from '../../providers/voice/index.js';
+import type { EndReason } from '../end-reasons.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { Supervised } from './supervisor.js';
 import { TranscriptAssembler, type TranscriptTurn, type TurnSource } from './transcripts.js';
-import type { VoiceFinal, VoiceSource } from './types.js';
+import type { VoiceFinal, VoiceSource } from '../types.js';
 
 /** Supervision limits of one session, resolved at mint (assistant settings, capped by the deployment). */
 export interface SessionLimits {
@@ -29,7 +31,7 @@ export interface SessionLimits {
   mediaGraceMs: number;
   /**
    * A session whose media socket never connects ends `disconnected` this long after the mint, billed nothing
-   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s; issue 12, item 9).
+   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s), so an abandoned mint does not run up a bill.
    */
   joinTimeoutMs: number;
   /** At most one heartbeat per this many ms. */
@@ -66,6 +68,8 @@ export interface LiveSessionInit {
   recorded?: boolean;
   limits: SessionLimits;
   startedAt: number;
+  /** The call's audio both ways (PCM16 24 kHz when omitted): transports frame it, the pump and recording size by it. */
+  audio?: VoiceAudioFormat;
   log: Logger;
 }
 
@@ -91,7 +95,7 @@ const DURATION_WARNING = 'We are almost out of time for this call; it will end s
  * One live voice session on its owning instance: the provider session, the gate, the supervision deadlines and
  * the listeners the media relay attaches. Everything here is in memory and synchronous; the service does the I/O.
  *
- * The relay's API (voice-relay issue): `provider.sendAudio(pcm)` for caller audio, `gate.isOpen` before forwarding
+ * What transports and the pump use: `provider.sendAudio(pcm)` for caller audio, `gate.isOpen` before forwarding
  * assistant audio, `subscribe({...})` for output audio/transcripts/the end, `onMediaAttached()` /
  * `onMediaDetached()` when the caller's media socket opens/closes (a detach not followed by an attach within the
  * grace period ends the session `disconnected`).
@@ -109,6 +113,7 @@ export class LiveVoiceSession implements Supervised {
   readonly recorded: boolean;
   readonly limits: SessionLimits;
   readonly startedAt: number;
+  readonly audio: VoiceAudioFormat;
   readonly log: Logger;
   readonly gate: GateChannel;
   /** Set once the provider session started with the lock confirmed (before the session is registered). */
@@ -162,6 +167,7 @@ export class LiveVoiceSession implements Supervised {
     this.recorded = init.recorded === true;
     this.limits = init.limits;
     this.startedAt = init.startedAt;
+    this.audio = init.audio ?? DEFAULT_AUDIO_FORMAT;
     this.lastHeartbeatAt = init.startedAt;
     this.lastSpeechAt = init.startedAt;
     this.lastQuotaCheckAt = init.startedAt;
@@ -190,7 +196,7 @@ export class LiveVoiceSession implements Supervised {
       for (const l of this.listeners) l.onOutputAudio?.(pcm);
     },
     onInputTranscript: (delta) => {
-      // No speech events exist: visitor speech is inferred from input transcript fragments (VOICE.md).
+      // No speech events exist: visitor speech is inferred from input transcript fragments (the provider sends no speech events).
       this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
       this.checkedIn = false;
       this.transcripts.add('user', delta.text);
@@ -218,7 +224,7 @@ export class LiveVoiceSession implements Supervised {
     },
     onStateChange: (state) => {
       // A silent link is detected by the keepalive a few seconds late: its unbilled time starts at the last thing
-      // the provider said, not at the detection (issue 12, item 6: the silent time is not billed).
+      // the provider said, not at the detection (the silent time is not billed).
       const now = this.env.now();
       if (state === 'reconnecting' && this.linkDownSince === undefined)
         this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));

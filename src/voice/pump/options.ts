@@ -1,11 +1,18 @@
+import {
+  bytesPerMs,
+  bytesPerSample,
+  DEFAULT_AUDIO_FORMAT,
+  type VoiceAudioFormat,
+} from '../../providers/voice/index.js';
+
 export interface RelayOptions {
-  /** Largest caller audio frame (bytes; even). Default 24,000 (500 ms). */
+  /** Largest caller audio frame (bytes, whole samples). Default 500 ms of the call's format (24,000 at 24 kHz PCM16). */
   maxFrameBytes: number;
-  /** Caller socket backlog above which assistant audio waits in the ring. Default 9,600 (200 ms). */
+  /** Caller socket backlog above which assistant audio waits in the ring. Default 200 ms (9,600 at 24 kHz PCM16). */
   socketHighWaterBytes: number;
-  /** Ring of assistant audio waiting for a slow caller. Default 9,600 (200 ms). */
+  /** Ring of assistant audio waiting for a slow caller. Default 200 ms (9,600 at 24 kHz PCM16). */
   pendingBytes: number;
-  /** Largest chunk sent from the ring at once. Default 4,800 (100 ms). */
+  /** Largest chunk sent from the ring at once. Default 100 ms (4,800 at 24 kHz PCM16). */
   flushChunkBytes: number;
   /** At most this many mute/unmute toggles per second reach the provider; the rest are dropped and counted. */
   maxMuteTogglesPerSecond: number;
@@ -22,10 +29,34 @@ export const RELAY_DEFAULTS: Readonly<RelayOptions> = Object.freeze({
   maxTextFrameBytes: 256,
 });
 
+/** What the pump needs of the call's audio format: sample size, rate, and the byte limits that follow from them. */
+export interface PumpAudio {
+  sampleBytes: 1 | 2;
+  bytesPerMs: number;
+  /** The byte-sized defaults, scaled to the format (the same durations as {@link RELAY_DEFAULTS} at 24 kHz PCM16). */
+  defaults: Pick<RelayOptions, 'maxFrameBytes' | 'socketHighWaterBytes' | 'pendingBytes' | 'flushChunkBytes'>;
+}
+
+export function pumpAudioOf(audio: VoiceAudioFormat = DEFAULT_AUDIO_FORMAT): PumpAudio {
+  const sampleBytes = bytesPerSample(audio);
+  const perMs = bytesPerMs(audio);
+  const bytes = (ms: number) => Math.round(ms * perMs);
+  return {
+    sampleBytes,
+    bytesPerMs: perMs,
+    defaults: {
+      maxFrameBytes: bytes(500),
+      socketHighWaterBytes: bytes(200),
+      pendingBytes: bytes(200),
+      flushChunkBytes: bytes(100),
+    },
+  };
+}
+
 /** Both directions of the call, as heard, for the recording (optional). Must copy what it keeps. */
 export interface RelayTap {
-  caller(pcm: Uint8Array): void;
-  assistant(pcm: Uint8Array): void;
+  caller(audio: Uint8Array): void;
+  assistant(audio: Uint8Array): void;
 }
 
 /** Counters of one relay (read any time; never reset). */
@@ -34,7 +65,7 @@ export interface RelayStats {
   callerBytes: number;
   /** Caller frames the provider link refused (not connected). */
   callerFramesRefusedByLink: number;
-  /** Caller frames refused by the relay: too large or not whole PCM16 samples. */
+  /** Caller frames refused by the relay: too large or not whole samples. */
   callerFramesRefused: number;
   /** Caller text frames dropped (anything but mute/unmute, and toggles over the rate). */
   callerTextDropped: number;

@@ -1,8 +1,8 @@
 /**
- * The little assistant audio a slow caller may have waiting in the relay: a fixed-capacity byte ring of PCM16
- * samples in front of the caller's socket. Audio is a sample stream, so frame boundaries do not matter: when it is
+ * The little assistant audio a slow caller may have waiting in the relay: a fixed-capacity byte ring of samples
+ * (any format: PCM16 or G.711) in front of the caller's socket. Audio is a sample stream, so frame boundaries do not matter: when it is
  * full the OLDEST samples are overwritten (a caller who fell behind hears the newest speech, never a growing
- * backlog; VOICE.md "Performance shape"). The storage is allocated on the first congestion, not per session.
+ * backlog, and memory stays bounded). The storage is allocated on the first congestion, not per session.
  */
 export class PendingAudio {
   private ring: Buffer | null = null;
@@ -11,9 +11,13 @@ export class PendingAudio {
   /** Bytes overwritten before they could be sent (always whole samples). */
   droppedBytes = 0;
 
-  constructor(readonly capacity: number) {
-    if (capacity <= 0 || capacity % 2 !== 0)
-      throw new Error('capacity must be a positive whole number of PCM16 samples');
+  constructor(
+    readonly capacity: number,
+    /** Bytes per sample (2 for PCM16, 1 for G.711): the ring drops whole samples only. */
+    readonly sampleBytes = 2,
+  ) {
+    if (capacity <= 0 || capacity % sampleBytes !== 0)
+      throw new Error('capacity must be a positive whole number of samples');
   }
 
   get bytes(): number {
@@ -24,9 +28,9 @@ export class PendingAudio {
     return this.length === 0;
   }
 
-  /** Keep `pcm` (copied; the caller may reuse it), dropping the oldest samples when the ring is full. */
-  push(pcm: Uint8Array): void {
-    let data = pcm;
+  /** Keep `audio` (copied; the caller may reuse it), dropping the oldest samples when the ring is full. */
+  push(audio: Uint8Array): void {
+    let data = audio;
     if (data.length > this.capacity) {
       // Bigger than everything we may hold: only its newest part survives.
       this.droppedBytes += this.length + (data.length - this.capacity);

@@ -1,4 +1,4 @@
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../../log/index.js';
 import {
   isUsageRefusal,
   listVoiceGrants,
@@ -8,12 +8,12 @@ import {
   VOICE_GRANT_SECONDS,
   type Meter,
   type VoiceGrant,
-} from '../metering/index.js';
-import { voiceErrors } from './errors.js';
-import type { VoiceSource } from './types.js';
+} from '../../metering/index.js';
+import { voiceErrors } from '../errors.js';
+import type { VoiceSource } from '../types.js';
 
 /**
- * The voice-minutes and concurrency seam (VOICE.md, Usage). {@link meteredVoiceQuota} is the real one (metering's
+ * The voice-minutes and concurrency seam (docs/voice-protocol.md, usage). {@link meteredVoiceQuota} is the real one (metering's
  * voice grants); {@link noVoiceQuota} admits every call and records nothing (tests of other parts).
  */
 export interface VoiceQuotaRequest {
@@ -56,7 +56,7 @@ export interface MeteredVoiceQuotaOptions {
   maxConcurrentSessions: number;
   /** Ask for the next grant this many seconds before the current one runs out. Default 60. */
   renewAheadSeconds?: number;
-  /** Seconds per grant. Default 300 (API-DECISIONS, Voice). */
+  /** Seconds per grant. Default 300. */
   grantSeconds?: number;
   log: Logger;
 }
@@ -80,7 +80,7 @@ interface Chain {
 }
 
 /**
- * Voice minutes and concurrency from metering (API-DECISIONS, Voice; HOSTED_USAGE_ENFORCEMENT semantics live in
+ * Voice minutes and concurrency from metering (HOSTED_USAGE_ENFORCEMENT semantics live in
  * `reserveVoiceSeconds`):
  *
  * - admit: the per-instance cap (every mode; 429 `voice_concurrency_limit`, widget 403 `voice_unavailable`), then

@@ -1,14 +1,17 @@
-import type { VoiceLinkState } from '../../providers/voice/index.js';
-import type { LiveSessionListener, LiveVoiceSession } from '../live-session.js';
+import type { VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
+import type { LiveSessionListener, LiveVoiceSession } from '../session/live-session.js';
 
 /**
- * What the relay core needs of a voice session (ARCHITECTURE rule 8: a RealtimeSocket, this link and a clock; no
- * transport). A LiveVoiceSession fits through {@link linkOfSession}; unit tests pass a fake.
+ * What the media pump needs of a voice session: the pump takes a caller leg, this link and a clock, and no
+ * transport (docs/house-rules.md), so it is tested with fakes. A LiveVoiceSession fits through
+ * {@link linkOfSession}; unit tests pass a fake.
  */
 export interface RelayLink {
   readonly sessionId: string;
+  /** The call's audio format (PCM16 24 kHz when absent): frame limits and durations follow it. */
+  readonly audio?: VoiceAudioFormat;
   /** Caller audio to the provider. False when the provider link refused it (reconnecting, over). */
-  sendAudio(pcm: Buffer): boolean;
+  sendAudio(audio: Buffer): boolean;
   mute(): void;
   unmute(): void;
   /** The playback gate: assistant audio (and captions) reach the caller only while it is open. */
@@ -20,7 +23,10 @@ export interface RelayLink {
   readonly inputFramesDropped: number;
   /** Provider events fanned out; returns the unsubscribe. */
   subscribe(listener: LiveSessionListener): () => void;
-  /** The caller's media socket opened / went away (a detach not followed by an attach ends the call `disconnected`). */
+  /**
+   * Presence: a caller connected / went away, whatever the transport (a detach not followed by an attach ends the
+   * call `disconnected`; only time with a caller connected is billed).
+   */
   attached(): void;
   detached(): void;
 }
@@ -28,7 +34,8 @@ export interface RelayLink {
 export function linkOfSession(session: LiveVoiceSession): RelayLink {
   return {
     sessionId: session.id,
-    sendAudio: (pcm) => session.provider.sendAudio(pcm),
+    audio: session.audio,
+    sendAudio: (audio) => session.provider.sendAudio(audio),
     mute: () => session.provider.mute(),
     unmute: () => session.provider.unmute(),
     get gateOpen() {

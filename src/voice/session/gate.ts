@@ -1,7 +1,7 @@
-import { ndjsonLine } from '../http/index.js';
+import { ndjsonLine } from '../../http/index.js';
 
 /**
- * The playback gate (spec rule 3; API-DECISIONS, Voice). The client keeps assistant audio and captions muted unless
+ * The playback gate (docs/voice-protocol.md, the gate). The client keeps assistant audio and captions muted unless
  * the latest decision is open; Parley's own relay withholds assistant audio while it is closed (`isOpen`).
  * Lines: `{"type":"gate","seq","state","reason","inputEndMs"}`, `{"type":"keepalive"}` every 10 s of silence,
  * `{"type":"end","endReason"}` last.

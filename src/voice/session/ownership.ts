@@ -1,7 +1,7 @@
-import type { SharedStore } from '../store/types.js';
+import type { SharedStore } from '../../store/types.js';
 
 /**
- * Ownership records (API-DECISIONS, Voice; ARCHITECTURE rule 9). Every live session has one store record
+ * Ownership records (docs/house-rules.md: ownership carries a generation that state-changing work checks). Every live session has one store record
  * `voice:owner:<sessionId>` = `{instanceId, generation, expiresAt}` that its owner renews every 5 s and that expires
  * 15 s after the last renewal. Any instance reads it to answer 421 `misrouted` (the record names the owner, so a
  * proxy can route by it) or, once it is gone, to conclude that the owner died.
@@ -98,7 +98,7 @@ export class VoiceOwnership {
    * Extend the lease; fenced when the record is no longer this owner's. A record that is still ours (same instance
    * and generation, nobody asked to end it) but not byte-equal to what we hold is adopted and renewed: an earlier
    * renewal was applied by the store while its reply was lost (a deadline during a stall), which is not a takeover.
-   * Rejects when the store does not answer: the caller keeps the session and retries (issue 12).
+   * Rejects when the store does not answer: the caller keeps the session and retries.
    */
   async renew(lease: OwnerLease): Promise<RenewOutcome> {
     for (let attempt = 0; attempt < 2; attempt++) {

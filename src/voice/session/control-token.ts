@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The session controlToken (spec: Authentication, "Session controlToken"): `v1.<expiresAtSeconds>.<mac>` where
+ * The session controlToken (docs/api.md, authentication): `v1.<expiresAtSeconds>.<mac>` where
  * mac = base64url(HMAC-SHA256(SECRET_KEY, "parley.voice.control.v1:<sessionId>:<expiresAtSeconds>")).
  *
  * It is session-scoped because the session id is inside the MAC and comes from the path, never from the token;

@@ -1,4 +1,4 @@
-import type { Sql } from '../db/index.js';
+import type { Sql } from '../../db/index.js';
 
 /** One voice call of a conversation, as its owner sees it in the transcript (the real end reason, not the widget's). */
 export interface ConversationCall {

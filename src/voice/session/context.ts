@@ -1,15 +1,16 @@
-import type { Config } from '../config/index.js';
-import type { Sql, TransactionSql } from '../db/index.js';
-import type { Logger } from '../log/index.js';
-import type { VoiceClock, VoiceProvider } from '../providers/voice/index.js';
-import type { SharedStore } from '../store/types.js';
-import type { WidgetPolicy } from '../widget/index.js';
-import type { VoiceAudience } from './end-reasons.js';
+import type { Config } from '../../config/index.js';
+import type { Sql, TransactionSql } from '../../db/index.js';
+import type { Logger } from '../../log/index.js';
+import type { VoiceClock, VoiceProvider } from '../../providers/voice/index.js';
+import type { SharedStore } from '../../store/types.js';
+import type { WidgetPolicy } from '../../widget/index.js';
+import type { VoiceAudience } from '../end-reasons.js';
 import type { LiveSessionEnvironment, LiveVoiceSession, SessionLimits } from './live-session.js';
 import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
+import type { CallerTransport } from './transport.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -20,7 +21,7 @@ export interface VoiceServiceDeps {
   voiceProvider?: VoiceProvider | undefined;
 }
 
-/** Knobs for tests and benches; production uses the defaults (API-DECISIONS, Voice). */
+/** Knobs for tests and benches; production uses the defaults. */
 export interface VoiceOptions {
   /** Supervision clock (heartbeat loss, idle, max duration, keepalives). Tests pass a ManualClock. */
   clock?: VoiceClock;
@@ -39,7 +40,7 @@ export interface VoiceOptions {
 }
 
 export const HEARTBEAT_LOSS_MS = 45_000;
-/** A final answer stays readable this long after the end (API-DECISIONS: 5 minutes). */
+/** A final answer stays readable this long after the end (5 minutes: long enough for a client to ask after a dropped connection). */
 export const TOMBSTONE_TTL_MS = 5 * 60_000;
 
 /**
@@ -59,6 +60,8 @@ export interface VoiceContext {
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
+  /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
+  transport: CallerTransport | undefined;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];

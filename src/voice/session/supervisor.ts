@@ -1,4 +1,4 @@
-import type { VoiceClock } from '../providers/voice/index.js';
+import type { VoiceClock } from '../../providers/voice/index.js';
 
 /** Anything the supervisor watches: a cheap synchronous check against the clock, called once per tick. */
 export interface Supervised {

@@ -1,21 +1,27 @@
-import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
-import { isVisitorsOwnConversation } from '../conversations/index.js';
-import { callerSource, type Principal } from '../auth/index.js';
-import { AppError, isAppError } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
-import { VoiceProviderError, VoiceProviderErrorCodes } from '../providers/voice/index.js';
-import type { PolicyRequest } from '../widget/index.js';
+import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../../assistants/index.js';
+import { isVisitorsOwnConversation } from '../../conversations/index.js';
+import { callerSource, type Principal } from '../../auth/index.js';
+import { AppError, isAppError } from '../../errors/index.js';
+import type { Logger } from '../../log/index.js';
+import {
+  DEFAULT_AUDIO_FORMAT,
+  VoiceProviderError,
+  VoiceProviderErrorCodes,
+  type VoiceAudioFormat,
+} from '../../providers/voice/index.js';
+import type { PolicyRequest } from '../../widget/index.js';
 import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import { issueControlToken } from './control-token.js';
-import { voiceErrors } from './errors.js';
+import { voiceErrors } from '../errors.js';
 import { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
-import type { VoiceCapability, VoiceSource } from './types.js';
+import type { VoiceCapability, VoiceSource } from '../types.js';
+import type { MintStream } from './transport.js';
 
 /**
- * Mint admission (spec: POST /api/v1/voice/sessions): assistant + widget policy -> voice enabled -> consent ->
+ * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
  * draining / provider -> supersede -> quota -> provider session with the lock confirmed -> ownership record -> rows
  * -> control token. Every step that fails undoes what the earlier ones took.
  */
@@ -27,6 +33,8 @@ export interface MintInput {
   visitorId?: string | undefined;
   conversationId?: string | undefined;
   source?: VoiceSource | undefined;
+  /** The call's audio both ways; PCM16 24 kHz when omitted. */
+  audio?: VoiceAudioFormat | undefined;
 }
 
 export interface MintCaller {
@@ -39,8 +47,8 @@ export interface MintCaller {
 export interface MintResult {
   sessionId: string;
   conversationId: string;
-  stream: { url: string; protocol: 'parley.voice.v1' };
-  audio: { format: 'pcm16'; sampleRateHz: 24000; channels: 1 };
+  stream: MintStream;
+  audio: VoiceAudioFormat & { channels: 1 };
   recording: { enabled: boolean; consented: boolean };
   controlToken: string;
   heartbeatIntervalMs?: number;
@@ -57,8 +65,10 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const isKeyless = principal.kind === 'keyless';
   const provider = deps.voiceProvider;
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
-  // provider session exists (issue 12, item 2: a 500 there left a live, billed orphan).
+  // provider session exists (a failure there would leave a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
+  const transport = ctx.transport;
+  if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -67,7 +77,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // Playground (exempt from voice minutes by default) only for the owner's dashboard session: a keyless caller is
   // a widget and a key is api, whatever source they ask for.
   const source: VoiceSource = callerSource(principal, input.source);
-  // Consent (spec rule 2): always required for widget/playground callers; for keys when the assistant says so.
+  // Consent: always required for widget/playground callers; for keys when the assistant says so.
   const recorded = voice.recording === 'on';
   const consentRequired = isKeyless || source === 'playground' || voice.requireConsent;
   if (recorded && consentRequired && input.recordingConsent !== true) throw voiceErrors.consentRequired();
@@ -92,6 +102,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const maxDurationMs = maxDurationSeconds * 1000;
   const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
+  const audio: VoiceAudioFormat = input.audio ?? DEFAULT_AUDIO_FORMAT;
   const session = new LiveVoiceSession(
     {
       id,
@@ -114,6 +125,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
         ...ctx.limits,
       },
       startedAt: ctx.clock.now(),
+      audio,
       log,
     },
     ctx.environment,
@@ -126,7 +138,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
     source,
     visitorId,
-    capabilities: [...new Set(input.capabilities)], // a set: a repeated value is stored once (issue 12, item 11)
+    capabilities: [...new Set(input.capabilities)], // a set: a repeated value is stored once
     recordingEnabled: recorded,
     recordingConsent: input.recordingConsent === true,
     provider: provider.kind,
@@ -139,7 +151,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
   try {
     session.provider = await provider.startSession(
-      { instructions: instructionsFor(assistant), delegation: { type: 'client' } },
+      { instructions: instructionsFor(assistant), delegation: { type: 'client' }, audio },
       { handlers: session.handlers, logger: log, signal: caller.signal },
     );
   } catch (err) {
@@ -196,8 +208,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   return {
     sessionId: id,
     conversationId,
-    stream: { url: streamUrl(publicBase, id, controlToken), protocol: 'parley.voice.v1' },
-    audio: { format: 'pcm16', sampleRateHz: 24000, channels: 1 },
+    stream: transport.stream(publicBase, id, controlToken),
+    audio: { ...audio, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,
     ...(session.heartbeatDeclared ? { heartbeatIntervalMs: deps.config.VOICE_HEARTBEAT_INTERVAL_MS } : {}),
@@ -230,7 +242,7 @@ async function resolveConversation(
 /**
  * A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs, and waits until
  * it is settled: admission comes next, and the older call must not hold the visitor's concurrency slot (a reload on a
- * plan with one concurrent call would otherwise be refused voice_unavailable; issue 17).
+ * plan with one concurrent call would otherwise be refused voice_unavailable).
  */
 async function supersedeVisitor(
   ctx: VoiceContext,
@@ -280,11 +292,4 @@ function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
   } catch {
     throw voiceErrors.hostInvalid();
   }
-}
-
-function streamUrl(base: URL, id: string, token: string): string {
-  const url = new URL(`/api/v1/voice/sessions/${id}/stream`, base);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.searchParams.set('token', token);
-  return url.toString();
 }

@@ -1,6 +1,6 @@
-import { systemClock, type VoiceClock } from '../providers/voice/index.js';
-import { isAppError } from '../errors/index.js';
-import { createWidgetPolicy } from '../widget/index.js';
+import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
+import { isAppError } from '../../errors/index.js';
+import { createWidgetPolicy } from '../../widget/index.js';
 import type { VoiceContext, VoiceOptions, VoiceServiceDeps } from './context.js';
 import {
   endSession,
@@ -18,8 +18,8 @@ import type { VoiceObserver } from './observer.js';
 import { mintSession, type MintCaller, type MintInput, type MintResult } from './mint.js';
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
-import type { VoiceRecordings } from './recording/recordings.js';
-import type { MediaSockets } from './relay/media-socket.js';
+import type { VoiceRecordings } from '../recording/recordings.js';
+import type { CallerConnections, CallerTransport } from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';
@@ -38,8 +38,8 @@ export type { EndAnswer } from './settlement.js';
  */
 export class VoiceService {
   readonly sessions = new Map<string, LiveVoiceSession>();
-  /** The media side of this instance (set by voiceCapability): relays per session, recordings. Tests and metrics read them. */
-  media: Pick<MediaSockets, 'relays' | 'closedTotals'> | undefined;
+  /** The caller transport's connections on this instance (set by voiceCapability). Tests and metrics read them. */
+  media: CallerConnections | undefined;
   recordings: VoiceRecordings | undefined;
   readonly supervisor: Supervisor;
   readonly ownership: VoiceOwnership;
@@ -88,6 +88,7 @@ export class VoiceService {
         extendQuota: (session, used) => quota.extend(session.quotaRequest, used),
       },
       draining: false,
+      transport: undefined,
       observer: options.observer,
       onSessionStored: options.onSessionStored,
       settling: new Map(),
@@ -95,6 +96,12 @@ export class VoiceService {
     };
     this.ctx = ctx;
     this.fleet = new VoiceFleet(ctx, options.orphanSweepEveryMs ?? 30_000);
+  }
+
+  /** The way callers reach this instance's calls: what the mint answers under `stream`, and its connections. */
+  attachTransport(transport: CallerTransport): void {
+    this.ctx.transport = transport;
+    this.media = transport.connections;
   }
 
   get instanceId(): string {

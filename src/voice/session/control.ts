@@ -1,15 +1,15 @@
-import { getAssistantById } from '../assistants/index.js';
-import type { Principal } from '../auth/index.js';
-import type { PolicyRequest } from '../widget/index.js';
+import { getAssistantById } from '../../assistants/index.js';
+import type { Principal } from '../../auth/index.js';
+import type { PolicyRequest } from '../../widget/index.js';
 import { audienceOf, type VoiceContext } from './context.js';
 import { verifyControlToken } from './control-token.js';
-import { presentEndReason, type EndReason } from './end-reasons.js';
-import { voiceErrors } from './errors.js';
+import { presentEndReason, type EndReason } from '../end-reasons.js';
+import { voiceErrors } from '../errors.js';
 import type { GateStream } from './gate.js';
 import type { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import { finalOfRow, present, readTombstone, settleOrphan, type EndAnswer } from './settlement.js';
-import type { HeartbeatStatus, VoiceFinal } from './types.js';
+import type { HeartbeatStatus, VoiceFinal } from '../types.js';
 
 /**
  * Session control after the mint: heartbeat, the playback gate, the media socket's lookup, end. A session this
@@ -51,7 +51,7 @@ export async function heartbeat(ctx: VoiceContext, id: string, token: string): P
     }
     if (!live.heartbeat(ctx.clock.now())) throw voiceErrors.heartbeatTooFrequent();
     // Degraded: the provider link is reconnecting or silent, or this instance cannot reach its shared state (the call
-    // goes on; issue 12, items 1 and 6).
+    // goes on).
     if (live.linkState !== 'connected' || ctx.sharedStateDegraded()) {
       return { status: 'degraded', nextHeartbeatMs: Math.min(DEGRADED_HEARTBEAT_MS, interval) };
     }

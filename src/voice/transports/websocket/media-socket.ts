@@ -1,11 +1,11 @@
-import type { RealtimeSocket, SocketRoute } from '../../http/index.js';
-import { systemClock, type VoiceClock } from '../../providers/voice/index.js';
-import type { LiveVoiceSession } from '../live-session.js';
-import { voiceErrors } from '../errors.js';
-import { SESSION_ID_PATTERN } from '../session-id.js';
-import { linkOfSession } from './link.js';
+import type { RealtimeSocket, SocketRoute } from '../../../http/index.js';
+import { systemClock, type VoiceClock } from '../../../providers/voice/index.js';
+import type { LiveVoiceSession } from '../../session/live-session.js';
+import { voiceErrors } from '../../errors.js';
+import { SESSION_ID_PATTERN } from '../../session/session-id.js';
+import { linkOfSession } from '../../pump/link.js';
 import { MediaRelay } from './relay.js';
-import { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from './relay-options.js';
+import { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
 
 /** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
 export interface MediaConnection {
@@ -45,7 +45,7 @@ export const MEDIA_FRAME_HARD_CAP_BYTES = 1024 * 1024;
 const SESSION_ID = SESSION_ID_PATTERN;
 
 /**
- * The media WebSocket at the minted `stream.url` (API-DECISIONS, Voice): the upgrade checks the control token
+ * The media WebSocket at the minted `stream.url` (docs/voice-protocol.md): the upgrade checks the control token
  * (`?token=`) and that the session runs on this instance (else 421 misrouted with `X-Parley-Instance`, before
  * upgrading). One media socket per session: a second connection replaces the first (closed 4001 "replaced").
  */
@@ -59,7 +59,7 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
     path: MEDIA_SOCKET_PATH,
     // uWS drops a frame over maxPayloadLength with no close frame (the client sees 1006), so its cap sits far above
     // ours: a frame a little over the relay's limit gets a refusal notice, one over MEDIA_FRAME_CLOSE_BYTES a 1009
-    // close with a reason (issue 12, item 11). Only frames over MEDIA_FRAME_HARD_CAP_BYTES still meet uWS's cut.
+    // close with a reason, so the client learns why. Only frames over MEDIA_FRAME_HARD_CAP_BYTES still meet uWS's cut.
     maxPayloadLength: MEDIA_FRAME_HARD_CAP_BYTES,
     // The relay keeps its own backlog far below this (socketHighWaterBytes + one provider chunk); this is the
     // shell's hard stop.

@@ -1,10 +1,10 @@
-import { newKnowledgeId } from '../assistants/index.js';
-import { DEPENDENCY_UNAVAILABLE, asDependencyFailure, isAppError } from '../errors/index.js';
-import type { VoiceDelegationRequest } from '../providers/voice/index.js';
+import { newKnowledgeId } from '../../assistants/index.js';
+import { DEPENDENCY_UNAVAILABLE, asDependencyFailure, isAppError } from '../../errors/index.js';
+import type { VoiceDelegationRequest } from '../../providers/voice/index.js';
 import type { VoiceServiceDeps } from './context.js';
 import { groundQuestion } from './grounding.js';
 import type { LiveVoiceSession } from './live-session.js';
-import * as q from './queries.js';
+import * as q from '../queries.js';
 import type { TranscriptTurn } from './transcripts.js';
 
 /**
@@ -58,7 +58,7 @@ export class VoiceTurns {
   }
 
   /**
-   * One turn, retried while the database does not answer (issue 12: writes during a call are queued, not lost),
+   * One turn, retried while the database does not answer (writes during a call are queued, not lost),
    * for at most TURN_RETRY_FOR_MS; the insert is idempotent, so a retry after a lost answer stores it once.
    */
   private async store(row: Parameters<typeof q.insertTurn>[1]): Promise<void> {
