@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { components } from '../../../../sdk/src/index.js';
+import type { components } from '@parley/sdk';
 import { v1 } from '../api/client.js';
 import { ConfirmButton, CopyButton, Empty, ErrorBox, Loaded, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime } from '../ui/format.js';
