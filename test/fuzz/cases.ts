@@ -20,6 +20,8 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   evalId: 'eval',
   id: 'account',
   planCode: 'plan',
+  endpointId: 'webhookEndpoint',
+  deliveryId: 'webhookDelivery',
 };
 
 export const ACTORS = [

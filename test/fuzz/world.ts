@@ -31,7 +31,17 @@ export interface Tenant {
 
 /** Every kind of resource a path parameter can name. The matrix fails on a parameter it cannot map to one of these. */
 export type ResourceType =
-  'assistant' | 'publicAssistant' | 'document' | 'conversation' | 'key' | 'voiceSession' | 'eval' | 'account' | 'plan';
+  | 'assistant'
+  | 'publicAssistant'
+  | 'document'
+  | 'conversation'
+  | 'key'
+  | 'voiceSession'
+  | 'eval'
+  | 'account'
+  | 'plan'
+  | 'webhookEndpoint'
+  | 'webhookDelivery';
 
 export interface World {
   app: TestApp;
@@ -163,6 +173,24 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
   )) as {
     eval: { id: string };
   };
+  // A webhook endpoint on a public address literal (no DNS; tests reach no outside address, so its deliveries stay
+  // pending) and one delivery of it, from a test event.
+  const endpoint = await must(
+    call(
+      app,
+      'POST',
+      '/api/v1/webhook-endpoints',
+      { url: 'https://93.184.215.14/parley', events: ['document.processed'] },
+      key,
+    ),
+    'create webhook endpoint',
+    201,
+  );
+  const testEvent = await must(
+    call(app, 'POST', `/api/v1/webhook-endpoints/${endpoint.id}/test`, undefined, key),
+    'test event',
+    202,
+  );
   return {
     name,
     owner,
@@ -185,6 +213,8 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       account: owner.accountId,
       // Tenants are on pro; the plan a path names is another one, so an operator's edit never starves the tenants.
       plan: 'starter',
+      webhookEndpoint: endpoint.id,
+      webhookDelivery: testEvent.delivery.id,
     },
     keys: await tenantKeys(app, owner),
   };
