@@ -149,7 +149,11 @@ export interface paths {
          */
         get: operations["getApiV1Documents"];
         put?: never;
-        post?: never;
+        /**
+         * Add a URL, text or FAQ source to an assistant
+         * @description A URL is fetched (public addresses only) and indexed; a text or FAQ pairs are indexed as given. Answers 201 with the document, `pending`; follow its status with GET.
+         */
+        post: operations["postApiV1Documents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -194,6 +198,26 @@ export interface paths {
          * @description Queues the document for extraction and indexing again (202); follow its status with GET.
          */
         post: operations["postApiV1DocumentsDocumentIdReprocess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/documents/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file (text, Markdown, HTML or PDF) to an assistant
+         * @description A multipart/form-data body with a `file` part (`curl -F file=@handbook.pdf`), or the raw file as the body with `?filename=`. At most UPLOAD_LIMIT_BYTES (20 MB by default on this build); the type is checked against the bytes. Answers 201 with the document, `pending`; follow its status with GET.
+         */
+        post: operations["postApiV1DocumentsUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -470,6 +494,34 @@ export interface components {
             /** @enum {string} */
             type: "file" | "text" | "url" | "faq";
             updatedAt: string;
+        };
+        /** @description A URL to fetch, a text, or FAQ pairs, for one assistant. */
+        DocumentSource: {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name?: string;
+            /** @constant */
+            type: "url";
+            /** @description An http(s) address on the public internet. */
+            url: string;
+        } | {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name: string;
+            /** @description Plain text or Markdown. */
+            text: string;
+            /** @constant */
+            type: "text";
+        } | {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name: string;
+            pairs: {
+                answer: string;
+                question: string;
+            }[];
+            /** @constant */
+            type: "faq";
         };
         Error: {
             /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
@@ -1160,6 +1212,46 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postApiV1Documents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentSource"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        document: components["schemas"]["Document"];
+                    };
+                };
+            };
+            /** @description Invalid body, or a URL that can never be fetched (DOCUMENT_URL_NOT_ALLOWED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the documents:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1DocumentsDocumentId: {
         parameters: {
             query?: never;
@@ -1271,6 +1363,64 @@ export interface operations {
             403: components["responses"]["Error"];
             /** @description No such document (or not yours) */
             404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1DocumentsUpload: {
+        parameters: {
+            query?: {
+                /** @description The assistant (or send an assistantId form field). */
+                assistantId?: string;
+                /** @description The file name, when the body is the raw file. */
+                filename?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "multipart/form-data": {
+                    /** @description The assistant, when not given as the assistantId query parameter. */
+                    assistantId?: string;
+                    /**
+                     * Format: binary
+                     * @description The file: text, Markdown, HTML or PDF.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        document: components["schemas"]["Document"];
+                    };
+                };
+            };
+            /** @description No file in the body (DOCUMENT_EMPTY_UPLOAD), or no assistant named (VALIDATION_FAILED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the documents:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Larger than the upload limit */
+            413: components["responses"]["Error"];
+            /** @description Not text, Markdown, HTML or PDF (DOCUMENT_UNSUPPORTED_TYPE) */
+            415: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
