@@ -526,7 +526,10 @@ export interface components {
         Error: {
             /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
             code: string;
-            details?: unknown;
+            /** @description VALIDATION_FAILED: `{issues}`, one per bad field. Other codes: safe facts about the refusal (limits). */
+            details?: components["schemas"]["ValidationDetails"] | {
+                [key: string]: unknown;
+            };
             /** @description A human sentence. */
             error: string;
             /** @description Present only where the spec names a reason (voice_unavailable, ...). */
@@ -560,6 +563,15 @@ export interface components {
             name: string;
             score: number;
             snippet: string;
+        };
+        ValidationDetails: {
+            issues: components["schemas"]["ValidationIssue"][];
+        };
+        ValidationIssue: {
+            /** @description Why, as a phrase after the field name: "is required", "choose at least one scope". */
+            message: string;
+            /** @description The field, dotted from the request part: body.scopes, body.pairs.0.answer, query.limit. */
+            path: string;
         };
         VoiceCall: {
             /** @description Seconds billed (time with a connected caller). */
