@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminRoutes } from './admin/index.js';
@@ -180,6 +181,14 @@ export function collectCapabilities(
       sql: deps.sql,
       recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId),
       voiceCallsOf: (conversationId) => voiceCallsOf(deps.sql, conversationId),
+      removeRecording: async (sessionId) => {
+        const existed = await stat(voice.recordings.pathOf(sessionId)).then(
+          () => true,
+          () => false,
+        );
+        await voice.recordings.remove(sessionId);
+        return existed;
+      },
     }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),

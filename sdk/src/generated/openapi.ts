@@ -104,8 +104,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List conversations (optionally of one assistant), newest first
-         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor).
+         * List and search conversations, newest first
+         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor), each with its channel, start, duration, cost, first message and a readable visitor label. Filter by assistant, channel, date, outcome or visitor, and search the text of their messages with q.
          */
         get: operations["getApiV1Conversations"];
         put?: never;
@@ -125,9 +125,53 @@ export interface paths {
         };
         /**
          * Get a conversation with its messages, their sources and its voice recordings
-         * @description Messages in order, each answer with the document passages it used and its feedback; the voice calls with their end reason and duration; recordings are played back through the dashboard.
+         * @description Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard.
          */
         get: operations["getApiV1ConversationsConversationId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a conversation for good
+         * @description Its messages, feedback and call recordings (from disk) go at once; its calls stay as anonymous billing records. Written to the audit log. 409 while one of its calls still runs.
+         */
+        delete: operations["deleteApiV1ConversationsConversationId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversationId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export one conversation as a JSON file
+         * @description Everything GET answers (the conversation, its transcript with the passages each answer used, its voice calls and recordings) plus the documents it cited, each once, and when it was exported; as an attachment.
+         */
+        get: operations["getApiV1ConversationsConversationIdExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the list of conversations as CSV
+         * @description The conversations the same filters select (newest first, at most 10000), one row each: id, start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message.
+         */
+        get: operations["getApiV1ConversationsExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -259,6 +303,26 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/visitors/{visitorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete everything about one visitor (a privacy request)
+         * @description All of this account's conversations of the visitor (messages, feedback, recordings on disk) and the visitor's id on every call, which stays as an anonymous billing record. Written to the audit log. Deleting a visitor with nothing stored answers zero counts. 409 while one of their calls still runs.
+         */
+        delete: operations["deleteApiV1VisitorsVisitorId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -470,13 +534,31 @@ export interface components {
         Conversation: {
             /** @description Internal id of the assistant. */
             assistantId: string;
+            /** @description Voice calls in it. */
+            callCount: number;
+            /**
+             * @description voice: at least one voice call; chat: text only.
+             * @enum {string}
+             */
+            channel: "chat" | "voice";
+            /** @description What it cost, in micro-dollars: its chat answers plus its voice calls, from the usage ledger. */
+            costMicros: number;
             createdAt: string;
+            /** @description From its start to its last message or the end of its last call. */
+            durationSeconds: number;
+            /** @description The visitor's first message (its first 300 characters). */
+            firstMessage: string | null;
             id: string;
             messageCount: number;
+            /** @description How its answers went, the worst first: model_failure, then no_answer, then answered. */
+            outcome: ("answered" | "no_answer" | "model_failure") | null;
             /** @enum {string} */
             source: "api" | "widget" | "playground";
+            startedAt: string;
             updatedAt: string;
             visitorId: string | null;
+            /** @description A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM"). */
+            visitorLabel: string;
         };
         Document: {
             /** @description Internal id of the assistant. */
@@ -523,6 +605,15 @@ export interface components {
             /** @constant */
             type: "faq";
         };
+        ErasureCounts: {
+            /** @description Voice calls unlinked from the visitor (kept, anonymous, as the billing record). */
+            calls: number;
+            conversations: number;
+            feedback: number;
+            messages: number;
+            /** @description Recording files deleted from disk. */
+            recordings: number;
+        };
         Error: {
             /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
             code: string;
@@ -538,6 +629,7 @@ export interface components {
         };
         Message: {
             content: string;
+            /** @description What this answer cost, in micro-dollars (0 for questions and transcripts). */
             costMicros: number;
             createdAt: string;
             /** @description The visitor's rating of this answer (POST /api/v1/feedback); null when not rated (always for user messages). */
@@ -576,6 +668,8 @@ export interface components {
         VoiceCall: {
             /** @description Seconds billed (time with a connected caller). */
             billableSeconds: number;
+            /** @description What the call cost, in micro-dollars (its settled usage events). */
+            costMicros: number;
             /** @description From the start to the end; null while the call runs. */
             durationSeconds: number | null;
             endedAt: string | null;
@@ -1100,10 +1194,22 @@ export interface operations {
             query?: {
                 /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
                 assistantId?: string;
+                /** @description voice: with at least one call; chat: text only. */
+                channel?: "chat" | "voice";
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
+                /** @description Started at or after (a date, or an ISO 8601 date and time). */
+                from?: string;
                 /** @description Page size, at most 100. */
                 limit?: number;
+                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                outcome?: "answered" | "no_answer" | "model_failure";
+                /** @description Words in any of its messages (case-insensitive). */
+                q?: string;
+                /** @description Started before (a date counts as the whole day). */
+                to?: string;
+                /** @description One visitor's conversations. */
+                visitorId?: string;
             };
             header?: never;
             path?: never;
@@ -1171,6 +1277,135 @@ export interface operations {
             /** @description The key lacks the scope */
             403: components["responses"]["Error"];
             /** @description No such conversation */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1ConversationsConversationId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: components["schemas"]["ErasureCounts"];
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation */
+            404: components["responses"]["Error"];
+            /** @description A call of it still runs (CONVERSATION_CALL_ACTIVE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1ConversationsConversationIdExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1ConversationsExport: {
+        parameters: {
+            query?: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId?: string;
+                /** @description voice: with at least one call; chat: text only. */
+                channel?: "chat" | "voice";
+                /** @description Started at or after (a date, or an ISO 8601 date and time). */
+                from?: string;
+                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                outcome?: "answered" | "no_answer" | "model_failure";
+                /** @description Words in any of its messages (case-insensitive). */
+                q?: string;
+                /** @description Started before (a date counts as the whole day). */
+                to?: string;
+                /** @description One visitor's conversations. */
+                visitorId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -1521,6 +1756,46 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1VisitorsVisitorId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                visitorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: components["schemas"]["ErasureCounts"];
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description A call of theirs still runs (CONVERSATION_CALL_ACTIVE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
         };

@@ -6,1656 +6,1690 @@
 import type { components as v1 } from '../../../../../sdk/src/generated/openapi.js';
 
 export interface paths {
-    "/api/account/keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List the active API keys of the account */
-        get: operations["getApiAccountKeys"];
-        put?: never;
-        /** Create an API key (the secret is shown once) */
-        post: operations["postApiAccountKeys"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+  '/api/account/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/account/keys/{keyId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Revoke an API key (effective on the next request) */
-        delete: operations["deleteApiAccountKeysKeyId"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** List the active API keys of the account */
+    get: operations['getApiAccountKeys'];
+    put?: never;
+    /** Create an API key (the secret is shown once) */
+    post: operations['postApiAccountKeys'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/account/keys/{keyId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/accounts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List hosting accounts, highest spend first */
-        get: operations["getApiAdminAccounts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Revoke an API key (effective on the next request) */
+    delete: operations['deleteApiAccountKeysKeyId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/accounts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/accounts/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Change status, limit override or plan of a hosting account */
-        patch: operations["patchApiAdminAccountsId"];
-        trace?: never;
+    /** List hosting accounts, highest spend first */
+    get: operations['getApiAdminAccounts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/accounts/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/accounts/{id}/credit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Grant credit for the current billing period */
-        post: operations["postApiAdminAccountsIdCredit"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Change status, limit override or plan of a hosting account */
+    patch: operations['patchApiAdminAccountsId'];
+    trace?: never;
+  };
+  '/api/admin/accounts/{id}/credit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/audit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The audit log, newest first (optionally of one target) */
-        get: operations["getApiAdminAudit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Grant credit for the current billing period */
+    post: operations['postApiAdminAccountsIdCredit'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/plans": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Plan entitlements */
-        get: operations["getApiAdminPlans"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** The audit log, newest first (optionally of one target) */
+    get: operations['getApiAdminAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/plans/{planCode}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Edit a plan's entitlements */
-        patch: operations["patchApiAdminPlansPlanCode"];
-        trace?: never;
+    /** Plan entitlements */
+    get: operations['getApiAdminPlans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/plans/{planCode}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/assistants/{assistantId}/evals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Queue an eval: 1–50 questions run like chat turns and scored against the expected answers */
-        post: operations["postApiAssistantsAssistantIdEvals"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Edit a plan's entitlements */
+    patch: operations['patchApiAdminPlansPlanCode'];
+    trace?: never;
+  };
+  '/api/assistants/{assistantId}/evals': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/assistants/{assistantId}/evals/{evalId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** An eval with its cases (answers, sources, scores, cost) */
-        get: operations["getApiAssistantsAssistantIdEvalsEvalId"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Queue an eval: 1–50 questions run like chat turns and scored against the expected answers */
+    post: operations['postApiAssistantsAssistantIdEvals'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/assistants/{assistantId}/evals/{evalId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/assistants/{assistantId}/sources": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List an assistant's documents */
-        get: operations["getApiAssistantsAssistantIdSources"];
-        put?: never;
-        /** Add a knowledge source: a URL, a text or FAQ pairs */
-        post: operations["postApiAssistantsAssistantIdSources"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** An eval with its cases (answers, sources, scores, cost) */
+    get: operations['getApiAssistantsAssistantIdEvalsEvalId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/assistants/{assistantId}/sources': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/assistants/{assistantId}/uploads": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Upload a file (text, Markdown, HTML, PDF): multipart "file" part, or the raw body with ?filename= */
-        post: operations["postApiAssistantsAssistantIdUploads"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** List an assistant's documents */
+    get: operations['getApiAssistantsAssistantIdSources'];
+    put?: never;
+    /** Add a knowledge source: a URL, a text or FAQ pairs */
+    post: operations['postApiAssistantsAssistantIdSources'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/assistants/{assistantId}/uploads': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/assistants/{assistantId}/voice/recordings/{sessionId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Play back a voice call recording (Range requests supported) */
-        get: operations["getApiAssistantsAssistantIdVoiceRecordingsSessionId"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Upload a file (text, Markdown, HTML, PDF): multipart "file" part, or the raw body with ?filename= */
+    post: operations['postApiAssistantsAssistantIdUploads'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/assistants/{assistantId}/voice/recordings/{sessionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/auth/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sign in (sets the session cookie) */
-        post: operations["postApiAuthLogin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Play back a voice call recording (Range requests supported) */
+    get: operations['getApiAssistantsAssistantIdVoiceRecordingsSessionId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/auth/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sign out (revokes the session) */
-        post: operations["postApiAuthLogout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Sign in (sets the session cookie) */
+    post: operations['postApiAuthLogin'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/logout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/auth/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The signed-in user and their account */
-        get: operations["getApiAuthMe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Sign out (revokes the session) */
+    post: operations['postApiAuthLogout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/me': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/dashboard/config": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** What the dashboard may offer (sign-up, the voice widget) */
-        get: operations["getApiDashboardConfig"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** The signed-in user and their account */
+    get: operations['getApiAuthMe'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/dashboard/config': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/billing": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Plan, billing period and subscription of the account */
-        get: operations["getApiV1AccountBilling"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** What the dashboard may offer (sign-up, the voice widget) */
+    get: operations['getApiDashboardConfig'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/billing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/billing/checkout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a hosted checkout for a paid plan (the server picks the product) */
-        post: operations["postApiV1AccountBillingCheckout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Plan, billing period and subscription of the account */
+    get: operations['getApiV1AccountBilling'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/billing/checkout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/billing/portal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Open the billing customer portal */
-        post: operations["postApiV1AccountBillingPortal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Start a hosted checkout for a paid plan (the server picks the product) */
+    post: operations['postApiV1AccountBillingCheckout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/billing/portal': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/usage/by-assistant": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Spend per assistant in the current billing period */
-        get: operations["getApiV1AccountUsageByAssistant"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /** Open the billing customer portal */
+    post: operations['postApiV1AccountBillingPortal'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/usage/by-assistant': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/usage/limits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Plan limits that apply to the account */
-        get: operations["getApiV1AccountUsageLimits"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Spend per assistant in the current billing period */
+    get: operations['getApiV1AccountUsageByAssistant'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/usage/limits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/usage/recent": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Most recent usage events */
-        get: operations["getApiV1AccountUsageRecent"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Plan limits that apply to the account */
+    get: operations['getApiV1AccountUsageLimits'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/usage/recent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/account/usage/summary": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Usage summary of the current billing period */
-        get: operations["getApiV1AccountUsageSummary"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Most recent usage events */
+    get: operations['getApiV1AccountUsageRecent'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/usage/summary': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
+    /** Usage summary of the current billing period */
+    get: operations['getApiV1AccountUsageSummary'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
+  schemas: never;
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    getApiAccountKeys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        keys: {
-                            createdAt: string;
-                            id: string;
-                            lastUsedAt: string | null;
-                            name: string;
-                            /** @description The first characters of the secret, for recognising a key; not usable. */
-                            prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
-                        }[];
-                    };
-                };
-            };
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  getApiAccountKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    postApiAccountKeys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                    scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
-                };
-            };
+        content: {
+          'application/json': {
+            keys: {
+              createdAt: string;
+              id: string;
+              lastUsedAt: string | null;
+              name: string;
+              /** @description The first characters of the secret, for recognising a key; not usable. */
+              prefix: string;
+              scopes: (
+                | 'chat'
+                | 'assistants:read'
+                | 'assistants:write'
+                | 'documents:read'
+                | 'documents:write'
+                | 'conversations:read'
+                | 'conversations:write'
+                | 'analytics:read'
+                | 'voice'
+              )[];
+            }[];
+          };
         };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        key: {
-                            createdAt: string;
-                            id: string;
-                            lastUsedAt: string | null;
-                            name: string;
-                            /** @description The first characters of the secret, for recognising a key; not usable. */
-                            prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice")[];
-                        };
-                        /** @description Shown only in this answer. */
-                        secret: string;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description Too many active keys */
-            409: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    deleteApiAccountKeysKeyId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                keyId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description No such key in this account */
-            404: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  postApiAccountKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getApiAdminAccounts: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          scopes: (
+            | 'chat'
+            | 'assistants:read'
+            | 'assistants:write'
+            | 'documents:read'
+            | 'documents:write'
+            | 'conversations:read'
+            | 'conversations:write'
+            | 'analytics:read'
+            | 'voice'
+          )[];
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        accounts: {
-                            accountStatus: string;
-                            billingSubscriptionId: string | null;
-                            billingSubscriptionStatus: string | null;
-                            consumedMicros: number;
-                            createdAt: string;
-                            creditMicros: number;
-                            id: string;
-                            limitMicros: number;
-                            limitOverrideMicros: number | null;
-                            name: string | null;
-                            ownerEmail: string;
-                            periodEnd: string;
-                            periodStart: string;
-                            /** @enum {string} */
-                            planCode: "free" | "starter" | "pro" | "business";
-                            requestCount: number;
-                            reservedMicros: number;
-                            /** @enum {string} */
-                            status: "active" | "suspended" | "disabled";
-                        }[];
-                        limit: number;
-                        offset: number;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
     };
-    patchApiAdminAccountsId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            key: {
+              createdAt: string;
+              id: string;
+              lastUsedAt: string | null;
+              name: string;
+              /** @description The first characters of the secret, for recognising a key; not usable. */
+              prefix: string;
+              scopes: (
+                | 'chat'
+                | 'assistants:read'
+                | 'assistants:write'
+                | 'documents:read'
+                | 'documents:write'
+                | 'conversations:read'
+                | 'conversations:write'
+                | 'analytics:read'
+                | 'voice'
+              )[];
+            };
+            /** @description Shown only in this answer. */
+            secret: string;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description Too many active keys */
+      409: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  deleteApiAccountKeysKeyId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        keyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            ok: true;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description No such key in this account */
+      404: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAdminAccounts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            accounts: {
+              accountStatus: string;
+              billingSubscriptionId: string | null;
+              billingSubscriptionStatus: string | null;
+              consumedMicros: number;
+              createdAt: string;
+              creditMicros: number;
+              id: string;
+              limitMicros: number;
+              limitOverrideMicros: number | null;
+              name: string | null;
+              ownerEmail: string;
+              periodEnd: string;
+              periodStart: string;
+              /** @enum {string} */
+              planCode: 'free' | 'starter' | 'pro' | 'business';
+              requestCount: number;
+              reservedMicros: number;
+              /** @enum {string} */
+              status: 'active' | 'suspended' | 'disabled';
+            }[];
+            limit: number;
+            offset: number;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  patchApiAdminAccountsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description null clears the override */
+          limitOverrideMicros?: number | null;
+          /** @enum {string} */
+          planCode?: 'free' | 'starter' | 'pro' | 'business';
+          /** @enum {string} */
+          status?: 'active' | 'suspended' | 'disabled';
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: {
+              accountStatus: string;
+              billingSubscriptionId: string | null;
+              billingSubscriptionStatus: string | null;
+              consumedMicros: number;
+              createdAt: string;
+              creditMicros: number;
+              id: string;
+              limitMicros: number;
+              limitOverrideMicros: number | null;
+              name: string | null;
+              ownerEmail: string;
+              periodEnd: string;
+              periodStart: string;
+              /** @enum {string} */
+              planCode: 'free' | 'starter' | 'pro' | 'business';
+              requestCount: number;
+              reservedMicros: number;
+              /** @enum {string} */
+              status: 'active' | 'suspended' | 'disabled';
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: v1['responses']['Error'];
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description No such account */
+      404: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAdminAccountsIdCredit: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          creditMicros: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: {
+              accountStatus: string;
+              billingSubscriptionId: string | null;
+              billingSubscriptionStatus: string | null;
+              consumedMicros: number;
+              createdAt: string;
+              creditMicros: number;
+              id: string;
+              limitMicros: number;
+              limitOverrideMicros: number | null;
+              name: string | null;
+              ownerEmail: string;
+              periodEnd: string;
+              periodStart: string;
+              /** @enum {string} */
+              planCode: 'free' | 'starter' | 'pro' | 'business';
+              requestCount: number;
+              reservedMicros: number;
+              /** @enum {string} */
+              status: 'active' | 'suspended' | 'disabled';
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: v1['responses']['Error'];
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description No such account */
+      404: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAdminAudit: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+        targetId?: string;
+        targetType?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            entries: {
+              action: string;
+              actorUserId: string | null;
+              after: unknown;
+              before: unknown;
+              createdAt: string;
+              id: string;
+              requestId: string | null;
+              targetId: string;
+              targetType: string;
+            }[];
+            limit: number;
+            offset: number;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAdminPlans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            plans: {
+              budgetMicros: number;
+              evalsEnabled: boolean;
+              maxAssistants: number | null;
+              monthlyRequestCap: number | null;
+              /** @enum {string} */
+              planCode: 'free' | 'starter' | 'pro' | 'business';
+              voiceConcurrentCalls: number;
+              voiceMinutes: number;
+            }[];
+          };
+        };
+      };
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  patchApiAdminPlansPlanCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        planCode: 'free' | 'starter' | 'pro' | 'business';
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          budgetMicros?: number;
+          evalsEnabled?: boolean;
+          maxAssistants?: number | null;
+          monthlyRequestCap?: number | null;
+          voiceConcurrentCalls?: number;
+          /** @description at most 35791394, so the seconds fit an integer column */
+          voiceMinutes?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            plan: {
+              budgetMicros: number;
+              evalsEnabled: boolean;
+              maxAssistants: number | null;
+              monthlyRequestCap: number | null;
+              /** @enum {string} */
+              planCode: 'free' | 'starter' | 'pro' | 'business';
+              voiceConcurrentCalls: number;
+              voiceMinutes: number;
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: v1['responses']['Error'];
+      /** @description No session */
+      401: v1['responses']['Error'];
+      /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+      403: v1['responses']['Error'];
+      /** @description No such plan */
+      404: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAssistantsAssistantIdEvals: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+        assistantId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          cases: {
+            /** @description The answer expected; blank or absent: the case is answered but not scored. */
+            expected?: string | null;
+            question: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            eval: {
+              /** @description Internal id of the assistant. */
+              assistantId: string;
+              /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
+              averageScore: number | null;
+              caseCount: number;
+              completedCount: number;
+              /** @description Provider cost of the finished cases, in micros. */
+              costMicros: number;
+              createdAt: string;
+              /** @description Why a failed eval stopped. */
+              error: {
+                code: string;
+                message: string;
+              } | null;
+              finishedAt: string | null;
+              id: string;
+              startedAt: string | null;
+              /** @enum {string} */
+              status: 'queued' | 'running' | 'done' | 'failed';
+            };
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description The plan does not include evals (plan_limit) */
+      403: v1['responses']['Error'];
+      /** @description No such assistant */
+      404: v1['responses']['Error'];
+      /** @description The chat provider is not configured */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAssistantsAssistantIdEvalsEvalId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+        assistantId: string;
+        evalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            cases: {
+              answer: string | null;
+              completedAt: string | null;
+              costMicros: number;
+              error: string | null;
+              expected: string | null;
+              index: number;
+              inputTokens: number;
+              model: string | null;
+              outcome: ('answered' | 'no_answer' | 'model_failure') | null;
+              outputTokens: number;
+              provider: string | null;
+              question: string;
+              /** @description Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored. */
+              score: number | null;
+              sources: {
+                documentId: string;
+                name: string;
+                score: number;
+                snippet: string;
+              }[];
+              /** @enum {string} */
+              status: 'pending' | 'done';
+            }[];
+            eval: {
+              /** @description Internal id of the assistant. */
+              assistantId: string;
+              /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
+              averageScore: number | null;
+              caseCount: number;
+              completedCount: number;
+              /** @description Provider cost of the finished cases, in micros. */
+              costMicros: number;
+              createdAt: string;
+              /** @description Why a failed eval stopped. */
+              error: {
+                code: string;
+                message: string;
+              } | null;
+              finishedAt: string | null;
+              id: string;
+              startedAt: string | null;
+              /** @enum {string} */
+              status: 'queued' | 'running' | 'done' | 'failed';
+            };
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description The plan does not include evals (plan_limit) */
+      403: v1['responses']['Error'];
+      /** @description No such assistant or eval */
+      404: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAssistantsAssistantIdSources: {
+    parameters: {
+      query?: {
+        /** @description The nextCursor of the previous page. */
+        cursor?: string;
+        /** @description Page size, at most 100. */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+        assistantId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            documents: v1['schemas']['Document'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAssistantsAssistantIdSources: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+        assistantId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json':
+          | {
+              name?: string;
+              /** @constant */
+              type: 'url';
+              /** @description An http(s) address on the public internet. */
+              url: string;
+            }
+          | {
+              name: string;
+              /** @description Plain text or Markdown. */
+              text: string;
+              /** @constant */
+              type: 'text';
+            }
+          | {
+              name: string;
+              pairs: {
+                answer: string;
+                question: string;
+              }[];
+              /** @constant */
+              type: 'faq';
+            };
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            document: v1['schemas']['Document'];
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAssistantsAssistantIdUploads: {
+    parameters: {
+      query?: {
+        filename?: string;
+      };
+      header?: never;
+      path: {
+        /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+        assistantId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': unknown;
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            document: v1['schemas']['Document'];
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description Larger than UPLOAD_LIMIT_BYTES */
+      413: v1['responses']['Error'];
+      /** @description Not text, Markdown, HTML or PDF */
+      415: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAssistantsAssistantIdVoiceRecordingsSessionId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The public asst_ id or the internal id. */
+        assistantId: string;
+        sessionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': unknown;
+        };
+      };
+      /** @description Success */
+      206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': unknown;
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted). */
+      404: v1['responses']['Error'];
+      /** @description The Range starts past the end. */
+      416: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAuthLogin: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: {
+              id: string;
+              /** @enum {string} */
+              status: 'active' | 'suspended' | 'disabled';
+            };
+            user: {
+              email: string;
+              id: string;
+              isAdmin: boolean;
+              name: string | null;
+            };
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description Wrong email or password */
+      401: v1['responses']['Error'];
+      /** @description Too many attempts */
+      429: v1['responses']['ErrorRetryAfter'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  postApiAuthLogout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            ok: true;
+          };
+        };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiAuthMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: {
+              id: string;
+              /** @enum {string} */
+              status: 'active' | 'suspended' | 'disabled';
+            };
+            user: {
+              email: string;
+              id: string;
+              isAdmin: boolean;
+              name: string | null;
+            };
+          };
+        };
+      };
+      /** @description Not signed in */
+      401: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiDashboardConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            signupEnabled: boolean;
+            widgetScript: string | null;
+          };
+        };
+      };
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
+    };
+  };
+  getApiV1AccountBilling: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            billing: {
+              periodEnd: string;
+              periodStart: string;
+              planCode: string;
+              plans: {
+                available: boolean;
+                current: boolean;
+                /** @enum {string} */
+                planCode: 'starter' | 'pro' | 'business';
+              }[];
+              /** @enum {string} */
+              server: 'production' | 'sandbox';
+              subscription: {
                 id: string;
+                planCode: string | null;
+                status: string | null;
+              } | null;
             };
-            cookie?: never;
+          };
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description null clears the override */
-                    limitOverrideMicros?: number | null;
-                    /** @enum {string} */
-                    planCode?: "free" | "starter" | "pro" | "business";
-                    /** @enum {string} */
-                    status?: "active" | "suspended" | "disabled";
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        account: {
-                            accountStatus: string;
-                            billingSubscriptionId: string | null;
-                            billingSubscriptionStatus: string | null;
-                            consumedMicros: number;
-                            createdAt: string;
-                            creditMicros: number;
-                            id: string;
-                            limitMicros: number;
-                            limitOverrideMicros: number | null;
-                            name: string | null;
-                            ownerEmail: string;
-                            periodEnd: string;
-                            periodStart: string;
-                            /** @enum {string} */
-                            planCode: "free" | "starter" | "pro" | "business";
-                            requestCount: number;
-                            reservedMicros: number;
-                            /** @enum {string} */
-                            status: "active" | "suspended" | "disabled";
-                        };
-                    };
-                };
-            };
-            /** @description Invalid body */
-            400: v1["responses"]["Error"];
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description No such account */
-            404: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    postApiAdminAccountsIdCredit: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    creditMicros: number;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        account: {
-                            accountStatus: string;
-                            billingSubscriptionId: string | null;
-                            billingSubscriptionStatus: string | null;
-                            consumedMicros: number;
-                            createdAt: string;
-                            creditMicros: number;
-                            id: string;
-                            limitMicros: number;
-                            limitOverrideMicros: number | null;
-                            name: string | null;
-                            ownerEmail: string;
-                            periodEnd: string;
-                            periodStart: string;
-                            /** @enum {string} */
-                            planCode: "free" | "starter" | "pro" | "business";
-                            requestCount: number;
-                            reservedMicros: number;
-                            /** @enum {string} */
-                            status: "active" | "suspended" | "disabled";
-                        };
-                    };
-                };
-            };
-            /** @description Invalid body */
-            400: v1["responses"]["Error"];
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description No such account */
-            404: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  postApiV1AccountBillingCheckout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getApiAdminAudit: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-                targetId?: string;
-                targetType?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          planCode: 'starter' | 'pro' | 'business';
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        entries: {
-                            action: string;
-                            actorUserId: string | null;
-                            after: unknown;
-                            before: unknown;
-                            createdAt: string;
-                            id: string;
-                            requestId: string | null;
-                            targetId: string;
-                            targetType: string;
-                        }[];
-                        limit: number;
-                        offset: number;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
     };
-    getApiAdminPlans: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        plans: {
-                            budgetMicros: number;
-                            evalsEnabled: boolean;
-                            maxAssistants: number | null;
-                            monthlyRequestCap: number | null;
-                            /** @enum {string} */
-                            planCode: "free" | "starter" | "pro" | "business";
-                            voiceConcurrentCalls: number;
-                            voiceMinutes: number;
-                        }[];
-                    };
-                };
-            };
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
+        content: {
+          'application/json': {
+            url: string;
+          };
         };
+      };
+      /** @description Invalid plan, or the plan has no product configured */
+      400: v1['responses']['Error'];
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description The billing provider failed */
+      502: v1['responses']['Error'];
+      /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    patchApiAdminPlansPlanCode: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                planCode: "free" | "starter" | "pro" | "business";
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    budgetMicros?: number;
-                    evalsEnabled?: boolean;
-                    maxAssistants?: number | null;
-                    monthlyRequestCap?: number | null;
-                    voiceConcurrentCalls?: number;
-                    /** @description at most 35791394, so the seconds fit an integer column */
-                    voiceMinutes?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        plan: {
-                            budgetMicros: number;
-                            evalsEnabled: boolean;
-                            maxAssistants: number | null;
-                            monthlyRequestCap: number | null;
-                            /** @enum {string} */
-                            planCode: "free" | "starter" | "pro" | "business";
-                            voiceConcurrentCalls: number;
-                            voiceMinutes: number;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid body */
-            400: v1["responses"]["Error"];
-            /** @description No session */
-            401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
-            403: v1["responses"]["Error"];
-            /** @description No such plan */
-            404: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  postApiV1AccountBillingPortal: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    postApiAssistantsAssistantIdEvals: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
-                assistantId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    cases: {
-                        /** @description The answer expected; blank or absent: the case is answered but not scored. */
-                        expected?: string | null;
-                        question: string;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        eval: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
-                            averageScore: number | null;
-                            caseCount: number;
-                            completedCount: number;
-                            /** @description Provider cost of the finished cases, in micros. */
-                            costMicros: number;
-                            createdAt: string;
-                            /** @description Why a failed eval stopped. */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                            finishedAt: string | null;
-                            id: string;
-                            startedAt: string | null;
-                            /** @enum {string} */
-                            status: "queued" | "running" | "done" | "failed";
-                        };
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description The plan does not include evals (plan_limit) */
-            403: v1["responses"]["Error"];
-            /** @description No such assistant */
-            404: v1["responses"]["Error"];
-            /** @description The chat provider is not configured */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+    requestBody: {
+      content: {
+        'application/json': Record<string, never>;
+      };
     };
-    getApiAssistantsAssistantIdEvalsEvalId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
-                assistantId: string;
-                evalId: string;
-            };
-            cookie?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        cases: {
-                            answer: string | null;
-                            completedAt: string | null;
-                            costMicros: number;
-                            error: string | null;
-                            expected: string | null;
-                            index: number;
-                            inputTokens: number;
-                            model: string | null;
-                            outcome: ("answered" | "no_answer" | "model_failure") | null;
-                            outputTokens: number;
-                            provider: string | null;
-                            question: string;
-                            /** @description Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored. */
-                            score: number | null;
-                            sources: {
-                                documentId: string;
-                                name: string;
-                                score: number;
-                                snippet: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "pending" | "done";
-                        }[];
-                        eval: {
-                            /** @description Internal id of the assistant. */
-                            assistantId: string;
-                            /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
-                            averageScore: number | null;
-                            caseCount: number;
-                            completedCount: number;
-                            /** @description Provider cost of the finished cases, in micros. */
-                            costMicros: number;
-                            createdAt: string;
-                            /** @description Why a failed eval stopped. */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                            finishedAt: string | null;
-                            id: string;
-                            startedAt: string | null;
-                            /** @enum {string} */
-                            status: "queued" | "running" | "done" | "failed";
-                        };
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description The plan does not include evals (plan_limit) */
-            403: v1["responses"]["Error"];
-            /** @description No such assistant or eval */
-            404: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
+        content: {
+          'application/json': {
+            url: string;
+          };
         };
+      };
+      /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+      400: v1['responses']['Error'];
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description No billing customer yet */
+      409: v1['responses']['Error'];
+      /** @description The billing provider failed */
+      502: v1['responses']['Error'];
+      /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    getApiAssistantsAssistantIdSources: {
-        parameters: {
-            query?: {
-                /** @description The nextCursor of the previous page. */
-                cursor?: string;
-                /** @description Page size, at most 100. */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
-                assistantId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        documents: v1["schemas"]["Document"][];
-                        nextCursor: string | null;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  getApiV1AccountUsageByAssistant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    postApiAssistantsAssistantIdSources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
-                assistantId: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name?: string;
-                    /** @constant */
-                    type: "url";
-                    /** @description An http(s) address on the public internet. */
-                    url: string;
-                } | {
-                    name: string;
-                    /** @description Plain text or Markdown. */
-                    text: string;
-                    /** @constant */
-                    type: "text";
-                } | {
-                    name: string;
-                    pairs: {
-                        answer: string;
-                        question: string;
-                    }[];
-                    /** @constant */
-                    type: "faq";
-                };
-            };
+        content: {
+          'application/json': {
+            assistants: {
+              assistantId: string | null;
+              /** @description micros (1,000,000 = $1) */
+              costMicros: number;
+              inputTokens: number;
+              outputTokens: number;
+              requestCount: number;
+            }[];
+            periodEnd: string;
+            periodStart: string;
+          };
         };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        document: v1["schemas"]["Document"];
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    postApiAssistantsAssistantIdUploads: {
-        parameters: {
-            query?: {
-                filename?: string;
-            };
-            header?: never;
-            path: {
-                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
-                assistantId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        document: v1["schemas"]["Document"];
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description Larger than UPLOAD_LIMIT_BYTES */
-            413: v1["responses"]["Error"];
-            /** @description Not text, Markdown, HTML or PDF */
-            415: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  getApiV1AccountUsageLimits: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getApiAssistantsAssistantIdVoiceRecordingsSessionId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The public asst_ id or the internal id. */
-                assistantId: string;
-                sessionId: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "audio/wav": unknown;
-                };
+        content: {
+          'application/json': {
+            limits: {
+              /** @description micros (1,000,000 = $1) */
+              budgetMicros: number;
+              /** @description micros (1,000,000 = $1) */
+              creditMicros: number;
+              /** @enum {string} */
+              enforcement: 'shadow' | 'enforce' | 'off';
+              evalsEnabled: boolean;
+              /** @description micros (1,000,000 = $1) */
+              limitMicros: number;
+              limitOverrideMicros: number | null;
+              maxAssistants: number | null;
+              maxOutputTokens: number;
+              monthlyRequestCap: number | null;
+              periodEnd: string;
+              periodStart: string;
+              planCode: string;
+              playgroundExempt: boolean;
+              playgroundVoiceExempt: boolean;
+              voiceConcurrentCalls: number;
+              voiceMinutes: number;
             };
-            /** @description Success */
-            206: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "audio/wav": unknown;
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted). */
-            404: v1["responses"]["Error"];
-            /** @description The Range starts past the end. */
-            416: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
+          };
         };
+      };
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    postApiAuthLogin: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    email: string;
-                    password: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        account: {
-                            id: string;
-                            /** @enum {string} */
-                            status: "active" | "suspended" | "disabled";
-                        };
-                        user: {
-                            email: string;
-                            id: string;
-                            isAdmin: boolean;
-                            name: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description Wrong email or password */
-            401: v1["responses"]["Error"];
-            /** @description Too many attempts */
-            429: v1["responses"]["ErrorRetryAfter"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  getApiV1AccountUsageRecent: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    postApiAuthLogout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": Record<string, never>;
-            };
+        content: {
+          'application/json': {
+            events: {
+              assistantId: string | null;
+              /** @description micros (1,000,000 = $1) */
+              costMicros: number;
+              createdAt: string;
+              id: string;
+              inputTokens: number;
+              kind: string;
+              mode: string;
+              model: string | null;
+              outcome: string;
+              outputTokens: number;
+              source: string;
+              units: number;
+            }[];
+          };
         };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+      };
+      /** @description Invalid limit */
+      400: v1['responses']['Error'];
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    getApiAuthMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        account: {
-                            id: string;
-                            /** @enum {string} */
-                            status: "active" | "suspended" | "disabled";
-                        };
-                        user: {
-                            email: string;
-                            id: string;
-                            isAdmin: boolean;
-                            name: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Not signed in */
-            401: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
+  };
+  getApiV1AccountUsageSummary: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getApiDashboardConfig: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        signupEnabled: boolean;
-                        widgetScript: string | null;
-                    };
-                };
+        content: {
+          'application/json': {
+            summary: {
+              accountId: string;
+              /** @description micros (1,000,000 = $1) */
+              consumedMicros: number;
+              /** @enum {string} */
+              enforcement: 'shadow' | 'enforce' | 'off';
+              /** @description micros (1,000,000 = $1) */
+              limitMicros: number;
+              monthlyRequestCap: number | null;
+              periodEnd: string;
+              periodStart: string;
+              planCode: string;
+              /** @description micros (1,000,000 = $1) */
+              remainingMicros: number;
+              requestCount: number;
+              /** @description micros (1,000,000 = $1) */
+              reservedMicros: number;
+              status: string;
+              voice: {
+                playgroundVoiceSeconds: number;
+                voiceSecondsLimit: number;
+                voiceSecondsReserved: number;
+                voiceSecondsUsed: number;
+              };
             };
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
+          };
         };
+      };
+      /** @description No dashboard session */
+      401: v1['responses']['Error'];
+      /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+      503: v1['responses']['ErrorRetryAfter'];
+      /** @description Any other error, with the same Error body. */
+      default: v1['responses']['Error'];
     };
-    getApiV1AccountBilling: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        billing: {
-                            periodEnd: string;
-                            periodStart: string;
-                            planCode: string;
-                            plans: {
-                                available: boolean;
-                                current: boolean;
-                                /** @enum {string} */
-                                planCode: "starter" | "pro" | "business";
-                            }[];
-                            /** @enum {string} */
-                            server: "production" | "sandbox";
-                            subscription: {
-                                id: string;
-                                planCode: string | null;
-                                status: string | null;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    postApiV1AccountBillingCheckout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @enum {string} */
-                    planCode: "starter" | "pro" | "business";
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        url: string;
-                    };
-                };
-            };
-            /** @description Invalid plan, or the plan has no product configured */
-            400: v1["responses"]["Error"];
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description The billing provider failed */
-            502: v1["responses"]["Error"];
-            /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    postApiV1AccountBillingPortal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": Record<string, never>;
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        url: string;
-                    };
-                };
-            };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
-            400: v1["responses"]["Error"];
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description No billing customer yet */
-            409: v1["responses"]["Error"];
-            /** @description The billing provider failed */
-            502: v1["responses"]["Error"];
-            /** @description Billing is not configured (BILLING_ACCESS_TOKEN unset) */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    getApiV1AccountUsageByAssistant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        assistants: {
-                            assistantId: string | null;
-                            /** @description micros (1,000,000 = $1) */
-                            costMicros: number;
-                            inputTokens: number;
-                            outputTokens: number;
-                            requestCount: number;
-                        }[];
-                        periodEnd: string;
-                        periodStart: string;
-                    };
-                };
-            };
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    getApiV1AccountUsageLimits: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        limits: {
-                            /** @description micros (1,000,000 = $1) */
-                            budgetMicros: number;
-                            /** @description micros (1,000,000 = $1) */
-                            creditMicros: number;
-                            /** @enum {string} */
-                            enforcement: "shadow" | "enforce" | "off";
-                            evalsEnabled: boolean;
-                            /** @description micros (1,000,000 = $1) */
-                            limitMicros: number;
-                            limitOverrideMicros: number | null;
-                            maxAssistants: number | null;
-                            maxOutputTokens: number;
-                            monthlyRequestCap: number | null;
-                            periodEnd: string;
-                            periodStart: string;
-                            planCode: string;
-                            playgroundExempt: boolean;
-                            playgroundVoiceExempt: boolean;
-                            voiceConcurrentCalls: number;
-                            voiceMinutes: number;
-                        };
-                    };
-                };
-            };
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    getApiV1AccountUsageRecent: {
-        parameters: {
-            query?: {
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        events: {
-                            assistantId: string | null;
-                            /** @description micros (1,000,000 = $1) */
-                            costMicros: number;
-                            createdAt: string;
-                            id: string;
-                            inputTokens: number;
-                            kind: string;
-                            mode: string;
-                            model: string | null;
-                            outcome: string;
-                            outputTokens: number;
-                            source: string;
-                            units: number;
-                        }[];
-                    };
-                };
-            };
-            /** @description Invalid limit */
-            400: v1["responses"]["Error"];
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
-    getApiV1AccountUsageSummary: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        summary: {
-                            accountId: string;
-                            /** @description micros (1,000,000 = $1) */
-                            consumedMicros: number;
-                            /** @enum {string} */
-                            enforcement: "shadow" | "enforce" | "off";
-                            /** @description micros (1,000,000 = $1) */
-                            limitMicros: number;
-                            monthlyRequestCap: number | null;
-                            periodEnd: string;
-                            periodStart: string;
-                            planCode: string;
-                            /** @description micros (1,000,000 = $1) */
-                            remainingMicros: number;
-                            requestCount: number;
-                            /** @description micros (1,000,000 = $1) */
-                            reservedMicros: number;
-                            status: string;
-                            voice: {
-                                playgroundVoiceSeconds: number;
-                                voiceSecondsLimit: number;
-                                voiceSecondsReserved: number;
-                                voiceSecondsUsed: number;
-                            };
-                        };
-                    };
-                };
-            };
-            /** @description No dashboard session */
-            401: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
-            503: v1["responses"]["ErrorRetryAfter"];
-            /** @description Any other error, with the same Error body. */
-            default: v1["responses"]["Error"];
-        };
-    };
+  };
 }
 /** The API key scopes, in the server's order (the enum of POST /api/account/keys). */
 export const scopes = [
-    "chat",
-    "assistants:read",
-    "assistants:write",
-    "documents:read",
-    "documents:write",
-    "conversations:read",
-    "analytics:read",
-    "voice",
+  'chat',
+  'assistants:read',
+  'assistants:write',
+  'documents:read',
+  'documents:write',
+  'conversations:read',
+  'conversations:write',
+  'analytics:read',
+  'voice',
 ] as const;
