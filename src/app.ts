@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminRoutes } from './admin/index.js';
+import { adminRoutes, operatorSocket } from './admin/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
@@ -218,6 +218,9 @@ export function collectCapabilities(
     start: () => documents.worker.start(),
     stop: () => documents.worker.stop(),
   });
+  // The operator CLI reaches a server on the embedded database through this socket (PGlite admits one process).
+  if (deps.embeddedDatabase)
+    lifecycle.push(operatorSocket({ sql: deps.sql, dataDir: deps.config.DATA_DIR, log: deps.log }));
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',
