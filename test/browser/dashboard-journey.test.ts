@@ -99,6 +99,16 @@ t.test('conversations: channel, visitor label, first message; search; export; de
   t.equal(res.status, 404, 'the conversation is gone');
 });
 
+t.test('analytics: feedback counts carry SVG icons and words, no emoji that needs a font', async (t) => {
+  await page.goto(`${url}/dashboard/assistants/${assistant.id}/analytics`);
+  const tile = page.locator('dd', { has: page.locator('.feedback-count') });
+  await tile.waitFor();
+  const text = await tile.innerText();
+  t.match(text, /\d+ helpful/);
+  t.notMatch(text, /\p{Extended_Pictographic}/u, 'no emoji');
+  t.equal(await tile.locator('svg.icon').count(), 2);
+});
+
 t.test('every page fits 375 px: no page-level sideways scroll', async (t) => {
   await page.setViewportSize({ width: 375, height: 760 });
   const assistantBase = `/assistants/${assistant.id}`;

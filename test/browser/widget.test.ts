@@ -257,6 +257,8 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     t.ok(answers.length >= 2 && answers.some((m) => !m.final), 'the answer streamed in pieces');
     t.match(answers.at(-1).text, /30 days/, 'from the handbook');
     t.ok(await page.getByText('handbook.md').isVisible(), 'its source is shown');
+    t.notMatch(answers.at(-1).text, /quoted, no AI model|Source:/, 'no internal preamble, no repeated source line');
+    t.equal(await page.getByText('handbook.md').count(), 1, 'the source is named once');
     const feedback = page.waitForResponse((r) => r.url().endsWith('/api/v1/feedback'));
     await page.getByRole('button', { name: 'Helpful', exact: true }).click();
     t.equal((await feedback).status(), 200, 'feedback recorded');

@@ -20,7 +20,7 @@ import {
   type SuccessBody,
   type Operation,
 } from '../../../sdk/src/index.js';
-import { decorateAnswer } from './answer.js';
+import { decorateAnswer, visitorText } from './answer.js';
 import { createAudioContext } from './audio/session.js';
 import { h } from './dom.js';
 import { describeError } from './errors.js';
@@ -164,20 +164,20 @@ export class ParleyAssistant extends HTMLElement {
         if (event.type === 'token') {
           answer += event.text;
           place();
-          bubble.textContent = answer;
+          bubble.textContent = visitorText(answer);
           this.scrollLog();
-          this.emit('parley:message', { role: 'assistant', text: answer, final: false });
+          this.emit('parley:message', { role: 'assistant', text: visitorText(answer), final: false });
         } else if (event.type === 'meta') {
           this.conversationId = event.conversationId;
           place();
-          bubble.textContent = answer;
+          bubble.textContent = visitorText(answer, true);
           decorateAnswer(bubble, event.sources, (rating) => {
             this.client()
               .POST('/api/v1/feedback', { body: { messageId: event.messageId, rating, visitorId: this.visitorId } })
               .catch((err: unknown) => this.fail(...describeError(err)));
           });
           this.scrollLog();
-          this.emit('parley:message', { role: 'assistant', text: answer, final: true });
+          this.emit('parley:message', { role: 'assistant', text: visitorText(answer, true), final: true });
         } else if (event.type === 'error') {
           this.fail(event.code, errorMessages.interrupted);
         }
