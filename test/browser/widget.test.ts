@@ -281,7 +281,17 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.evaluate(`${el}.sendMessage('Do you offer gift wrapping?')`);
     const answer = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant' && m.final).at(-1);
     t.ok(answer !== undefined && answer.text.length > 0, 'sendMessage() resolves once the answer is complete');
+    const dotShown = `getComputedStyle(${el}.shadowRoot.querySelector('.dot')).display !== 'none'`;
+    t.notOk(await page.evaluate(dotShown), 'no unlabelled status dot before a call');
     await page.evaluate(`${el}.startVoice()`);
+    const layout = (await page.evaluate(`(() => {
+      const root = ${el}.shadowRoot;
+      const end = [...root.querySelectorAll('button')].find((b) => b.textContent === 'End call');
+      return { log: root.querySelector('.log').getBoundingClientRect().height, endWraps: getComputedStyle(end).whiteSpace !== 'nowrap' };
+    })()`)) as { log: number; endWraps: boolean };
+    t.ok(layout.log >= 170, `the conversation stays readable during a call (${Math.round(layout.log)} px)`);
+    t.notOk(layout.endWraps, '"End call" stays on one line');
+    t.ok(await page.evaluate(dotShown), 'the status dot shows beside its words during the call');
     // Once the media socket is up the call is live: listening, or already thinking/speaking when the simulator's
     // greeting opened the gate first (which of them depends on timing, not on the widget).
     const states = await voiceStates(page);
