@@ -184,7 +184,7 @@ function callSummary(call: VoiceCall): string {
   if (call.state === 'active') return 'In progress';
   const why = call.endReason === null ? 'the caller hung up' : `ended: ${call.endReason.replace(/_/g, ' ')}`;
   const lost = call.state === 'lost' ? ' (its server stopped; settled by another)' : '';
-  return `Duration ${seconds(call.durationSeconds ?? 0)} · billed ${seconds(call.billableSeconds)} · ${dollars(call.costMicros)} · ${why}${lost}`;
+  return `Duration ${seconds(call.durationSeconds ?? 0)} · billed ${seconds(call.billableSeconds)} · ${why}${lost} · cost ${dollars(call.costMicros)}`;
 }
 
 function seconds(total: number): string {
