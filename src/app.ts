@@ -1,6 +1,7 @@
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminRoutes } from './admin/index.js';
+import { adminRoutes, operatorSocket } from './admin/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
@@ -201,6 +202,14 @@ export function collectCapabilities(
       sql: deps.sql,
       recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId),
       voiceCallsOf: (conversationId) => voiceCallsOf(deps.sql, conversationId),
+      removeRecording: async (sessionId) => {
+        const existed = await stat(voice.recordings.pathOf(sessionId)).then(
+          () => true,
+          () => false,
+        );
+        await voice.recordings.remove(sessionId);
+        return existed;
+      },
     }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
@@ -232,6 +241,9 @@ export function collectCapabilities(
     start: () => documents.worker.start(),
     stop: () => documents.worker.stop(),
   });
+  // The operator CLI reaches a server on the embedded database through this socket (PGlite admits one process).
+  if (deps.embeddedDatabase)
+    lifecycle.push(operatorSocket({ sql: deps.sql, dataDir: deps.config.DATA_DIR, log: deps.log }));
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',

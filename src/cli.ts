@@ -1,6 +1,9 @@
 /**
  * The operator CLI (`npm run cli -- <command> ...`): bootstraps an installation without a dashboard.
  *
+ * With the embedded database and a server running on it, the command goes to that server through its operator
+ * socket (src/admin/operator-socket.ts): PGlite admits one process.
+ *
  *   migrate
  *   user:create --email E (--password P | --password-stdin) [--name N]   -> {userId, accountId, email}
  *   key:create  --email E --scopes chat,voice [--name N]                  -> {keyId, secret, scopes}
@@ -9,9 +12,8 @@
  * human messages on stderr. Exit 0 success, 2 bad arguments (nothing was changed), 1 any other failure.
  */
 import { parseArgs } from 'node:util';
-import type { z } from 'zod';
-import { createApiKey, createUser, findUserByEmail, SCOPES } from './auth/index.js';
-import { displayNameSchema, emailSchema, newPasswordSchema } from './auth/validation.js';
+import { CLI_USAGE, commands, UsageError, type Command, type Values } from './admin/cli-commands.js';
+import { sendToRunningServer } from './admin/operator-socket.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { openDatabase, type Database } from './db/index.js';
 import { isAppError } from './errors/index.js';
@@ -21,24 +23,7 @@ const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
-const USAGE = `usage: npm run cli -- <command> [options]
-  migrate                                   apply pending database migrations
-  user:create --email E --password P [--name N]
-              (or --password-stdin to read the password from stdin, keeping it out of the process list)
-  key:create  --email E --scopes ${SCOPES.join(',')} [--name N]
-scopes: ${SCOPES.join(', ')}`;
-
-/** A bad invocation: exit 2, nothing touched. */
-class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly code = 'CLI_BAD_ARGUMENTS',
-  ) {
-    super(message);
-  }
-}
-
-type Values = Record<string, string | boolean | undefined>;
+const USAGE = CLI_USAGE;
 
 function parse(argv: string[]): { command: string | undefined; values: Values } {
   try {
@@ -63,19 +48,6 @@ function parse(argv: string[]): { command: string | undefined; values: Values } 
   }
 }
 
-function field<T>(schema: z.ZodType<T>, value: unknown, flag: string): T {
-  if (value === undefined) throw new UsageError(`--${flag} is required`);
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new UsageError(`--${flag} ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
-  return parsed.data;
-}
-
-function allowOnly(values: Values, allowed: string[], command: string): void {
-  for (const [flag, value] of Object.entries(values)) {
-    if (value !== undefined && !allowed.includes(flag)) throw new UsageError(`${command} does not take --${flag}`);
-  }
-}
-
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -84,73 +56,13 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
-interface Command {
-  /** Validates the arguments before anything is opened; returns the work to do. */
-  prepare(values: Values): Promise<(db: Database, log: Logger) => Promise<Record<string, unknown>>>;
-}
-
-const commands: Record<string, Command> = {
-  migrate: {
-    async prepare(values) {
-      allowOnly(values, [], 'migrate');
-      // openDatabase applies pending migrations; report what this run applied.
-      return async (db) => ({ ok: true, applied: db.applied.map((m) => ({ version: m.version, name: m.name })) });
-    },
-  },
-  'user:create': {
-    async prepare(values) {
-      allowOnly(values, ['email', 'password', 'password-stdin', 'name'], 'user:create');
-      const email = field(emailSchema, values['email'], 'email');
-      if (values['password'] !== undefined && values['password-stdin'])
-        throw new UsageError('give --password or --password-stdin, not both');
-      const rawPassword = values['password-stdin'] ? await readStdin() : values['password'];
-      const password = field(newPasswordSchema, rawPassword, 'password');
-      const name = values['name'] === undefined ? undefined : field(displayNameSchema, values['name'], 'name');
-      return async (db) => {
-        const created = await createUser(db.sql, { email, password, name }, { audit: { actorUserId: null } });
-        return { userId: created.userId, accountId: created.accountId, email: created.email };
-      };
-    },
-  },
-  'key:create': {
-    async prepare(values) {
-      allowOnly(values, ['email', 'scopes', 'name'], 'key:create');
-      const email = field(emailSchema, values['email'], 'email');
-      const rawScopes = values['scopes'];
-      if (typeof rawScopes !== 'string' || rawScopes.trim() === '')
-        throw new UsageError('--scopes is required (comma-separated)');
-      const scopes = rawScopes
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s.length > 0);
-      const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      if (unknown.length > 0)
-        throw new UsageError(
-          `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`,
-          'CLI_UNKNOWN_SCOPE',
-        );
-      if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope');
-      const name = values['name'] === undefined ? 'Operator key' : field(displayNameSchema, values['name'], 'name');
-      return async (db) => {
-        const user = await findUserByEmail(db.sql, email);
-        if (!user) throw Object.assign(new Error(`no user with email ${email}`), { code: 'AUTH_USER_NOT_FOUND' });
-        const created = await createApiKey(
-          db.sql,
-          { accountId: user.accountId, userId: user.id, name, scopes },
-          { audit: { actorUserId: null } },
-        );
-        return { keyId: created.keyId, secret: created.secret, scopes: created.scopes };
-      };
-    },
-  },
-};
-
 function printResult(value: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
 async function run(argv: string[]): Promise<number> {
   let work: Awaited<ReturnType<Command['prepare']>>;
+  let request: { command: string; values: Values };
   try {
     const { command, values } = parse(argv);
     if (command === 'help') {
@@ -161,7 +73,13 @@ async function run(argv: string[]): Promise<number> {
     if (command === undefined) throw new UsageError('give a command');
     const found = commands[command];
     if (!found) throw new UsageError(`unknown command "${command}"`);
+    // The password from stdin is read here, so the same arguments can be handed to a running server.
+    if (values['password-stdin'] && values['password'] === undefined) {
+      values['password'] = await readStdin();
+      delete values['password-stdin'];
+    }
     work = await found.prepare(values);
+    request = { command, values };
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`error: ${err.message}\n${USAGE}\n`);
@@ -182,8 +100,21 @@ async function run(argv: string[]): Promise<number> {
   const log = createLogger({ level: config.LOG_LEVEL, name: 'parley-cli' }, process.stderr);
   let db: Database | undefined;
   try {
+    if (config.DATABASE_URL === undefined) {
+      const answer = await sendToRunningServer(config.DATA_DIR, request);
+      if (answer !== undefined) {
+        log.info({ dataDir: config.DATA_DIR }, 'ran by the server that holds the embedded database');
+        if (answer.ok) {
+          printResult(answer.result);
+          return EXIT_OK;
+        }
+        process.stderr.write(`error: ${answer.error}\n`);
+        printResult({ error: answer.error, code: answer.code });
+        return answer.usage ? EXIT_USAGE : EXIT_FAILURE;
+      }
+    }
     db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1, log });
-    printResult(await work(db, log));
+    printResult(await work(db.sql, db.applied));
     return EXIT_OK;
   } catch (err) {
     const code = isAppError(err)

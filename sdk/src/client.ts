@@ -78,6 +78,8 @@ export interface ParleyClient {
 interface LooseOptions extends CallOptions {
   params?: { path?: Record<string, string | number>; query?: Record<string, unknown> };
   body?: unknown;
+  /** A body sent as is (FormData, Blob, bytes) instead of JSON; fetch sets its content type. */
+  rawBody?: RequestInit['body'];
 }
 
 /** Expands `{name}` placeholders and appends the query string. */
@@ -140,11 +142,15 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...call.headers };
     if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`;
     const hasBody = call.body !== undefined || method === 'post' || method === 'put' || method === 'patch';
-    if (hasBody) headers['content-type'] = 'application/json';
+    if (hasBody && call.rawBody === undefined) headers['content-type'] = 'application/json';
     const init: RequestInit = {
       method: method.toUpperCase(),
       headers,
-      ...(hasBody ? { body: JSON.stringify(call.body ?? {}) } : {}),
+      ...(call.rawBody !== undefined
+        ? { body: call.rawBody }
+        : hasBody
+          ? { body: JSON.stringify(call.body ?? {}) }
+          : {}),
       ...(call.signal ? { signal: call.signal } : {}),
     };
     for (let attempt = 0; ; attempt++) {

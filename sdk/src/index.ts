@@ -17,6 +17,7 @@ export {
 } from './client.js';
 export { ParleyError, parseRetryAfter, errorFromAnswer, networkError } from './errors.js';
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
+export { uploadDocument, type UploadDocumentInput, type UploadedDocument } from './documents.js';
 export * from './voice/index.js';
 export { readNdjson, readSse, type ServerSentEvent } from './streams.js';
 export {

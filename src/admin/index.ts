@@ -5,3 +5,4 @@
 export { adminRoutes } from './routes.js';
 export { AdminErrorCodes, adminErrors } from './errors.js';
 export type { AdminDeps, AdminAccountView, Operator } from './accounts.js';
+export { operatorSocket, operatorSocketPath } from './operator-socket.js';

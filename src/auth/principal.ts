@@ -9,6 +9,7 @@ export const SCOPES = [
   'documents:read',
   'documents:write',
   'conversations:read',
+  'conversations:write',
   'analytics:read',
   'voice',
   'webhooks',

@@ -25,7 +25,7 @@ export const displayNameSchema = z
 /** A non-empty list of known scopes; duplicates are folded and the documented order kept. */
 export const scopesSchema = z
   .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(', ')}` }))
-  .min(1, { error: 'give at least one scope' })
+  .min(1, { error: 'choose at least one scope' })
   .max(SCOPES.length * 2)
   .transform((list) => normalizeScopes(list));
 

@@ -1,5 +1,6 @@
 /** Conversations: stored exchanges (chat and voice write them), owner list/get, feedback targets. */
-export { conversationRoutes, sourceSchema } from './routes.js';
+export { conversationRoutes, type ConversationRouteDeps } from './routes.js';
+export { sourceSchema } from './schemas.js';
 export {
   recordExchange,
   findContinuableConversation,

@@ -6,18 +6,6 @@ import * as q from './queries.js';
 
 type Owner = Pick<OwnerPrincipal, 'accountId'>;
 
-export function presentConversation(row: q.ConversationRow) {
-  return {
-    id: row.id,
-    assistantId: row.assistantId,
-    visitorId: row.visitorId,
-    source: row.source,
-    messageCount: row.messageCount,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  };
-}
-
 export function presentMessage(row: q.RatedMessageRow) {
   return {
     id: row.id,
@@ -31,23 +19,6 @@ export function presentMessage(row: q.RatedMessageRow) {
     feedback: row.feedback,
     createdAt: row.createdAt.toISOString(),
   };
-}
-
-export async function listConversations(
-  sql: Sql,
-  owner: Owner,
-  filter: { assistantId?: string | undefined; limit: number; cursor?: string | undefined },
-) {
-  const assistant =
-    filter.assistantId !== undefined ? await getOwnedAssistant(sql, owner, filter.assistantId) : undefined;
-  const rows = await q.listPage(
-    sql,
-    { accountId: owner.accountId, assistantId: assistant?.id },
-    decodeCursor(filter.cursor),
-    filter.limit,
-  );
-  const { items, nextCursor } = pageOf(rows, filter.limit);
-  return { conversations: items, nextCursor };
 }
 
 export async function getConversation(sql: Sql, owner: Owner, conversationId: string) {

@@ -16,7 +16,7 @@ export { chunkText, type Chunk } from './chunker.js';
 export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
 export { createIngestionWorker, INGESTION_REFUSED_MESSAGE, type IngestionWorker } from './worker.js';
 export { DocumentErrorCodes } from './errors.js';
-export { documentSchema } from './routes.js';
+export { documentSchema } from './schemas.js';
 
 /** Knobs tests (and a future deployment setting) turn; production uses the defaults. */
 export interface DocumentsOptions {

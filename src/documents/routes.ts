@@ -4,25 +4,10 @@ import { assistantIdParam, pageQuerySchema } from '../assistants/index.js';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import { documentSchema, single, sourceSchema } from './schemas.js';
 import * as service from './service.js';
+import { v1WriteRoutes } from './v1-write-routes.js';
 
-export const documentSchema = z
-  .object({
-    id: z.string(),
-    assistantId: z.string().describe('Internal id of the assistant.'),
-    type: z.enum(['file', 'text', 'url', 'faq']),
-    name: z.string(),
-    mimeType: z.string().nullable(),
-    sourceUrl: z.string().nullable(),
-    status: z.enum(['pending', 'processing', 'ready', 'failed']),
-    error: z.string().nullable().describe('Why the last attempt failed (also set while a retry is pending).'),
-    chunkCount: z.number().int(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: 'Document' });
-
-const single = z.object({ document: documentSchema });
 const page = z.object({ documents: z.array(documentSchema), nextCursor: z.string().nullable() });
 const documentParams = z.object({ documentId: z.string().min(1).max(100) });
 const assistantParams = z.object({ assistantId: assistantIdParam });
@@ -32,37 +17,6 @@ const errors = {
   403: 'The key lacks the scope',
   404: 'No such document (or not yours)',
 };
-
-const sourceSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('url'),
-      url: z.string().trim().min(1).max(2048),
-      name: z.string().trim().min(1).max(300).optional(),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('text'),
-      name: z.string().trim().min(1).max(300),
-      text: z.string().min(1).max(2_000_000),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('faq'),
-      name: z.string().trim().min(1).max(300),
-      pairs: z
-        .array(
-          z
-            .object({ question: z.string().trim().min(1).max(1000), answer: z.string().trim().min(1).max(20_000) })
-            .strict(),
-        )
-        .min(1)
-        .max(2000),
-    })
-    .strict(),
-]);
 
 export interface DocumentRouteDeps {
   sql: Sql;
@@ -149,6 +103,8 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
           202,
         ),
     }),
+
+    ...v1WriteRoutes(deps),
 
     // ---- dashboard-only (not in the v1 document) ----
     defineRoute({

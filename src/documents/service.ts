@@ -60,19 +60,37 @@ export interface UploadInput {
 export async function uploadDocument(
   deps: DocumentServiceDeps,
   owner: Owner,
-  assistantId: string,
+  assistantId: string | undefined,
   input: UploadInput,
 ): Promise<q.DocumentRow> {
-  const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
   let bytes = input.rawBody;
   let filename = input.filename;
   let contentType = input.contentType;
+  let assistantRef = assistantId;
   const boundary = boundaryOf(input.contentType);
+  let file: ReturnType<typeof parseMultipart>[number] | undefined;
   if (boundary) {
     const parts = parseMultipart(input.rawBody, boundary);
-    const file =
+    file =
       parts.find((p) => p.filename !== undefined && (p.name === 'file' || p.name === undefined)) ??
       parts.find((p) => p.filename !== undefined);
+    // API callers may name the assistant as a form field (curl -F assistantId=... -F file=@...).
+    const field = parts.find((p) => p.name === 'assistantId' && p.filename === undefined);
+    if (assistantRef === undefined && field) assistantRef = field.data.toString('utf8').trim();
+  }
+  if (
+    assistantRef === undefined ||
+    assistantRef === '' ||
+    assistantRef.length > 100 ||
+    unstorableTextReason(assistantRef) !== undefined
+  ) {
+    throw validationError(
+      [{ path: 'query.assistantId', message: 'Name the assistant: the assistantId query parameter or form field.' }],
+      'upload',
+    );
+  }
+  const assistant = await getOwnedAssistant(deps.sql, owner, assistantRef);
+  if (boundary) {
     if (!file) throw documentErrors.emptyUpload();
     bytes = file.data;
     filename = file.filename || filename;

@@ -20,8 +20,20 @@ export interface ValidationIssue {
   message: string;
 }
 
+/**
+ * 400 VALIDATION_FAILED: `details.issues` names each bad field (`path`, e.g. `body.scopes`) and why (`message`, a
+ * phrase after the field's name), and the sentence repeats the first few so a reader of the bare error knows too.
+ */
 export function validationError(issues: ValidationIssue[], where = 'request'): AppError {
-  return new AppError(HttpErrorCodes.VALIDATION_FAILED, 400, `The ${where} is not valid.`, {
-    details: { issues },
-  });
+  const shown = issues
+    .slice(0, 3)
+    .map((i) => `${i.path.replace(/^(body|query|path|params)\./, '')} ${i.message}`)
+    .join('; ');
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : '';
+  return new AppError(
+    HttpErrorCodes.VALIDATION_FAILED,
+    400,
+    issues.length > 0 ? `The ${where} is not valid: ${shown}${more}.` : `The ${where} is not valid.`,
+    { details: { issues } },
+  );
 }

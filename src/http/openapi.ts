@@ -29,7 +29,8 @@ export const V1_TAGS: Record<string, string> = {
   Voice:
     'Realtime voice sessions: mint, heartbeat supervision, the playback gate (NDJSON) and end. Audio flows over the media WebSocket named by the mint.',
   Assistants: "Create, read, update and delete the assistants an API key's account owns.",
-  Documents: 'The knowledge documents of an assistant: list, read, delete, reprocess (upload is dashboard-only).',
+  Documents:
+    'The knowledge documents of an assistant: upload a file, add a URL, text or FAQ source, list, read, delete, reprocess.',
   Conversations: 'Conversations with their messages, sources and voice recordings.',
   Analytics: 'Per-assistant analytics: totals, outcomes, feedback, a daily series.',
   Widget: "Keyless routes of the embeddable widget, behind the assistant's domain allowlist and rate limits.",
@@ -273,7 +274,12 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
     };
     const security = options.security[route.auth];
     if (security) operation['security'] = security;
-    if (route.schemas.body) {
+    if (meta.requestContent) {
+      const content: Record<string, unknown> = {};
+      for (const [type, schema] of Object.entries(meta.requestContent))
+        content[type] = { schema: toSchema(schema, 'input', defs) };
+      operation['requestBody'] = { required: true, content };
+    } else if (route.schemas.body) {
       operation['requestBody'] = {
         required: true,
         content: { 'application/json': { schema: toSchema(route.schemas.body, 'input', defs) } },

@@ -1,5 +1,5 @@
 import { AppError, HttpErrorCodes, validationError } from '../errors/index.js';
-import { zodIssues } from './errors.js';
+import { safeParseWithFieldMessages, zodIssues } from './errors.js';
 import type { AnyRoute, Reply } from './types.js';
 import { assertStorableInput } from './validation.js';
 
@@ -11,7 +11,7 @@ export function parsePart(
 ): unknown {
   if (!schema) return value;
   assertStorableInput(value, where); // NUL, lone surrogates, hostile depth: 400 before any schema or query sees them
-  const parsed = schema.safeParse(value);
+  const parsed = safeParseWithFieldMessages(schema, value);
   if (!parsed.success) throw validationError(zodIssues(parsed.error, where), where === 'params' ? 'path' : where);
   return parsed.data;
 }

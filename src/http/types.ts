@@ -71,6 +71,8 @@ export interface OpenApiMeta {
   responseDescriptions?: Partial<Record<number, string>>;
   /** More content types of a success answer, same status: content type -> schema (of one event, for streams). */
   alternateContent?: Partial<Record<number, Record<string, z.ZodType>>>;
+  /** The request body by content type, where it is not the JSON body schema (multipart uploads). */
+  requestContent?: Record<string, z.ZodType>;
   /** Touches neither the database nor the shared store, so it never answers 503 DEPENDENCY_UNAVAILABLE. */
   dependencyFree?: boolean;
   /**

@@ -257,6 +257,8 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     t.ok(answers.length >= 2 && answers.some((m) => !m.final), 'the answer streamed in pieces');
     t.match(answers.at(-1).text, /30 days/, 'from the handbook');
     t.ok(await page.getByText('handbook.md').isVisible(), 'its source is shown');
+    t.notMatch(answers.at(-1).text, /quoted, no AI model|Source:/, 'no internal preamble, no repeated source line');
+    t.equal(await page.getByText('handbook.md').count(), 1, 'the source is named once');
     const feedback = page.waitForResponse((r) => r.url().endsWith('/api/v1/feedback'));
     await page.getByRole('button', { name: 'Helpful', exact: true }).click();
     t.equal((await feedback).status(), 200, 'feedback recorded');
@@ -279,7 +281,17 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     await page.evaluate(`${el}.sendMessage('Do you offer gift wrapping?')`);
     const answer = (await events(page, 'parley:message')).filter((m) => m.role === 'assistant' && m.final).at(-1);
     t.ok(answer !== undefined && answer.text.length > 0, 'sendMessage() resolves once the answer is complete');
+    const dotShown = `getComputedStyle(${el}.shadowRoot.querySelector('.dot')).display !== 'none'`;
+    t.notOk(await page.evaluate(dotShown), 'no unlabelled status dot before a call');
     await page.evaluate(`${el}.startVoice()`);
+    const layout = (await page.evaluate(`(() => {
+      const root = ${el}.shadowRoot;
+      const end = [...root.querySelectorAll('button')].find((b) => b.textContent === 'End call');
+      return { log: root.querySelector('.log').getBoundingClientRect().height, endWraps: getComputedStyle(end).whiteSpace !== 'nowrap' };
+    })()`)) as { log: number; endWraps: boolean };
+    t.ok(layout.log >= 170, `the conversation stays readable during a call (${Math.round(layout.log)} px)`);
+    t.notOk(layout.endWraps, '"End call" stays on one line');
+    t.ok(await page.evaluate(dotShown), 'the status dot shows beside its words during the call');
     // Once the media socket is up the call is live: listening, or already thinking/speaking when the simulator's
     // greeting opened the gate first (which of them depends on timing, not on the widget).
     const states = await voiceStates(page);

@@ -13,7 +13,15 @@ import { runScript } from './helpers.js';
  * The README's steps as a user runs them: a key with exactly the scopes the README's `key:create` grants, the SDK
  * quickstart, then the voice example's command (a child process) against the assistant it created.
  */
-const README_SCOPES: Scope[] = ['chat', 'voice', 'assistants:read', 'assistants:write', 'conversations:read'];
+const README_SCOPES: Scope[] = [
+  'chat',
+  'voice',
+  'assistants:read',
+  'assistants:write',
+  'documents:read',
+  'documents:write',
+  'conversations:read',
+];
 
 t.test('README: SDK quickstart, then the voice example command', async (t) => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

@@ -124,8 +124,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List conversations (optionally of one assistant), newest first
-         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor).
+         * List and search conversations, newest first
+         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor), each with its channel, start, duration, cost, first message and a readable visitor label. Filter by assistant, channel, date, outcome or visitor, and search the text of their messages with q.
          */
         get: operations["getApiV1Conversations"];
         put?: never;
@@ -145,9 +145,53 @@ export interface paths {
         };
         /**
          * Get a conversation with its messages, their sources and its voice recordings
-         * @description Messages in order, each answer with the document passages it used and its feedback; the voice calls with their end reason and duration; recordings are played back through the dashboard.
+         * @description Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard.
          */
         get: operations["getApiV1ConversationsConversationId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a conversation for good
+         * @description Its messages, feedback and call recordings (from disk) go at once; its calls stay as anonymous billing records. Written to the audit log. 409 while one of its calls still runs.
+         */
+        delete: operations["deleteApiV1ConversationsConversationId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversationId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export one conversation as a JSON file
+         * @description Everything GET answers (the conversation, its transcript with the passages each answer used, its voice calls and recordings) plus the documents it cited, each once, and when it was exported; as an attachment.
+         */
+        get: operations["getApiV1ConversationsConversationIdExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the list of conversations as CSV
+         * @description The conversations the same filters select (newest first, at most 10000), one row each: id, start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message.
+         */
+        get: operations["getApiV1ConversationsExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -169,7 +213,11 @@ export interface paths {
          */
         get: operations["getApiV1Documents"];
         put?: never;
-        post?: never;
+        /**
+         * Add a URL, text or FAQ source to an assistant
+         * @description A URL is fetched (public addresses only) and indexed; a text or FAQ pairs are indexed as given. Answers 201 with the document, `pending`; follow its status with GET.
+         */
+        post: operations["postApiV1Documents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -220,6 +268,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/documents/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file (text, Markdown, HTML or PDF) to an assistant
+         * @description A multipart/form-data body with a `file` part (`curl -F file=@handbook.pdf`), or the raw file as the body with `?filename=`. At most UPLOAD_LIMIT_BYTES (20 MB by default on this build); the type is checked against the bytes. Answers 201 with the document, `pending`; follow its status with GET.
+         */
+        post: operations["postApiV1DocumentsUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/feedback": {
         parameters: {
             query?: never;
@@ -255,6 +323,26 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/visitors/{visitorId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete everything about one visitor (a privacy request)
+         * @description All of this account's conversations of the visitor (messages, feedback, recordings on disk) and the visitor's id on every call, which stays as an anonymous billing record. Written to the audit log. Deleting a visitor with nothing stored answers zero counts. 409 while one of their calls still runs.
+         */
+        delete: operations["deleteApiV1VisitorsVisitorId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -719,13 +807,31 @@ export interface components {
         Conversation: {
             /** @description Internal id of the assistant. */
             assistantId: string;
+            /** @description Voice calls in it. */
+            callCount: number;
+            /**
+             * @description voice: at least one voice call; chat: text only.
+             * @enum {string}
+             */
+            channel: "chat" | "voice";
+            /** @description What it cost, in micro-dollars: its chat answers plus its voice calls, from the usage ledger. */
+            costMicros: number;
             createdAt: string;
+            /** @description From its start to its last message or the end of its last call. */
+            durationSeconds: number;
+            /** @description The visitor's first message (its first 300 characters). */
+            firstMessage: string | null;
             id: string;
             messageCount: number;
+            /** @description How its answers went, the worst first: model_failure, then no_answer, then answered. */
+            outcome: ("answered" | "no_answer" | "model_failure") | null;
             /** @enum {string} */
             source: "api" | "widget" | "playground";
+            startedAt: string;
             updatedAt: string;
             visitorId: string | null;
+            /** @description A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM"). */
+            visitorLabel: string;
         };
         Document: {
             /** @description Internal id of the assistant. */
@@ -744,10 +850,50 @@ export interface components {
             type: "file" | "text" | "url" | "faq";
             updatedAt: string;
         };
+        /** @description A URL to fetch, a text, or FAQ pairs, for one assistant. */
+        DocumentSource: {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name?: string;
+            /** @constant */
+            type: "url";
+            /** @description An http(s) address on the public internet. */
+            url: string;
+        } | {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name: string;
+            /** @description Plain text or Markdown. */
+            text: string;
+            /** @constant */
+            type: "text";
+        } | {
+            /** @description The assistant that answers from it: the public asst_ id or the internal id. */
+            assistantId: string;
+            name: string;
+            pairs: {
+                answer: string;
+                question: string;
+            }[];
+            /** @constant */
+            type: "faq";
+        };
+        ErasureCounts: {
+            /** @description Voice calls unlinked from the visitor (kept, anonymous, as the billing record). */
+            calls: number;
+            conversations: number;
+            feedback: number;
+            messages: number;
+            /** @description Recording files deleted from disk. */
+            recordings: number;
+        };
         Error: {
             /** @description Stable, documented code, e.g. VALIDATION_FAILED. */
             code: string;
-            details?: unknown;
+            /** @description VALIDATION_FAILED: `{issues}`, one per bad field. Other codes: safe facts about the refusal (limits). */
+            details?: components["schemas"]["ValidationDetails"] | {
+                [key: string]: unknown;
+            };
             /** @description A human sentence. */
             error: string;
             /** @description Present only where the contract names a reason (voice_unavailable, ...). */
@@ -756,6 +902,7 @@ export interface components {
         };
         Message: {
             content: string;
+            /** @description What this answer cost, in micro-dollars (0 for questions and transcripts). */
             costMicros: number;
             createdAt: string;
             /** @description The visitor's rating of this answer (POST /api/v1/feedback); null when not rated (always for user messages). */
@@ -782,9 +929,20 @@ export interface components {
             score: number;
             snippet: string;
         };
+        ValidationDetails: {
+            issues: components["schemas"]["ValidationIssue"][];
+        };
+        ValidationIssue: {
+            /** @description Why, as a phrase after the field name: "is required", "choose at least one scope". */
+            message: string;
+            /** @description The field, dotted from the request part: body.scopes, body.pairs.0.answer, query.limit. */
+            path: string;
+        };
         VoiceCall: {
             /** @description Seconds billed (time with a connected caller). */
             billableSeconds: number;
+            /** @description What the call cost, in micro-dollars (its settled usage events). */
+            costMicros: number;
             /** @description From the start to the end; null while the call runs. */
             durationSeconds: number | null;
             endedAt: string | null;
@@ -1487,10 +1645,22 @@ export interface operations {
             query?: {
                 /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
                 assistantId?: string;
+                /** @description voice: with at least one call; chat: text only. */
+                channel?: "chat" | "voice";
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
+                /** @description Started at or after (a date, or an ISO 8601 date and time). */
+                from?: string;
                 /** @description Page size, at most 100. */
                 limit?: number;
+                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                outcome?: "answered" | "no_answer" | "model_failure";
+                /** @description Words in any of its messages (case-insensitive). */
+                q?: string;
+                /** @description Started before (a date counts as the whole day). */
+                to?: string;
+                /** @description One visitor's conversations. */
+                visitorId?: string;
             };
             header?: never;
             path?: never;
@@ -1567,6 +1737,135 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    deleteApiV1ConversationsConversationId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: components["schemas"]["ErasureCounts"];
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation */
+            404: components["responses"]["Error"];
+            /** @description A call of it still runs (CONVERSATION_CALL_ACTIVE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1ConversationsConversationIdExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1ConversationsExport: {
+        parameters: {
+            query?: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId?: string;
+                /** @description voice: with at least one call; chat: text only. */
+                channel?: "chat" | "voice";
+                /** @description Started at or after (a date, or an ISO 8601 date and time). */
+                from?: string;
+                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                outcome?: "answered" | "no_answer" | "model_failure";
+                /** @description Words in any of its messages (case-insensitive). */
+                q?: string;
+                /** @description Started before (a date counts as the whole day). */
+                to?: string;
+                /** @description One visitor's conversations. */
+                visitorId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1Documents: {
         parameters: {
             query?: {
@@ -1600,6 +1899,46 @@ export interface operations {
             /** @description Missing or invalid API key */
             401: components["responses"]["Error"];
             /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1Documents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentSource"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        document: components["schemas"]["Document"];
+                    };
+                };
+            };
+            /** @description Invalid body, or a URL that can never be fetched (DOCUMENT_URL_NOT_ALLOWED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the documents:write scope, or the account is not active. */
             403: components["responses"]["Error"];
             /** @description No such assistant */
             404: components["responses"]["Error"];
@@ -1730,6 +2069,64 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postApiV1DocumentsUpload: {
+        parameters: {
+            query?: {
+                /** @description The assistant (or send an assistantId form field). */
+                assistantId?: string;
+                /** @description The file name, when the body is the raw file. */
+                filename?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "multipart/form-data": {
+                    /** @description The assistant, when not given as the assistantId query parameter. */
+                    assistantId?: string;
+                    /**
+                     * Format: binary
+                     * @description The file: text, Markdown, HTML or PDF.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        document: components["schemas"]["Document"];
+                    };
+                };
+            };
+            /** @description No file in the body (DOCUMENT_EMPTY_UPLOAD), or no assistant named (VALIDATION_FAILED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the documents:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Larger than the upload limit */
+            413: components["responses"]["Error"];
+            /** @description Not text, Markdown, HTML or PDF (DOCUMENT_UNSUPPORTED_TYPE) */
+            415: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1Feedback: {
         parameters: {
             query?: never;
@@ -1810,6 +2207,46 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1VisitorsVisitorId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                visitorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: components["schemas"]["ErasureCounts"];
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description A call of theirs still runs (CONVERSATION_CALL_ACTIVE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
         };

@@ -1,5 +1,5 @@
 import { streamChat, type ParleyClient } from '@parley/sdk';
-import { decorateAnswer } from './answer.js';
+import { decorateAnswer, visitorText } from './answer.js';
 import type { Source } from './config.js';
 import { h } from './dom.js';
 import { describeError } from './errors.js';
@@ -48,13 +48,13 @@ export async function streamAnswer(host: ChatHost, turn: ChatTurn): Promise<void
       if (event.type === 'token') {
         answer += event.text;
         place();
-        bubble.textContent = answer;
+        bubble.textContent = visitorText(answer);
         host.scrollLog();
-        host.emit('parley:message', { role: 'assistant', text: answer, final: false });
+        host.emit('parley:message', { role: 'assistant', text: visitorText(answer), final: false });
       } else if (event.type === 'meta') {
         host.conversation(event.conversationId);
         place();
-        bubble.textContent = answer;
+        bubble.textContent = visitorText(answer, true);
         decorateAnswer(bubble, event.sources, (rating) => {
           host
             .client()
@@ -62,7 +62,7 @@ export async function streamAnswer(host: ChatHost, turn: ChatTurn): Promise<void
             .catch((err: unknown) => host.fail(...describeError(err)));
         });
         host.scrollLog();
-        host.emit('parley:message', { role: 'assistant', text: answer, final: true });
+        host.emit('parley:message', { role: 'assistant', text: visitorText(answer, true), final: true });
       } else if (event.type === 'error') {
         host.fail(event.code, errorMessages.interrupted);
       }

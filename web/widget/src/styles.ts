@@ -38,12 +38,15 @@ header button{background:transparent;padding:4px 8px;color:#fff}
 .rate button[aria-pressed=true]{background:var(--a);color:#fff}
 .voice{border-top:1px solid color-mix(in srgb,var(--fg) 12%,transparent);padding:10px 14px;display:flex;flex-direction:column;gap:8px}
 .row{display:flex;gap:8px;align-items:center;flex-wrap:wrap}
-.status{flex:1;color:var(--mu);min-height:1.4em}
-.captions{font-style:italic}
+.status{flex:1;min-width:0;color:var(--mu);min-height:1.4em}
+.captions{font-style:italic;max-height:4.5em;overflow-y:auto}
 .captions:empty{display:none}
 .consent{background:color-mix(in srgb,var(--a) 8%,var(--bg));border-radius:10px;padding:10px}
 .consent p{margin:0 0 8px}
-.dot{width:10px;height:10px;border-radius:50%;background:var(--mu)}
+.dot{width:10px;height:10px;border-radius:50%;background:var(--mu);flex:none}
+.row:has(.status:empty) .dot{display:none}
+.row button{white-space:nowrap}
+.log{min-height:min(180px,40vh)}
 .dot.on{background:#1e8e3e;animation:pulse 1.2s ease-in-out infinite}
 @keyframes pulse{50%{opacity:.35}}
 form{display:flex;gap:8px;padding:10px 14px;border-top:1px solid color-mix(in srgb,var(--fg) 12%,transparent)}

@@ -51,7 +51,12 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
               <div>
                 <dt>Feedback</dt>
                 <dd>
-                  {metrics.feedback.positive} 👍 / {metrics.feedback.negative} 👎
+                  <span class="feedback-count">
+                    <ThumbIcon up /> {metrics.feedback.positive} helpful
+                  </span>{' '}
+                  <span class="feedback-count">
+                    <ThumbIcon up={false} /> {metrics.feedback.negative} not helpful
+                  </span>
                 </dd>
               </div>
             </dl>
@@ -83,5 +88,24 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
         )}
       </Loaded>
     </section>
+  );
+}
+
+/** An inline SVG thumb (emoji need a font that is not installed everywhere); the words beside it carry the meaning. */
+function ThumbIcon({ up }: { up: boolean }) {
+  return (
+    <svg
+      class={up ? 'icon' : 'icon down'}
+      width="16"
+      height="16"
+      viewBox="0 0 24 24"
+      aria-hidden="true"
+      focusable="false"
+    >
+      <path
+        fill="currentColor"
+        d="M2 21h4V9H2v12zm20-11a2 2 0 0 0-2-2h-6.3l1-4.6v-.3c0-.4-.2-.8-.4-1.1L13.2 1 6.6 7.6C6.2 8 6 8.5 6 9v10a2 2 0 0 0 2 2h9c.8 0 1.5-.5 1.8-1.2l3-7.1c.1-.2.2-.5.2-.7v-2z"
+      />
+    </svg>
   );
 }

@@ -1,12 +1,19 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
-import { Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
+import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
-import { href } from '../router.js';
+import { href, navigate } from '../router.js';
 
-type SourceFilter = 'all' | Conversation['source'];
+type Filters = {
+  q: string;
+  channel: '' | 'chat' | 'voice';
+  outcome: '' | NonNullable<Conversation['outcome']>;
+  from: string;
+  to: string;
+};
+const NO_FILTERS: Filters = { q: '', channel: '', outcome: '', from: '', to: '' };
 
-/** Conversations of one assistant, newest first, filterable by where they came from; or one transcript. */
+/** Conversations of one assistant, newest first, searchable and filterable; or one transcript. */
 export function ConversationsTab({
   assistant,
   conversationId,
@@ -18,51 +25,124 @@ export function ConversationsTab({
   return <ConversationList assistant={assistant} />;
 }
 
+/** The list's query: the assistant and the filters that are set (the CSV export takes the same). */
+function queryOf(assistantId: string, f: Filters) {
+  return {
+    assistantId,
+    ...(f.q.trim() ? { q: f.q.trim() } : {}),
+    ...(f.channel ? { channel: f.channel } : {}),
+    ...(f.outcome ? { outcome: f.outcome } : {}),
+    ...(f.from ? { from: f.from } : {}),
+    ...(f.to ? { to: f.to } : {}),
+  };
+}
+
+const OUTCOME_WORDS: Record<NonNullable<Conversation['outcome']>, string> = {
+  answered: 'Answered',
+  no_answer: 'Not answered',
+  model_failure: 'Model failed',
+};
+
 function ConversationList({ assistant }: { assistant: Assistant }) {
-  const [filter, setFilter] = useState<SourceFilter>('all');
+  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [more, setMore] = useState<{ items: Conversation[]; cursor: string | null } | null>(null);
+  const query = queryOf(assistant.id, filters);
   const load = useLoad(async () => {
     setMore(null);
-    return v1.GET('/api/v1/conversations', { params: { query: { assistantId: assistant.id, limit: 50 } } });
-  }, [assistant.id]);
+    return v1.GET('/api/v1/conversations', { params: { query: { ...query, limit: 50 } } });
+  }, [assistant.id, JSON.stringify(filters)]);
   const next = useAction(async (cursor: string) => {
-    const page = await v1.GET('/api/v1/conversations', {
-      params: { query: { assistantId: assistant.id, limit: 50, cursor } },
-    });
+    const page = await v1.GET('/api/v1/conversations', { params: { query: { ...query, limit: 50, cursor } } });
     setMore((m) => ({ items: [...(m?.items ?? []), ...page.conversations], cursor: page.nextCursor }));
   });
+  const csv = `/api/v1/conversations/export?${new URLSearchParams(query as Record<string, string>).toString()}`;
+  const set = (patch: Partial<Filters>) => setDraft({ ...draft, ...patch });
   return (
     <section class="card" aria-labelledby="conv-h">
       <div class="page-head">
         <h2 id="conv-h">Conversations</h2>
-        <label class="inline">
-          Source
-          <select value={filter} onChange={(e) => setFilter(e.currentTarget.value as SourceFilter)}>
-            <option value="all">All sources</option>
-            <option value="widget">Widget</option>
-            <option value="playground">Playground</option>
-            <option value="api">API</option>
+        <a class="button" href={csv} download>
+          Export CSV
+        </a>
+      </div>
+      <form
+        class="filters"
+        role="search"
+        aria-label="Conversation filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        <label>
+          Search
+          <input
+            type="search"
+            value={draft.q}
+            maxLength={200}
+            placeholder="Words in any message"
+            onInput={(e) => set({ q: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Channel
+          <select value={draft.channel} onChange={(e) => set({ channel: e.currentTarget.value as Filters['channel'] })}>
+            <option value="">Chat and voice</option>
+            <option value="chat">Chat only</option>
+            <option value="voice">With a voice call</option>
           </select>
         </label>
-      </div>
+        <label>
+          Outcome
+          <select value={draft.outcome} onChange={(e) => set({ outcome: e.currentTarget.value as Filters['outcome'] })}>
+            <option value="">Any outcome</option>
+            <option value="no_answer">Not answered</option>
+            <option value="answered">Answered</option>
+            <option value="model_failure">Model failed</option>
+          </select>
+        </label>
+        <label>
+          From
+          <input type="date" value={draft.from} onInput={(e) => set({ from: e.currentTarget.value })} />
+        </label>
+        <label>
+          To
+          <input type="date" value={draft.to} onInput={(e) => set({ to: e.currentTarget.value })} />
+        </label>
+        <div class="actions">
+          <button type="submit" class="primary">
+            Search
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              setDraft(NO_FILTERS);
+              setFilters(NO_FILTERS);
+            }}
+          >
+            Clear
+          </button>
+        </div>
+      </form>
       <Loaded load={load} label="Loading conversations…">
         {(page) => {
           const all = [...page.conversations, ...(more?.items ?? [])];
           const cursor = more ? more.cursor : page.nextCursor;
-          const shown = filter === 'all' ? all : all.filter((c) => c.source === filter);
+          const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
           return (
             <>
-              {shown.length === 0 ? (
+              {all.length === 0 ? (
                 <Empty>
                   <p>
-                    {all.length === 0
-                      ? 'No conversations yet. Try the playground, or embed the widget.'
-                      : 'No conversations from this source among those loaded.'}
+                    {filtered
+                      ? 'No conversation matches these filters.'
+                      : 'No conversations yet. Try the playground, or embed the widget.'}
                   </p>
                 </Empty>
               ) : (
-                <Table columns={['Started', 'Source', 'Visitor', 'Messages', 'Last activity']}>
-                  {shown.map((c) => (
+                <Table columns={['Started', 'Channel', 'Visitor', 'First message', 'Duration', 'Cost', 'Outcome']}>
+                  {all.map((c) => (
                     <tr>
                       <td>
                         <a
@@ -70,13 +150,15 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                             `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`,
                           )}
                         >
-                          {dateTime(c.createdAt)}
+                          {dateTime(c.startedAt)}
                         </a>
                       </td>
-                      <td>{c.source}</td>
-                      <td>{c.visitorId ?? '—'}</td>
-                      <td>{c.messageCount}</td>
-                      <td>{dateTime(c.updatedAt)}</td>
+                      <td>{c.channel === 'voice' ? `Voice (${c.callCount})` : 'Chat'}</td>
+                      <td title={c.visitorId ?? undefined}>{c.visitorLabel}</td>
+                      <td class="first-message">{c.firstMessage ?? '—'}</td>
+                      <td>{seconds(c.durationSeconds)}</td>
+                      <td>{dollars(c.costMicros)}</td>
+                      <td>{c.outcome ? OUTCOME_WORDS[c.outcome] : '—'}</td>
                     </tr>
                   ))}
                 </Table>
@@ -102,7 +184,7 @@ function callSummary(call: VoiceCall): string {
   if (call.state === 'active') return 'In progress';
   const why = call.endReason === null ? 'the caller hung up' : `ended: ${call.endReason.replace(/_/g, ' ')}`;
   const lost = call.state === 'lost' ? ' (its server stopped; settled by another)' : '';
-  return `Duration ${seconds(call.durationSeconds ?? 0)} · billed ${seconds(call.billableSeconds)} · ${why}${lost}`;
+  return `Duration ${seconds(call.durationSeconds ?? 0)} · billed ${seconds(call.billableSeconds)} · ${why}${lost} · cost ${dollars(call.costMicros)}`;
 }
 
 function seconds(total: number): string {
@@ -112,6 +194,7 @@ function seconds(total: number): string {
 }
 
 function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
+  const back = `/assistants/${encodeURIComponent(assistant.id)}/conversations`;
   const load = useLoad(
     () => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }),
     [conversationId],
@@ -126,10 +209,40 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
         {({ conversation, messages, recordings, voiceCalls }) => (
           <>
             <p class="muted">
-              {conversation.source} · started {dateTime(conversation.createdAt)}
-              {conversation.visitorId ? ` · visitor ${conversation.visitorId}` : ''} · {conversation.messageCount}{' '}
-              messages
+              {conversation.channel === 'voice' ? 'Voice' : 'Chat'} · {conversation.source} · started{' '}
+              {dateTime(conversation.startedAt)} · {seconds(conversation.durationSeconds)} ·{' '}
+              <span title={conversation.visitorId ?? undefined}>{conversation.visitorLabel}</span> ·{' '}
+              {conversation.messageCount} messages · {dollars(conversation.costMicros)}
             </p>
+            <div class="actions conversation-actions">
+              <a class="button" href={`/api/v1/conversations/${encodeURIComponent(conversation.id)}/export`} download>
+                Export JSON
+              </a>
+              <ConfirmButton
+                label="Delete conversation"
+                confirmLabel="Yes, delete it"
+                question="Delete this conversation, its feedback and its call recordings for good?"
+                onConfirm={async () => {
+                  await v1.DELETE('/api/v1/conversations/{conversationId}', {
+                    params: { path: { conversationId: conversation.id } },
+                  });
+                  navigate(back);
+                }}
+              />
+              {conversation.visitorId !== null && (
+                <ConfirmButton
+                  label="Delete everything about this visitor"
+                  confirmLabel="Yes, delete all of it"
+                  question={`Delete every conversation, recording and rating of ${conversation.visitorLabel}, for good?`}
+                  onConfirm={async () => {
+                    await v1.DELETE('/api/v1/visitors/{visitorId}', {
+                      params: { path: { visitorId: conversation.visitorId! } },
+                    });
+                    navigate(back);
+                  }}
+                />
+              )}
+            </div>
             {voiceCalls.length > 0 && (
               <div class="recordings">
                 <h3>Voice calls</h3>

@@ -1,6 +1,18 @@
 import { useState } from 'preact/hooks';
 import { dashboardApi, SCOPES, type Scope } from '../api/dashboard-routes.js';
-import { ConfirmButton, CopyButton, Empty, ErrorBox, Loaded, Table, useAction, useLoad } from '../ui/components.js';
+import {
+  ConfirmButton,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  FieldError,
+  fieldErrorId,
+  fieldIssues,
+  Loaded,
+  Table,
+  useAction,
+  useLoad,
+} from '../ui/components.js';
 import { dateTime } from '../ui/format.js';
 
 /** API keys: create (the secret is shown once, here, and never again), list with last use, revoke. */
@@ -91,6 +103,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string
     setScopes(new Set());
     onCreated(result.key.name, result.secret);
   });
+  const invalid = (field: string) =>
+    fieldIssues(create.error).some((i) => i.field === field || i.field.startsWith(`${field}.`));
   const toggle = (scope: Scope, on: boolean) => {
     const next = new Set(scopes);
     if (on) next.add(scope);
@@ -109,9 +123,17 @@ function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string
       <h2>Create a key</h2>
       <label>
         Key name
-        <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          required
+          maxLength={100}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+          aria-invalid={invalid('name')}
+          aria-describedby={fieldErrorId('name')}
+        />
       </label>
-      <fieldset class="scopes-grid">
+      <FieldError error={create.error} field="name" />
+      <fieldset class="scopes-grid" aria-invalid={invalid('scopes')} aria-describedby={fieldErrorId('scopes')}>
         <legend>Scopes</legend>
         {SCOPES.map((scope) => (
           <label class="check">
@@ -124,6 +146,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string
           </label>
         ))}
       </fieldset>
+      <FieldError error={create.error} field="scopes" />
       <ErrorBox error={create.error} title="Could not create the key" />
       <div class="actions">
         <button type="submit" class="primary" disabled={create.busy}>

@@ -1,14 +1,59 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from '../api/client.js';
+import { describeError, ParleyError } from '../api/client.js';
 
 /** An API failure as a person can act on it: the server's sentence, its code and the request id to quote. */
+/** The fields a VALIDATION_FAILED answer named (`body.scopes` -> `scopes`), each with why, in the server's words. */
+export function fieldIssues(error: unknown): Array<{ field: string; message: string }> {
+  if (!(error instanceof ParleyError) || error.code !== 'VALIDATION_FAILED') return [];
+  const issues = (error.details as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues)) return [];
+  return issues.flatMap((i: { path?: unknown; message?: unknown }) =>
+    typeof i.path === 'string' && typeof i.message === 'string'
+      ? [{ field: i.path.replace(/^(body|query|path|params)\.?/, ''), message: i.message }]
+      : [],
+  );
+}
+
+const sentence = (s: string) => (s.length > 0 ? s[0]!.toUpperCase() + s.slice(1) : s);
+
+/**
+ * Why the server refused this field, shown beside it (give the input `aria-describedby={fieldErrorId(field)}`).
+ * Matches the field and anything inside it (`pairs` shows `pairs.0.answer`).
+ */
+export function FieldError({ error, field }: { error: unknown; field: string }) {
+  const mine = fieldIssues(error).filter((i) => i.field === field || i.field.startsWith(`${field}.`));
+  if (mine.length === 0) return null;
+  return (
+    <p class="field-error" id={fieldErrorId(field)}>
+      {mine
+        .map((i) => sentence(i.field === field ? i.message : `${i.field.slice(field.length + 1)} ${i.message}`))
+        .join('. ')}
+    </p>
+  );
+}
+
+export function fieldErrorId(field: string): string {
+  return `field-error-${field.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+}
+
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (error === undefined || error === null) return null;
   const d = describeError(error);
+  const issues = fieldIssues(error);
   return (
     <div class="error" role="alert">
-      <strong>{title ?? 'Something went wrong'}:</strong> {d.message}
+      <strong>{title ?? 'Something went wrong'}:</strong>{' '}
+      {issues.length > 0 ? 'these fields need a change.' : d.message}
+      {issues.length > 0 && (
+        <ul class="error-fields">
+          {issues.map((i) => (
+            <li>
+              {i.field ? <strong>{i.field}</strong> : null} {i.message}
+            </li>
+          ))}
+        </ul>
+      )}
       {(d.code || d.requestId) && (
         <div class="error-meta">
           {d.code && <span>Code {d.code}</span>}

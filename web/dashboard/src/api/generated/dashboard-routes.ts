@@ -503,7 +503,7 @@ export interface operations {
                             name: string;
                             /** @description The first characters of the secret, for recognising a key; not usable. */
                             prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
+                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "conversations:write" | "analytics:read" | "voice" | "webhooks")[];
                         }[];
                     };
                 };
@@ -525,7 +525,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
+                    scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "conversations:write" | "analytics:read" | "voice" | "webhooks")[];
                 };
             };
         };
@@ -544,7 +544,7 @@ export interface operations {
                             name: string;
                             /** @description The first characters of the secret, for recognising a key; not usable. */
                             prefix: string;
-                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "analytics:read" | "voice" | "webhooks")[];
+                            scopes: ("chat" | "assistants:read" | "assistants:write" | "documents:read" | "documents:write" | "conversations:read" | "conversations:write" | "analytics:read" | "voice" | "webhooks")[];
                         };
                         /** @description Shown only in this answer. */
                         secret: string;
@@ -1123,9 +1123,11 @@ export interface operations {
                     name?: string;
                     /** @constant */
                     type: "url";
+                    /** @description An http(s) address on the public internet. */
                     url: string;
                 } | {
                     name: string;
+                    /** @description Plain text or Markdown. */
                     text: string;
                     /** @constant */
                     type: "text";
@@ -1946,6 +1948,7 @@ export const scopes = [
     "documents:read",
     "documents:write",
     "conversations:read",
+    "conversations:write",
     "analytics:read",
     "voice",
     "webhooks",

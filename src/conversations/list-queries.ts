@@ -1,0 +1,150 @@
+import type { PageCursor } from '../assistants/index.js';
+import type { Sql, TransactionSql } from '../db/index.js';
+import type { ConversationRow, Outcome } from './queries.js';
+
+type Db = Sql | TransactionSql;
+
+export type Channel = 'chat' | 'voice';
+
+/** What the owner's list filters on; every field optional. */
+export interface ConversationFilter {
+  accountId: string;
+  assistantId?: string | undefined;
+  /** voice: at least one call; chat: none. */
+  channel?: Channel | undefined;
+  /** Started at or after / before (created_at). */
+  from?: Date | undefined;
+  to?: Date | undefined;
+  /** At least one answer with this outcome. */
+  outcome?: Outcome | undefined;
+  /** Words in any message (case-insensitive substring). */
+  text?: string | undefined;
+  visitorId?: string | undefined;
+  /** Just this one. */
+  id?: string | undefined;
+}
+
+/** A conversation with what the list shows: calls, cost, the first question, how it went and when it last moved. */
+export interface ConversationSummaryRow extends ConversationRow {
+  callCount: number;
+  /** Chat turns (their recorded cost) plus voice calls (their settled usage events). */
+  chatCostMicros: number;
+  voiceCostMicros: number;
+  firstMessage: string | null;
+  /** The worst outcome of its answers: model_failure, then no_answer, then answered; null without answers. */
+  outcome: Outcome | null;
+  lastActivityAt: Date;
+}
+
+/** `%` and `_` are literal in what an owner types. */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function summaryPage(
+  sql: Db,
+  f: ConversationFilter,
+  after: PageCursor | undefined,
+  limit: number,
+): Promise<ConversationSummaryRow[]> {
+  return sql<ConversationSummaryRow[]>`
+    select c.id, c.assistant_id, c.account_id, c.visitor_id, c.source, c.message_count, c.created_at, c.updated_at,
+           v.call_count, coalesce(m.cost, 0)::bigint as chat_cost_micros, coalesce(v.cost, 0)::bigint as voice_cost_micros,
+           (select left(content, 300) from messages fm where fm.conversation_id = c.id and fm.role = 'user'
+             order by fm.seq limit 1) as first_message,
+           m.outcome, greatest(c.updated_at, m.last_at, v.last_at) as last_activity_at
+    from conversations c
+    left join lateral (
+      select sum(cost_micros) as cost, max(created_at) as last_at,
+             case when bool_or(outcome = 'model_failure') then 'model_failure'
+                  when bool_or(outcome = 'no_answer') then 'no_answer'
+                  when bool_or(outcome = 'answered') then 'answered' end as outcome
+      from messages where conversation_id = c.id
+    ) m on true
+    left join lateral (
+      select count(*)::int as call_count, max(coalesce(vs.ended_at, now())) as last_at, sum(ev.cost) as cost
+      from voice_sessions vs
+      left join lateral (
+        select sum(e.cost_micros) as cost from usage_reservations r
+        join usage_events e on e.reservation_id = r.id and e.outcome = 'settled'
+        where r.voice_session_id = vs.id
+      ) ev on true
+      where vs.conversation_id = c.id and vs.state <> 'failed'
+    ) v on true
+    where c.account_id = ${f.accountId}
+      ${f.assistantId !== undefined ? sql`and c.assistant_id = ${f.assistantId}` : sql``}
+      ${f.id !== undefined ? sql`and c.id = ${f.id}` : sql``}
+      ${f.visitorId !== undefined ? sql`and c.visitor_id = ${f.visitorId}` : sql``}
+      ${f.from !== undefined ? sql`and c.created_at >= ${f.from}` : sql``}
+      ${f.to !== undefined ? sql`and c.created_at < ${f.to}` : sql``}
+      ${f.channel === 'voice' ? sql`and v.call_count > 0` : f.channel === 'chat' ? sql`and v.call_count = 0` : sql``}
+      ${
+        f.outcome !== undefined
+          ? sql`and exists (select 1 from messages om where om.conversation_id = c.id and om.outcome = ${f.outcome})`
+          : sql``
+      }
+      ${
+        f.text !== undefined
+          ? sql`and exists (select 1 from messages tm where tm.conversation_id = c.id
+                              and tm.content ilike ${likePattern(f.text)} escape '\\')`
+          : sql``
+      }
+      ${after ? sql`and (c.created_at, c.id) < (${after.createdAt}, ${after.id})` : sql``}
+    order by c.created_at desc, c.id desc limit ${limit + 1}`;
+}
+
+/** What one voice call cost: the sum of its grants' settled usage events. */
+export async function voiceCallCosts(sql: Db, conversationId: string): Promise<Map<string, number>> {
+  const rows = await sql<Array<{ id: string; cost: number }>>`
+    select vs.id, coalesce(sum(e.cost_micros), 0)::bigint as cost
+    from voice_sessions vs
+    left join usage_reservations r on r.voice_session_id = vs.id
+    left join usage_events e on e.reservation_id = r.id and e.outcome = 'settled'
+    where vs.conversation_id = ${conversationId}
+    group by vs.id`;
+  return new Map(rows.map((r) => [r.id, Number(r.cost)]));
+}
+
+/** The account's conversations of one visitor (ids only). */
+export async function conversationIdsOfVisitor(sql: Db, accountId: string, visitorId: string): Promise<string[]> {
+  const rows = await sql<Array<{ id: string }>>`
+    select id from conversations where account_id = ${accountId} and visitor_id = ${visitorId}`;
+  return rows.map((r) => r.id);
+}
+
+/** Voice sessions of these conversations, and whether any still runs. */
+export async function sessionsOf(sql: Db, conversationIds: string[]): Promise<Array<{ id: string; state: string }>> {
+  if (conversationIds.length === 0) return [];
+  return sql<Array<{ id: string; state: string }>>`
+    select id, state from voice_sessions where conversation_id = any(${sql.array(conversationIds)})`;
+}
+
+/**
+ * Erases conversations (messages and feedback go with them by cascade) and takes the visitor's id off their voice
+ * sessions, which stay as the billing record of the call (no transcript, no conversation, no visitor). Returns how
+ * many of each went.
+ */
+export async function eraseConversations(
+  tx: TransactionSql,
+  accountId: string,
+  conversationIds: string[],
+): Promise<{ conversations: number; messages: number; feedback: number; calls: number }> {
+  if (conversationIds.length === 0) return { conversations: 0, messages: 0, feedback: 0, calls: 0 };
+  const ids = tx.array(conversationIds);
+  const [counts] = await tx<Array<{ messages: number; feedback: number }>>`
+    select (select count(*)::int from messages where conversation_id = any(${ids})) as messages,
+           (select count(*)::int from message_feedback f join messages m on m.id = f.message_id
+             where m.conversation_id = any(${ids})) as feedback`;
+  const calls = await tx`
+    update voice_sessions set visitor_id = null
+    where account_id = ${accountId} and conversation_id = any(${ids})`;
+  const gone = await tx`delete from conversations where account_id = ${accountId} and id = any(${ids})`;
+  return { conversations: gone.count, messages: counts!.messages, feedback: counts!.feedback, calls: calls.count };
+}
+
+/** Voice sessions of a visitor that belong to no conversation any more: their visitor id goes too. */
+export async function forgetVisitorSessions(tx: TransactionSql, accountId: string, visitorId: string): Promise<number> {
+  const res = await tx`
+    update voice_sessions set visitor_id = null where account_id = ${accountId} and visitor_id = ${visitorId}`;
+  return res.count;
+}

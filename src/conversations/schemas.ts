@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { assistantIdParam } from '../assistants/index.js';
+import { isStorableDate } from '../http/index.js';
+
+export const sourceSchema = z
+  .object({
+    documentId: z.string(),
+    name: z.string(),
+    snippet: z.string(),
+    score: z.number(),
+  })
+  .meta({ id: 'Source', description: 'A document passage an answer used.' });
+
+export const conversationSchema = z
+  .object({
+    id: z.string(),
+    assistantId: z.string().describe('Internal id of the assistant.'),
+    visitorId: z.string().nullable(),
+    visitorLabel: z
+      .string()
+      .describe('A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM").'),
+    source: z.enum(['api', 'widget', 'playground']),
+    channel: z.enum(['chat', 'voice']).describe('voice: at least one voice call; chat: text only.'),
+    callCount: z.number().int().describe('Voice calls in it.'),
+    messageCount: z.number().int(),
+    firstMessage: z.string().nullable().describe("The visitor's first message (its first 300 characters)."),
+    outcome: z
+      .enum(['answered', 'no_answer', 'model_failure'])
+      .nullable()
+      .describe('How its answers went, the worst first: model_failure, then no_answer, then answered.'),
+    startedAt: z.string(),
+    durationSeconds: z.number().int().describe('From its start to its last message or the end of its last call.'),
+    costMicros: z
+      .number()
+      .int()
+      .describe('What it cost, in micro-dollars: its chat answers plus its voice calls, from the usage ledger.'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Conversation' });
+
+export const messageSchema = z
+  .object({
+    id: z.string(),
+    role: z.enum(['user', 'assistant']),
+    content: z.string(),
+    outcome: z.enum(['answered', 'no_answer', 'model_failure']).nullable(),
+    sources: z.array(sourceSchema),
+    inputTokens: z.number().int(),
+    outputTokens: z.number().int(),
+    costMicros: z.number().int().describe('What this answer cost, in micro-dollars (0 for questions and transcripts).'),
+    feedback: z
+      .enum(['positive', 'negative'])
+      .nullable()
+      .describe(
+        "The visitor's rating of this answer (POST /api/v1/feedback); null when not rated (always for user messages).",
+      ),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Message' });
+
+export const recordingSchema = z
+  .object({
+    sessionId: z.string(),
+    url: z.string().describe("Dashboard-only: fetch with the owner's dashboard session (Range supported)."),
+    ready: z.boolean().describe('False while the call runs or its file is being written.'),
+  })
+  .meta({ id: 'Recording' });
+
+export const voiceCallSchema = z
+  .object({
+    sessionId: z.string(),
+    source: z.enum(['api', 'widget', 'playground']),
+    state: z.enum(['active', 'ended', 'lost']).describe('lost: the instance running it died and another settled it.'),
+    endReason: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown); null when the caller hung up or it still runs.',
+      ),
+    startedAt: z.string(),
+    endedAt: z.string().nullable(),
+    durationSeconds: z.number().int().nullable().describe('From the start to the end; null while the call runs.'),
+    billableSeconds: z.number().int().describe('Seconds billed (time with a connected caller).'),
+    costMicros: z.number().int().describe('What the call cost, in micro-dollars (its settled usage events).'),
+  })
+  .meta({ id: 'VoiceCall' });
+
+/** A date (`2026-11-26`, the whole day for `to`) or an ISO 8601 date and time. */
+function dateParam(end: boolean) {
+  return z
+    .string()
+    .max(40)
+    .refine((v) => isStorableDate(new Date(v)), { error: 'must be a date (2026-11-26) or an ISO 8601 date and time' })
+    .transform((v) => {
+      const d = new Date(v);
+      return end && /^\d{4}-\d{2}-\d{2}$/.test(v) ? new Date(d.getTime() + 86_400_000) : d;
+    });
+}
+
+/** The list's filters; the CSV export takes the same. */
+export const filterQuerySchema = z.object({
+  assistantId: assistantIdParam.optional(),
+  channel: z.enum(['chat', 'voice']).optional().describe('voice: with at least one call; chat: text only.'),
+  from: dateParam(false).optional().describe('Started at or after (a date, or an ISO 8601 date and time).'),
+  to: dateParam(true).optional().describe('Started before (a date counts as the whole day).'),
+  outcome: z
+    .enum(['answered', 'no_answer', 'model_failure'])
+    .optional()
+    .describe('With at least one answer of this outcome (no_answer: questions the documents did not answer).'),
+  q: z.string().max(200).optional().describe('Words in any of its messages (case-insensitive).'),
+  visitorId: z.string().min(1).max(200).optional().describe("One visitor's conversations."),
+});
