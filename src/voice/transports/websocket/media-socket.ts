@@ -5,7 +5,7 @@ import { voiceErrors } from '../../errors.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
 import { linkOfSession } from '../../pump/link.js';
 import { MediaRelay } from './relay.js';
-import { RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
+import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
 
 /** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
 export interface MediaConnection {
@@ -53,7 +53,7 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
   const clock = options.clock ?? systemClock;
   const relayOptions = { ...RELAY_DEFAULTS, ...options.relay };
   const relays = new Map<string, MediaRelay>();
-  const closedTotals = emptyTotals();
+  const closedTotals = newStats();
 
   const route: SocketRoute<MediaConnection> = {
     path: MEDIA_SOCKET_PATH,
@@ -128,28 +128,6 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
     },
   };
   return { route, relays, closedTotals };
-}
-
-function emptyTotals(): RelayStats {
-  return {
-    callerFrames: 0,
-    callerBytes: 0,
-    callerFramesRefusedByLink: 0,
-    callerFramesRefused: 0,
-    callerTextDropped: 0,
-    mutes: 0,
-    unmutes: 0,
-    assistantChunks: 0,
-    assistantBytes: 0,
-    assistantWithheldChunks: 0,
-    assistantWithheldBytes: 0,
-    assistantDroppedBytes: 0,
-    assistantSentBytes: 0,
-    transcriptsWithheld: 0,
-    eventsDropped: 0,
-    maxSocketBuffered: 0,
-    maxPending: 0,
-  };
 }
 
 function addTotals(into: RelayStats, add: RelayStats): void {
