@@ -28,6 +28,9 @@ const app = await startTestApp(t, {
     OPENAI_MODEL: MODEL,
     // The burst is one key; the per-key request rate limit is not under test here.
     API_RATE_LIMIT_PER_MINUTE: '100000',
+    // Nor is admission control: the whole burst waits its turn instead of being shed with 503s.
+    ADMISSION_QUEUE_PER_TENANT: '1000',
+    ADMISSION_QUEUE_WAIT_MS: '60000',
     DATABASE_POOL_SIZE: '16',
   },
 });

@@ -8,8 +8,8 @@ create index conversations_account_page on conversations (account_id, created_at
 -- A visitor's conversations (the privacy request "delete everything about this visitor").
 create index conversations_account_visitor on conversations (account_id, visitor_id) where visitor_id is not null;
 
--- The grants of one voice session, whatever their status (the call's cost is the sum of their settled events).
-create index usage_reservations_voice_session on usage_reservations (voice_session_id) where voice_session_id is not null;
+-- The grants of one voice session (the call's cost is the sum of their settled events) are found by
+-- usage_reservations_voice_session, which 0011 creates.
 
 -- Voice sessions of one visitor (erased with their conversations).
 create index voice_sessions_visitor on voice_sessions (account_id, visitor_id) where visitor_id is not null;
