@@ -46,8 +46,15 @@ t.test("the README's metrics setup on the embedded default: chats and scrapes in
     t.equal(ready.status, 200, `round ${round}: /readyz stays 200`);
   }
   const metrics = await scrape();
-  t.match(metrics.text, /parley_metering_settlements_total\{kind="chat"\} 8/, 'all eight chats were settled');
-  t.match(metrics.text, /parley_http_requests_total\{method="POST",route="\/api\/v1\/chat",status="200"\} 8/);
+  t.match(
+    metrics.text,
+    /parley_metering_settlements_total\{kind="chat",instance_id="[^"]+"\} 8/,
+    'all eight chats were settled',
+  );
+  t.match(
+    metrics.text,
+    /parley_http_requests_total\{method="POST",route="\/api\/v1\/chat",status="200",instance_id="[^"]+"\} 8/,
+  );
 
   const sentAt = parley.signal('SIGTERM');
   const { code, at } = await parley.exited;
