@@ -49,7 +49,7 @@ import {
   type VoiceCapabilityOptions,
   type VoiceService,
 } from './voice/index.js';
-import { enqueueEvent, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
+import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
 
 export const API_VERSION = '1.3.0';
 
@@ -154,7 +154,7 @@ export function collectCapabilities(
     sql: deps.sql,
     config: deps.config,
     log: deps.log.child({ capability: 'metering' }),
-    onThresholdCrossed: options.onThresholdCrossed ?? budgetAlertWebhook,
+    onThresholdCrossed: options.onThresholdCrossed ?? ((alert, tx) => enqueueBudgetAlert(tx, { ...alert })),
   });
   if (metrics) observeMeter(meter, metrics);
   // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
@@ -398,8 +398,3 @@ export function routeTable(): AnyRoute[] {
   void sql.end({ timeout: 0 });
   return routes;
 }
-
-/** A budget threshold crossing becomes a `budget.threshold_crossed` webhook event, queued in the crossing's transaction. */
-const budgetAlertWebhook: ThresholdSink = async ({ accountId, ...data }, tx) => {
-  await enqueueEvent(tx, accountId, 'budget.threshold_crossed', data);
-};

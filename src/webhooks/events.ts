@@ -111,3 +111,14 @@ export async function enqueueDocumentOutcome(
     error: failure,
   });
 }
+
+/**
+ * A budget threshold crossing (the meter calls this once per crossing, inside the transaction that recorded it), queued
+ * as `budget.threshold_crossed`; the payload names no account id (an endpoint belongs to one account).
+ */
+export async function enqueueBudgetAlert(
+  tx: Sql | TransactionSql,
+  { accountId, ...data }: { accountId: string } & Record<string, unknown>,
+): Promise<void> {
+  await enqueueEvent(tx, accountId, 'budget.threshold_crossed', data);
+}

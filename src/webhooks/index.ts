@@ -12,6 +12,7 @@ import { createSecretBox } from './secret-box.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
 export {
+  enqueueBudgetAlert,
   enqueueEvent,
   WEBHOOK_EVENT_TYPES,
   TEST_EVENT_TYPE,

@@ -256,7 +256,7 @@ t.test('an API key: created with scopes, secret shown once, gone after reload, s
   await page.getByLabel('Key name').fill('ci server');
   await page.getByRole('checkbox', { name: 'chat', exact: true }).check();
   await page.getByRole('checkbox', { name: 'assistants:read' }).check();
-  t.equal(await page.getByRole('checkbox').count(), 9, 'the nine scopes (conversations:write deletes)');
+  t.equal(await page.getByRole('checkbox').count(), 10, 'the ten scopes (webhooks and conversations:write among them)');
   await page.getByRole('button', { name: 'Create key' }).click();
   const secretBox = page.getByLabel('API key secret');
   await secretBox.waitFor();

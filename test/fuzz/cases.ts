@@ -22,6 +22,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   planCode: 'plan',
   endpointId: 'webhookEndpoint',
   deliveryId: 'webhookDelivery',
+  visitorId: 'visitor',
 };
 
 export const ACTORS = [

@@ -101,6 +101,12 @@ function foreignFields(
 
 /** Routes that by design serve anyone who names A's public assistant (the widget): they may answer 2xx, never leak. */
 const PUBLIC_BY_ID = new Set(['GET /api/v1/widget/:publicId/config', 'POST /api/v1/widget/sign']);
+/**
+ * A visitor id names no account's resource (the visitor's browser holds it): these act on the caller's own data about
+ * that id, so B may get a 2xx naming A's visitor; what must hold is that A's data about the visitor stays (checked after
+ * the matrix) and that none of A's ids comes back (checked for every row).
+ */
+const SCOPED_TO_CALLER = new Set(['DELETE /api/v1/visitors/:visitorId']);
 
 function pathWith(route: AnyRoute, tenant: Tenant): { path: string; unknown: string[]; namesForeign: boolean } {
   const unknown: string[] = [];
@@ -148,6 +154,7 @@ t.test("every route, called by B with A's resources: never 2xx about them, never
         if (
           (namesForeign || foreignBody) &&
           !PUBLIC_BY_ID.has(name) &&
+          !SCOPED_TO_CALLER.has(name) &&
           !(actor === 'keyless' && variant.label === "A's ids")
         ) {
           t.ok(res.status >= 400, `${label}: A's resource is not served to B`);
@@ -156,6 +163,9 @@ t.test("every route, called by B with A's resources: never 2xx about them, never
     }
   }
   t.comment(`matrix answers by status: ${JSON.stringify(reached)}`);
+  const [kept] = await app.database.sql<Array<{ n: number }>>`
+    select count(*)::int as n from conversations where id = ${a.widgetConversationId} and visitor_id = ${a.visitorId}`;
+  t.equal(kept!.n, 1, "B deleting A's visitor id left A's conversation with that visitor");
 });
 
 t.test('the matrix knows every path parameter of the route table', async (t) => {

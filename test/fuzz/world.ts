@@ -41,7 +41,8 @@ export type ResourceType =
   | 'account'
   | 'plan'
   | 'webhookEndpoint'
-  | 'webhookDelivery';
+  | 'webhookDelivery'
+  | 'visitor';
 
 export interface World {
   app: TestApp;
@@ -215,6 +216,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       plan: 'starter',
       webhookEndpoint: endpoint.id,
       webhookDelivery: testEvent.delivery.id,
+      visitor: visitorId,
     },
     keys: await tenantKeys(app, owner),
   };
