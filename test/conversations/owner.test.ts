@@ -105,7 +105,7 @@ t.test('conversations: list, search, export and delete, as an owner uses them', 
   );
   t.ok(app.app.voice.recordings!.isWriting(minted.sessionId), 'the call is being recorded');
 
-  t.test('deleting a conversation whose call still runs is refused (409)', async (t) => {
+  await t.test('deleting a conversation whose call still runs is refused (409)', async (t) => {
     const res = await api(`/api/v1/conversations/${minted.conversationId}`, { method: 'DELETE' });
     t.equal(res.status, 409);
     t.equal(((await res.json()) as { code: string }).code, 'CONVERSATION_CALL_ACTIVE');

@@ -110,6 +110,12 @@ t.test('a restart loses nothing: queued and retrying messages are delivered by t
   const delivered = receiver.received.filter((r) => r.status === 200).map((r) => String(r.headers['webhook-id']));
   t.equal(new Set(delivered).size, 4, 'each message delivered once');
   t.ok(delivered.includes(retried), 'the retrying message kept its webhook-id across the restart');
+  // A delivery is marked delivered just after the receiver answered: wait for the marks, not the answers.
+  await eventually(
+    async () =>
+      (await deliveriesOf(second, owner, endpoint.id)).every((d: { status: string }) => d.status === 'delivered'),
+    'all four marked delivered',
+  );
   const rows = await deliveriesOf(second, owner, endpoint.id);
   t.same(
     rows.map((d) => d.status),
