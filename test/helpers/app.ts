@@ -19,6 +19,8 @@ export interface TestApp {
   database: TestDatabase;
   redisPrefix: string;
   logs: ReturnType<typeof captureLogger>;
+  /** Stops this instance now (as a crash or a deploy would), before the test ends; teardown then does nothing more. */
+  stop(): Promise<void>;
 }
 
 export const TEST_SECRET_KEY = 'test-secret-key-that-is-at-least-32-bytes-long';
@@ -36,6 +38,7 @@ export async function startTestApp(
     redisPrefix?: string;
     voice?: BuildOptions['voice'];
     knowledge?: BuildOptions['knowledge'];
+    webhooks?: BuildOptions['webhooks'];
   } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(t));
@@ -52,16 +55,30 @@ export async function startTestApp(
     ...options.env,
   });
   const deps = await createDeps(config, logs.log);
-  const app = buildApp(deps, {
-    validateResponses: true,
-    ...(options.voice ? { voice: options.voice } : {}),
-    ...(options.knowledge ? { knowledge: options.knowledge } : {}),
-  });
-  const port = await app.listen('127.0.0.1', 0);
-  t.teardown(async () => {
+  let app: ParleyApp;
+  let port: number;
+  try {
+    app = buildApp(deps, {
+      validateResponses: true,
+      ...(options.voice ? { voice: options.voice } : {}),
+      ...(options.knowledge ? { knowledge: options.knowledge } : {}),
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    });
+    port = await app.listen('127.0.0.1', 0);
+  } catch (err) {
+    await deps.close();
+    throw err;
+  }
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     await app.close(0);
     await deps.close();
+  };
+  t.teardown(async () => {
+    await stop();
     if (!options.redisPrefix) await deleteKeysWithPrefix(redisPrefix);
   });
-  return { url: `http://127.0.0.1:${port}`, port, app, deps, config, database, redisPrefix, logs };
+  return { url: `http://127.0.0.1:${port}`, port, app, deps, config, database, redisPrefix, logs, stop };
 }

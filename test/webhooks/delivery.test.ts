@@ -3,9 +3,10 @@ import { Webhook } from 'standardwebhooks';
 import { enqueueEvent } from '../../src/webhooks/index.js';
 import { pruneMessages } from '../../src/webhooks/queries.js';
 import { createOwner, type TestOwner } from '../helpers/identity.js';
-import { api, eventually, startReceiver, startWebhookApp, type Receiver, type StartedApp } from './helpers.js';
+import { api, eventually, startReceiver, startWebhookApp, type Receiver } from './helpers.js';
+import type { TestApp } from '../helpers/app.js';
 
-async function endpointFor(app: StartedApp, owner: TestOwner, receiver: Receiver) {
+async function endpointFor(app: TestApp, owner: TestOwner, receiver: Receiver) {
   const created = await api(app.url, 'POST', '/api/v1/webhook-endpoints', owner.secret, {
     url: receiver.url,
     events: ['document.processed'],
@@ -14,7 +15,7 @@ async function endpointFor(app: StartedApp, owner: TestOwner, receiver: Receiver
   return created.body as { id: string; secret: string };
 }
 
-async function deliveriesOf(app: StartedApp, owner: TestOwner, endpointId: string) {
+async function deliveriesOf(app: TestApp, owner: TestOwner, endpointId: string) {
   const page = await api(app.url, 'GET', `/api/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`, owner.secret);
   return page.body.deliveries as Array<{ messageId: string; status: string; attempts: number; lastStatusCode: number }>;
 }

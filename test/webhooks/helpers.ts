@@ -1,32 +1,19 @@
-import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Test } from 'tap';
-import { buildApp, type BuildOptions } from '../../src/app.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createDeps } from '../../src/deps.js';
-import { TEST_SECRET_KEY, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { TEST_REDIS_URL } from '../helpers/env.js';
+import type { BuildOptions } from '../../src/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestDatabase } from '../helpers/db.js';
 import { bearer } from '../helpers/identity.js';
-import { captureLogger } from '../helpers/log.js';
-import { deleteKeysWithPrefix, uniquePrefix } from '../helpers/store.js';
 
 /** A short schedule for tests: at once, then 100 ms, 100 ms, 100 ms (four attempts). */
 export const FAST_SCHEDULE = [0, 100, 100, 100];
 
-export interface StartedApp extends TestApp {
-  /** Stops this instance now (as a crash or a deploy would), before the test ends. */
-  stop(): Promise<void>;
-}
-
 /**
- * The whole service like test/helpers/app.ts's startTestApp, plus webhook knobs (a short retry schedule, fast polling)
- * and private networks allowed (the receiver listens on 127.0.0.1) unless `env` says otherwise.
+ * The whole service (startTestApp) with webhook knobs for tests (a short retry schedule, fast polling) and private
+ * networks allowed (the receiver listens on 127.0.0.1) unless `env` says otherwise.
  */
-export async function startWebhookApp(
+export function startWebhookApp(
   t: Test,
   options: {
     env?: Record<string, string>;
@@ -35,47 +22,12 @@ export async function startWebhookApp(
     webhooks?: BuildOptions['webhooks'];
     knowledge?: BuildOptions['knowledge'];
   } = {},
-): Promise<StartedApp> {
-  const database = options.database ?? (await createTestDatabase(t));
-  const redisPrefix = options.redisPrefix ?? uniquePrefix('webhooks');
-  const logs = captureLogger('info');
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATABASE_URL: database.url,
-    DATABASE_POOL_SIZE: '4',
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_KEY_PREFIX: redisPrefix,
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-webhooks-')),
-    SECRET_KEY: TEST_SECRET_KEY,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    ...options.env,
+): Promise<TestApp> {
+  return startTestApp(t, {
+    ...options,
+    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...options.env },
+    webhooks: { scheduleMs: FAST_SCHEDULE, pollMs: 50, ...options.webhooks },
   });
-  const deps = await createDeps(config, logs.log);
-  let app: ReturnType<typeof buildApp>;
-  let port: number;
-  try {
-    app = buildApp(deps, {
-      validateResponses: true,
-      webhooks: { scheduleMs: FAST_SCHEDULE, pollMs: 50, ...options.webhooks },
-      ...(options.knowledge ? { knowledge: options.knowledge } : {}),
-    });
-    port = await app.listen('127.0.0.1', 0);
-  } catch (err) {
-    await deps.close();
-    throw err;
-  }
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await app.close(0);
-    await deps.close();
-  };
-  t.teardown(async () => {
-    await stop();
-    if (!options.redisPrefix) await deleteKeysWithPrefix(redisPrefix);
-  });
-  return { url: `http://127.0.0.1:${port}`, port, app, deps, config, database, redisPrefix, logs, stop };
 }
 
 export interface ReceivedWebhook {
