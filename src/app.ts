@@ -9,7 +9,7 @@ import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
-import { Admission } from './admission/index.js';
+import { admissionPools } from './admission/index.js';
 import { webAssetRoutes } from './web-assets/index.js';
 import { createAuthenticators, identityRoutes } from './auth/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -136,12 +136,7 @@ export function collectCapabilities(
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
   const lifecycle: LifecycleItem[] = [];
-  const admission = new Admission({
-    maxInFlight: deps.config.ADMISSION_MAX_IN_FLIGHT,
-    maxQueuedPerTenant: deps.config.ADMISSION_QUEUE_PER_TENANT,
-    maxWaitMs: deps.config.ADMISSION_QUEUE_WAIT_MS,
-    loopDelayLimitMs: deps.config.ADMISSION_LOOP_DELAY_MS,
-  });
+  const admission = admissionPools(deps.config);
   lifecycle.push({ name: 'admission', start: async () => undefined, stop: async () => admission.close() });
 
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
@@ -162,7 +157,7 @@ export function collectCapabilities(
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
   const documents = documentsCapability(
     { ...deps, meter },
-    { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
+    { onOutcome: webhooks.documentOutcome, admission: admission.work, ...options.knowledge?.documents },
   );
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Providers are built once, in deps.ts; tests may pass their own chat providers.
@@ -181,6 +176,7 @@ export function collectCapabilities(
     ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
     orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
     onSessionStored: webhooks.voiceSessionStored,
+    admission: admission.mints,
     ...options.voice,
   });
   sockets.push(...voice.sockets);
@@ -220,7 +216,7 @@ export function collectCapabilities(
       providers: chatProviders,
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
-      admission,
+      admission: admission.work,
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,

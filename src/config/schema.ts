@@ -88,12 +88,16 @@ export const envSchema = z.object({
   BODY_READ_TIMEOUT_MS: int(5000, 100, 9000),
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
   TRUST_PROXY: bool(false),
-  // Admission control of chat turns (src/admission): running at once, waiting per tenant, longest wait, and the
-  // event-loop delay past which only a quarter of the slots are used. Past them: 503 SERVICE_OVERLOADED + Retry-After.
+  // Admission control (src/admission) of chat turns and document writes (ingestion yields to them): running at once,
+  // waiting per tenant, longest wait, and the event-loop delay past which only a quarter of the slots are used. Past
+  // them: 503 SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
   ADMISSION_MAX_IN_FLIGHT: int(8, 1, 10_000),
   ADMISSION_QUEUE_PER_TENANT: int(16, 0, 100_000),
   ADMISSION_QUEUE_WAIT_MS: int(2000, 0, 60_000),
   ADMISSION_LOOP_DELAY_MS: int(100, 1, 10_000),
+  ADMISSION_MINT_MAX_IN_FLIGHT: int(16, 1, 10_000),
+  ADMISSION_MINT_QUEUE_PER_TENANT: int(200, 0, 100_000),
+  ADMISSION_MINT_QUEUE_WAIT_MS: int(3000, 0, 60_000),
 
   // Identity
   SIGNUP_ENABLED: bool(false),

@@ -1,4 +1,5 @@
 /** Documents: uploads and sources, the durable ingestion queue and worker, the guarded URL fetcher. */
+import type { Admission } from '../admission/index.js';
 import type { Deps } from '../deps.js';
 import { publicAddressesOnly, type AddressPolicy } from './address-policy.js';
 import { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
@@ -29,6 +30,8 @@ export interface DocumentsOptions {
   leaseMs?: number;
   backoffMs?: (attempt: number) => number;
   onOutcome?: IngestionWorkerOptions['onOutcome'];
+  /** The instance's work pool (src/admission): document writes wait in it, the worker runs a job only in a free slot. */
+  admission?: Admission | undefined;
 }
 
 export interface DocumentsCapability {
@@ -62,11 +65,13 @@ export function documentsCapability(
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    ...(options.admission ? { admission: options.admission } : {}),
   });
   const routes = documentRoutes({
     sql: deps.sql,
     config: deps.config,
     service: { sql: deps.sql, addressPolicy, onQueued: () => worker.kick() },
+    admission: options.admission,
   });
   return { routes, worker };
 }

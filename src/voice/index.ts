@@ -4,6 +4,7 @@
  * `parley.voice.v1` WebSocket), the codec-free media pump they share (pump/) and recordings. This file is what the
  * rest of Parley uses; everything else is the capability's own.
  */
+import type { Admission } from '../admission/index.js';
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
@@ -29,8 +30,11 @@ export interface VoiceMediaOptions {
   recordingSweepEveryMs?: number;
 }
 
-/** Everything the app (and tests) may tune: the session service's options and the media side's. */
-export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions };
+/**
+ * Everything the app (and tests) may tune: the session service's options, the media side's, and the admission pool
+ * mints wait in (src/admission; none: every mint runs at once).
+ */
+export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions; admission?: Admission | undefined };
 
 /** Figures the voice capability owns, read through it (metrics). */
 export interface VoiceFigures {
@@ -76,7 +80,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
   service.recordings = recordings;
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
-    routes: [...voiceRoutes(service), ...recordingRoutes({ sql: deps.sql, recordings })],
+    routes: [...voiceRoutes(service, options.admission), ...recordingRoutes({ sql: deps.sql, recordings })],
     sockets: [...websocket.sockets],
     authenticators: { 'control-token': () => undefined },
     service,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tenantOf, type Admission } from '../admission/index.js';
 import type { Principal } from '../auth/index.js';
 import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { END_REASONS } from './end-reasons.js';
@@ -133,7 +134,7 @@ function keylessRequest(ctx: RequestContext<unknown, unknown, unknown>) {
   return { headers: ctx.headers, ip: ctx.ip, host: ctx.headers['host'] };
 }
 
-export function voiceRoutes(service: VoiceService): AnyRoute[] {
+export function voiceRoutes(service: VoiceService, admission?: Admission): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -158,19 +159,28 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
           404: 'Assistant not found.',
           429: 'Rate limit (no reason), or reason voice_concurrency_limit.',
           502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction.',
-          503: 'Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
+          503: 'Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
         },
       },
       handler: async (ctx) => {
         if (!ctx.body.capabilities.includes('playback_gate')) throw voiceErrors.clientUpdateRequired();
         const principal = (await ctx.authenticate()) as Principal;
-        const minted = await service.mint(ctx.body, {
-          principal,
-          request: keylessRequest(ctx),
-          signal: ctx.signal,
-          log: ctx.log,
-        });
-        return reply.json(minted);
+        // A slot before any query or provider start (src/admission): past the instance's capacity the mint waits in
+        // its tenant's queue or is refused 503 SERVICE_OVERLOADED with Retry-After (no plan or usage named).
+        const release = admission
+          ? await admission.acquire(tenantOf(principal, ctx.body.assistantId), ctx.signal)
+          : undefined;
+        try {
+          const minted = await service.mint(ctx.body, {
+            principal,
+            request: keylessRequest(ctx),
+            signal: ctx.signal,
+            log: ctx.log,
+          });
+          return reply.json(minted);
+        } finally {
+          release?.();
+        }
       },
     }),
     defineRoute({
