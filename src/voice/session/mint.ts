@@ -179,10 +179,12 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     session.lease = lease;
     row.providerSessionId = session.provider.id;
     await deps.sql.begin(async (tx) => {
-      if (input.conversationId === undefined) {
-        await q.insertConversation(tx, { id: conversationId, assistantId: assistant.id, accountId, visitorId, source });
-      }
-      await q.insertActiveSession(tx, row);
+      // One round trip for both rows (pipelined, in this order).
+      const newConversation = { id: conversationId, assistantId: assistant.id, accountId, visitorId, source };
+      await Promise.all([
+        input.conversationId === undefined ? q.insertConversation(tx, newConversation) : undefined,
+        q.insertActiveSession(tx, row),
+      ]);
       await ctx.onSessionStored?.(tx, id);
     });
   } catch (err) {
