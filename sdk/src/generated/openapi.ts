@@ -1944,7 +1944,7 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            /** @description The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -2121,7 +2121,7 @@ export interface operations {
             415: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            /** @description The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -2329,7 +2329,7 @@ export interface operations {
             429: components["responses"]["ErrorRetryAfter"];
             /** @description reason voice_unavailable: the provider did not confirm the data-channel restriction. */
             502: components["responses"]["Error"];
-            /** @description Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
+            /** @description Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
