@@ -4,6 +4,7 @@ import { createAssistant } from '../../src/assistants/index.js';
 import { createIngestionWorker, publicAddressesOnly } from '../../src/documents/index.js';
 import { chunkText } from '../../src/documents/chunker.js';
 import { addSource } from '../../src/documents/service.js';
+import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { bearer, createOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
@@ -129,3 +130,40 @@ t.test('the ingestion worker takes a job only in a free slot of the work pool, a
   t.match(admission.stats(), { inFlight: 0 }, 'and its slot is given back');
   t.ok(admission.tryAcquire() !== undefined, 'a request finds the slot free at once');
 });
+
+t.test(
+  'document uploads past the work pool are refused 503 with Retry-After; what was admitted is stored',
+  async (t) => {
+    // One slot and no queue: an upload that arrives while another is stored is refused at once.
+    const app = await startTestApp(t, {
+      env: { ADMISSION_MAX_IN_FLIGHT: '1', ADMISSION_QUEUE_PER_TENANT: '0', API_RATE_LIMIT_PER_MINUTE: '10000' },
+    });
+    const owner = await createOwner(app.deps.sql);
+    const assistant = await createAssistant(app.deps.sql, owner, { name: 'Uploads' });
+    const text = `${'Opening hours are nine to five on weekdays. '.repeat(20_000)}\n`;
+    const upload = async (i: number) => {
+      const res = await fetch(
+        `${app.url}/api/v1/documents/upload?assistantId=${assistant.publicId}&filename=handbook-${i}.txt`,
+        { method: 'POST', headers: { ...bearer(owner.secret), 'content-type': 'text/plain' }, body: text },
+      );
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+    };
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => upload(i)));
+    const statuses = answers.map((a) => a.status);
+    t.same(
+      statuses.filter((s) => s !== 201 && s !== 503),
+      [],
+      `every upload is stored or refused (${tally(statuses)})`,
+    );
+    t.ok(statuses.includes(201), 'the admitted uploads are stored');
+    const refused = answers.filter((a) => a.status === 503);
+    t.ok(refused.length >= 1, `uploads past the pool are refused (${tally(statuses)})`);
+    t.ok(
+      refused.every((a) => Number(a.retryAfter) >= 1 && a.body.includes('SERVICE_OVERLOADED')),
+      'as 503 SERVICE_OVERLOADED with Retry-After',
+    );
+    const [stored] = await app.deps.sql<Array<{ n: number }>>`
+    select count(*)::int as n from documents where assistant_id = ${assistant.id}`;
+    t.equal(stored!.n, statuses.filter((s) => s === 201).length, 'a refused upload stored nothing');
+  },
+);
