@@ -27,6 +27,7 @@ import {
 import { OutgoingQueue } from './outgoing-queue.js';
 import { AppendCoalescer } from './append-coalescer.js';
 import { windowOf } from './audio-format.js';
+import { residenceNow, type RelayResidence } from './residence.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -53,6 +54,7 @@ export class GptLiveSession implements VoiceSession {
     reconnects: 0,
   };
 
+  readonly residence: RelayResidence;
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
@@ -84,10 +86,16 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    this.residence = deps.residence;
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
+        : new AppendCoalescer(
+            deps.appendFlusher,
+            (frame) => this.queue.push(frame, true),
+            windowOf(deps, config),
+            deps.residence,
+          );
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,
@@ -114,6 +122,7 @@ export class GptLiveSession implements VoiceSession {
         },
       },
       log,
+      deps.residence,
     );
   }
 
@@ -140,14 +149,18 @@ export class GptLiveSession implements VoiceSession {
     });
   }
 
-  sendAudio(pcm: Buffer): boolean {
+  sendAudio(pcm: Buffer, readAt = Number.NaN): boolean {
     if (this.phase !== 'open') {
       this.stats.audioFramesRefused++;
       return false;
     }
     this.stats.audioFramesSent++;
-    if (this.coalescer !== undefined) this.coalescer.push(pcm);
-    else this.queue.push(encodeAudioAppendFrame(pcm), true);
+    if (this.coalescer !== undefined) this.coalescer.push(pcm, readAt);
+    else {
+      this.queue.push(encodeAudioAppendFrame(pcm), true);
+      // Passthrough: read to handed to the socket is all working time.
+      if (readAt === readAt) this.residence.callerToProvider.observeMs(residenceNow() - readAt);
+    }
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
   }

@@ -4,6 +4,7 @@ import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
+import { RelayResidence } from './residence.js';
 import { keepaliveTicker } from './shared-ticker.js';
 import type {
   StartSessionOptions,
@@ -92,11 +93,13 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
     keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, keepaliveMs) : undefined,
     appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
+    residence: new RelayResidence(),
     clock,
     logger: options.logger,
   });
   return Object.freeze({
     kind: options.kind,
+    residence: deps.residence,
     startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const session = new GptLiveSession(deps, config, start.handlers, start.logger ?? deps.logger);
       return start.signal === undefined ? session.start() : session.start(start.signal);
