@@ -55,10 +55,11 @@ async function echoCall(t: Test, env: Record<string, string>): Promise<string> {
   // The end flushes a partial window; every caller frame is then timed.
   t.equal((await endWithKey(app, owner, minted.sessionId)).status, 200);
   await media.closed;
-  return waitFor(async () => {
+  const text = await waitFor(async () => {
     const text = await scrape();
     return sample(text, `${WORK}_count`, IN) >= 20 ? text : undefined;
   }, 'all 20 caller frames timed');
+  return text!;
 }
 
 t.test('a call with the default append window: working residence per direction, the window wait apart', async (t) => {
