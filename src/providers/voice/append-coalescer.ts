@@ -39,7 +39,7 @@ export class AppendCoalescer {
     /** One window of this session's audio format ({@link AppendFlusher.windowBytesOf}). */
     windowBytes = flusher.windowBytes,
     /** Where the frames' residence is recorded (window wait apart from working time); undefined: not measured. */
-    private readonly residence?: RelayResidence,
+    private readonly residence: RelayResidence | undefined = flusher.residence,
   ) {
     this.staging = Buffer.allocUnsafeSlow(windowBytes);
     if (residence !== undefined) {
@@ -141,6 +141,8 @@ export class AppendFlusher {
   constructor(
     private readonly clock: VoiceClock,
     readonly windowMs: number,
+    /** The adapter instance's residence figures, recorded into by every session's coalescer. */
+    readonly residence?: RelayResidence,
   ) {
     if (!(windowMs > 0)) throw new RangeError('the append window must be positive');
     // Whole samples only: a window never splits a PCM16 sample.

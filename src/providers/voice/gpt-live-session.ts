@@ -90,12 +90,7 @@ export class GptLiveSession implements VoiceSession {
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(
-            deps.appendFlusher,
-            (frame) => this.queue.push(frame, true),
-            windowOf(deps, config),
-            deps.residence,
-          );
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,
@@ -145,7 +140,7 @@ export class GptLiveSession implements VoiceSession {
           ),
         );
       }, this.deps.lockTimeoutMs);
-      this.openSocket(this.deps.url);
+      this.wire.open(this.deps.url);
     });
   }
 
@@ -157,8 +152,7 @@ export class GptLiveSession implements VoiceSession {
     this.stats.audioFramesSent++;
     if (this.coalescer !== undefined) this.coalescer.push(pcm, readAt);
     else {
-      this.queue.push(encodeAudioAppendFrame(pcm), true);
-      // Passthrough: read to handed to the socket is all working time.
+      this.queue.push(encodeAudioAppendFrame(pcm), true); // passthrough: read to socket is all working time
       if (readAt === readAt) this.residence.callerToProvider.observeMs(residenceNow() - readAt);
     }
     this.stats.audioFramesDropped = this.queue.dropped;
@@ -209,10 +203,6 @@ export class GptLiveSession implements VoiceSession {
   }
 
   // ---- link events (from the wire) ----------------------------------------------------------------------
-
-  private openSocket(url: string): void {
-    this.wire.open(url);
-  }
 
   private onOpen(ws: WebSocket): void {
     // A fresh start sends session.start; a resume waits for the provider to re-announce the session it kept.
@@ -336,7 +326,7 @@ export class GptLiveSession implements VoiceSession {
       this.attempt++;
       const url = new URL(this.deps.url);
       url.searchParams.set('session_id', this.id);
-      this.openSocket(url.toString());
+      this.wire.open(url.toString());
       // A socket that opens but never re-announces the session counts as a failed attempt.
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
         this.wire.drop();

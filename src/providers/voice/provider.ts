@@ -80,6 +80,7 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
   const clock = options.clock ?? systemClock;
   const keepaliveMs = options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs;
   if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) throw new RangeError('keepaliveMs must be 0 or more.');
+  const residence = new RelayResidence();
   const deps: GptLiveSessionDeps = Object.freeze({
     url: url.toString(),
     headers: Object.freeze(headers),
@@ -92,8 +93,8 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
     keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, keepaliveMs) : undefined,
-    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
-    residence: new RelayResidence(),
+    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs, residence) : undefined,
+    residence,
     clock,
     logger: options.logger,
   });
