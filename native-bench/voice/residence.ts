@@ -81,7 +81,9 @@ export function residenceBetween(before: ResidenceScrape, after: ResidenceScrape
 /** One cell: working p50/p99 per direction (ms), then the append window's wait p50/p99. */
 export function residenceCell(r: ResidenceFigures | undefined): string {
   if (r === undefined) return '';
-  const f = (v: number): string => (Number.isFinite(v) ? v.toFixed(3) : '–');
+  // The last bucket's bound (1 s) means "above it": the histogram cannot say by how much.
+  const top = RESIDENCE_BUCKETS[RESIDENCE_BUCKETS.length - 1]! * 1000;
+  const f = (v: number): string => (!Number.isFinite(v) ? '–' : v >= top ? `>${top}` : v.toFixed(3));
   const wait = r.waitP50Ms === r.waitP50Ms ? `; wait ${f(r.waitP50Ms)}/${f(r.waitP99Ms)}` : '';
   return `in ${f(r.inP50Ms)}/${f(r.inP99Ms)}, out ${f(r.outP50Ms)}/${f(r.outP99Ms)}${wait}`;
 }
