@@ -8,6 +8,9 @@
  * two (`performance.now()`: monotonic, a double, no allocation) and one bucket increment in preallocated arrays; the
  * figures are turned into Prometheus histograms only when /metrics is scraped.
  *
+ * "Read" is when Parley's event loop takes the frame from its socket: time it waited in the kernel before that (an
+ * instance too busy to read) shows in the event-loop delay metrics, not here.
+ *
  * Not in these figures: time behind a provider socket already past its high-water mark (a frame's time ends when it is
  * handed to the socket or, with the socket backed up because the provider is not reading, to the adapter's bounded
  * queue in front of it) and assistant audio held in the ring of a caller that reads too slowly (the caller's own
