@@ -123,8 +123,9 @@ export const envSchema = z.object({
   VOICE_PROVIDER_API_KEY: optionalString,
   VOICE_MODEL: z.string().default('gpt-live-1'),
   // Caller audio goes to the provider in one append per this many ms (0: one append per caller frame). Adds at most
-  // the window minus one caller frame of input latency; measured in native-bench/RESULTS.md.
-  VOICE_PROVIDER_APPEND_MS: int(100, 0, 1000),
+  // the window minus one caller frame of input latency: at 40 ms with 20 ms frames, every other frame waits 20 ms
+  // (10 ms on average) for half the provider writes; the wait is in /metrics (parley_voice_relay_append_wait_seconds).
+  VOICE_PROVIDER_APPEND_MS: int(40, 0, 1000),
   VOICE_MAX_CONCURRENT_SESSIONS: int(0, 0, 1_000_000),
   // Voice sessions: heartbeat interval given to clients that declare `heartbeat`; the deployment's cap on an
   // assistant's maxDurationSeconds.

@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestRecord } from '../http/index.js';
+import type { RelayResidence } from '../providers/voice/index.js';
+import { registerResidence } from './residence.js';
 
 export type { RequestRecord };
 
@@ -23,6 +25,8 @@ export interface VoiceSource {
   };
   /** Provider link reconnects summed over live sessions (ended ones are added by `sessionEnded`). */
   liveProviderReconnects(): number;
+  /** How long the relay holds audio frames (the provider instance's figures), if measured. */
+  residence?(): RelayResidence | undefined;
 }
 
 export class Metrics {
@@ -129,6 +133,7 @@ export class Metrics {
       [],
       (t) => [[{}, t.assistantDroppedBytes]],
     );
+    registerResidence(this.registry, () => source()?.residence?.());
     new Counter({
       name: 'parley_voice_provider_reconnects_total',
       help: 'Voice provider link reconnects (resumed sessions).',

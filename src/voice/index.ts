@@ -5,6 +5,7 @@
  * rest of Parley uses; everything else is the capability's own.
  */
 import type { Admission } from '../admission/index.js';
+import type { RelayResidence } from '../providers/voice/index.js';
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
@@ -43,6 +44,8 @@ export interface VoiceFigures {
   relayTotals(): ReturnType<typeof relayTotalsOf>;
   /** Provider link reconnects of the live sessions. */
   liveProviderReconnects(): number;
+  /** How long the relay holds audio frames (the voice provider's figures; undefined with voice off). */
+  residence(): RelayResidence | undefined;
 }
 
 /**
@@ -93,6 +96,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         for (const session of service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
         return n;
       },
+      residence: () => deps.voiceProvider?.residence,
     },
     lifecycle: {
       name: 'voice sessions',

@@ -27,6 +27,7 @@ import {
 import { OutgoingQueue } from './outgoing-queue.js';
 import { AppendCoalescer } from './append-coalescer.js';
 import { windowOf } from './audio-format.js';
+import { residenceNow, type RelayResidence } from './residence.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -53,6 +54,7 @@ export class GptLiveSession implements VoiceSession {
     reconnects: 0,
   };
 
+  readonly residence: RelayResidence;
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
@@ -84,6 +86,7 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    this.residence = deps.residence;
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
@@ -114,6 +117,7 @@ export class GptLiveSession implements VoiceSession {
         },
       },
       log,
+      deps.residence,
     );
   }
 
@@ -136,18 +140,21 @@ export class GptLiveSession implements VoiceSession {
           ),
         );
       }, this.deps.lockTimeoutMs);
-      this.openSocket(this.deps.url);
+      this.wire.open(this.deps.url);
     });
   }
 
-  sendAudio(pcm: Buffer): boolean {
+  sendAudio(pcm: Buffer, readAt = Number.NaN): boolean {
     if (this.phase !== 'open') {
       this.stats.audioFramesRefused++;
       return false;
     }
     this.stats.audioFramesSent++;
-    if (this.coalescer !== undefined) this.coalescer.push(pcm);
-    else this.queue.push(encodeAudioAppendFrame(pcm), true);
+    if (this.coalescer !== undefined) this.coalescer.push(pcm, readAt);
+    else {
+      this.queue.push(encodeAudioAppendFrame(pcm), true); // passthrough: read to socket is all working time
+      if (readAt === readAt) this.residence.callerToProvider.observeMs(residenceNow() - readAt);
+    }
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
   }
@@ -196,10 +203,6 @@ export class GptLiveSession implements VoiceSession {
   }
 
   // ---- link events (from the wire) ----------------------------------------------------------------------
-
-  private openSocket(url: string): void {
-    this.wire.open(url);
-  }
 
   private onOpen(ws: WebSocket): void {
     // A fresh start sends session.start; a resume waits for the provider to re-announce the session it kept.
@@ -323,7 +326,7 @@ export class GptLiveSession implements VoiceSession {
       this.attempt++;
       const url = new URL(this.deps.url);
       url.searchParams.set('session_id', this.id);
-      this.openSocket(url.toString());
+      this.wire.open(url.toString());
       // A socket that opens but never re-announces the session counts as a failed attempt.
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
         this.wire.drop();

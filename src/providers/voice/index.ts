@@ -33,6 +33,14 @@ export {
   type VoiceAudioFormat,
 } from './audio-format.js';
 export { MULAW_TO_LINEAR, ALAW_TO_LINEAR, linearToMulaw, linearToAlaw } from './g711.js';
+export {
+  RelayResidence,
+  ResidenceHistogram,
+  RESIDENCE_BUCKETS,
+  quantileOf,
+  residenceNow,
+  type ResidenceDirection,
+} from './residence.js';
 export { ManualClock, systemClock, type VoiceClock } from './clock.js';
 export { startVoiceSimulator, type VoiceSimulator, type VoiceSimulatorOptions } from './simulator/server.js';
 export type { SimulatedSessionRecord, SimulatedTranscript, VoiceSimulatorStats } from './simulator/types.js';

@@ -4,6 +4,7 @@ import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
+import { RelayResidence } from './residence.js';
 import { keepaliveTicker } from './shared-ticker.js';
 import type {
   StartSessionOptions,
@@ -79,6 +80,7 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
   const clock = options.clock ?? systemClock;
   const keepaliveMs = options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs;
   if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) throw new RangeError('keepaliveMs must be 0 or more.');
+  const residence = new RelayResidence();
   const deps: GptLiveSessionDeps = Object.freeze({
     url: url.toString(),
     headers: Object.freeze(headers),
@@ -91,12 +93,14 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
     keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, keepaliveMs) : undefined,
-    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
+    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs, residence) : undefined,
+    residence,
     clock,
     logger: options.logger,
   });
   return Object.freeze({
     kind: options.kind,
+    residence: deps.residence,
     startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const session = new GptLiveSession(deps, config, start.handlers, start.logger ?? deps.logger);
       return start.signal === undefined ? session.start() : session.start(start.signal);

@@ -1,3 +1,4 @@
+import type { RelayResidence } from './residence.js';
 import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import type { VoiceClock } from './clock.js';
@@ -123,7 +124,12 @@ export interface VoiceSession {
    * connected and the frame was discarded. When the outgoing queue is full the oldest queued frames are dropped
    * (live audio: latency beats completeness) and counted in stats.audioFramesDropped.
    */
-  sendAudio(pcm: Buffer): boolean;
+  sendAudio(pcm: Buffer, readAt?: number): boolean;
+  /**
+   * The relay's residence figures of this session's provider instance (`readAt` above: when the frame was read
+   * from the caller, on its clock), if it measures them.
+   */
+  readonly residence?: RelayResidence;
   mute(): void;
   unmute(): void;
   /** Developer instructions appended mid-call; optionally tied to a delegation. */
@@ -138,6 +144,8 @@ export interface VoiceSession {
 
 export interface VoiceProvider {
   readonly kind: 'gpt-live' | 'simulator';
+  /** How long this instance's relay holds audio frames (every session's), for /metrics and the bench. */
+  readonly residence?: RelayResidence;
   /**
    * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
    * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.

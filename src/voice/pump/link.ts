@@ -1,4 +1,4 @@
-import type { VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
+import type { RelayResidence, VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
 import type { LiveSessionListener, LiveVoiceSession } from '../session/live-session.js';
 
 /**
@@ -10,8 +10,13 @@ export interface RelayLink {
   readonly sessionId: string;
   /** The call's audio format (PCM16 24 kHz when absent): frame limits and durations follow it. */
   readonly audio?: VoiceAudioFormat;
-  /** Caller audio to the provider. False when the provider link refused it (reconnecting, over). */
-  sendAudio(audio: Buffer): boolean;
+  /**
+   * Caller audio to the provider. False when the provider link refused it (reconnecting, over). `readAt`: when the
+   * pump read it (the residence clock), so the provider side can time it to its socket.
+   */
+  sendAudio(audio: Buffer, readAt?: number): boolean;
+  /** Where the relay's residence figures go (the provider instance's), if measured. */
+  readonly residence?: RelayResidence;
   mute(): void;
   unmute(): void;
   /** The playback gate: assistant audio (and captions) reach the caller only while it is open. */
@@ -35,7 +40,8 @@ export function linkOfSession(session: LiveVoiceSession): RelayLink {
   return {
     sessionId: session.id,
     audio: session.audio,
-    sendAudio: (audio) => session.provider.sendAudio(audio),
+    sendAudio: (audio, readAt) => session.provider.sendAudio(audio, readAt),
+    residence: session.provider.residence,
     mute: () => session.provider.mute(),
     unmute: () => session.provider.unmute(),
     get gateOpen() {

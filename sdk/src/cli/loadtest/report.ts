@@ -1,3 +1,4 @@
+import type { ServerFigures } from './server-figures.js';
 import type { LatencySummary } from './stats.js';
 
 /** What a load test measured: the JSON report (`--json`), the summary and the HTML report are made from it. */
@@ -58,6 +59,8 @@ export interface LoadTestReport {
     refusals: Record<string, number>;
     errors: Record<string, number>;
   } | null;
+  /** The server's own figures from its /metrics (with --metrics-token), beside what the callers measured. */
+  server?: ServerFigures;
   /** One point per second. */
   timeline: Array<{ t: number; activeCalls: number; refusals: number; errors: number; roundTripP50: number | null }>;
 }
