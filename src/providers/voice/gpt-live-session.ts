@@ -16,6 +16,7 @@ import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.j
 import { readUsageSeconds } from './inbound.js';
 import {
   CLOSE_FRAME,
+  appendFrameAudioBytes,
   MUTE_FRAME,
   UNMUTE_FRAME,
   buildContentAppend,
@@ -87,7 +88,7 @@ export class GptLiveSession implements VoiceSession {
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.sendAppend(frame), windowOf(deps, config));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,
@@ -147,9 +148,14 @@ export class GptLiveSession implements VoiceSession {
     }
     this.stats.audioFramesSent++;
     if (this.coalescer !== undefined) this.coalescer.push(pcm);
-    else this.queue.push(encodeAudioAppendFrame(pcm), true);
+    else this.sendAppend(encodeAudioAppendFrame(pcm));
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
+  }
+
+  private sendAppend(frame: Buffer): void {
+    this.queue.push(frame, true);
+    this.h.onAudioSent?.(appendFrameAudioBytes(frame));
   }
 
   mute(): void {

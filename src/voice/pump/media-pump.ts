@@ -66,6 +66,8 @@ export class MediaPump {
   readonly options: RelayOptions;
   private readonly audio: PumpAudio;
   private readonly pending: PendingAudio;
+  /** The call's turn clock: per frame, two numbers into a preallocated ring (no allocation). */
+  private readonly turns: RelayLink['turns'];
   private phase: PumpPhase = 'open';
   private unsubscribe: (() => void) | undefined;
   private muted = false;
@@ -95,6 +97,7 @@ export class MediaPump {
     this.lastGate = this.gateOpen;
     this.lastLink = link.linkState;
     this.lastSeq = link.gateSeq;
+    this.turns = link.turns;
     this.onOutputAudio = this.onOutputAudio.bind(this);
   }
 
@@ -141,6 +144,7 @@ export class MediaPump {
     this.stats.callerBytes += length;
     this.tap?.caller(audio);
     if (!this.link.sendAudio(audio)) this.stats.callerFramesRefusedByLink++;
+    else this.turns?.callerAudio(length);
   }
 
   /** A caller frame the transport could not read (too long, not its protocol): dropped and counted. */
@@ -213,7 +217,10 @@ export class MediaPump {
 
   private sendAudio(audio: Uint8Array): void {
     if (this.leg.sendAudio(audio) === 'dropped') this.countDropped(audio.length);
-    else this.stats.assistantSentBytes += audio.length;
+    else {
+      this.stats.assistantSentBytes += audio.length;
+      this.turns?.assistantAudioWritten();
+    }
   }
 
   private countDropped(bytes: number): void {
