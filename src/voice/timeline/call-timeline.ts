@@ -1,11 +1,5 @@
 import { TurnClock, type TurnObserver } from './turn-clock.js';
-import type {
-  OmittedEvents,
-  TimelineDetail,
-  TimelineEvent,
-  TimelineSnapshot,
-  TimelineTurn,
-} from './types.js';
+import type { OmittedEvents, TimelineDetail, TimelineEvent, TimelineSnapshot, TimelineTurn } from './types.js';
 
 /** Events kept from the start of a call, and from its end (a ring); the middle is counted. */
 export const TIMELINE_HEAD_EVENTS = 100;

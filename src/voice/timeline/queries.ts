@@ -33,7 +33,7 @@ export async function upsertTimelines(sql: Sql, batch: readonly TimelineWrite[])
                                  turns, turns_omitted, final)
     select r.session_id, r.account_id, r.assistant_id, r.transport, r.minted_at::timestamptz, r.events::jsonb,
            r.events_omitted::jsonb, r.turns::jsonb, r.turns_omitted, r.final
-    from json_to_recordset(${JSON.stringify(rows)}::json) as r(session_id text, account_id text, assistant_id text,
+    from json_to_recordset((${JSON.stringify(rows)}::text)::json) as r(session_id text, account_id text, assistant_id text,
          transport text, minted_at text, events text, events_omitted text, turns text, turns_omitted int, final boolean)
     on conflict (session_id) do update set
       events = excluded.events, events_omitted = excluded.events_omitted, turns = excluded.turns,

@@ -20,8 +20,12 @@ export const timelineEventSchema = z
 export const timelineTurnSchema = z
   .object({
     index: z.number().int().describe('1 for the call’s first turn.'),
-    userStoppedAtMs: z.number().describe('When Parley read the audio that ends the caller’s speech (ms since the mint).'),
-    firstAudioAtMs: z.number().describe('When Parley wrote the answer’s first audio to the caller (ms since the mint).'),
+    userStoppedAtMs: z
+      .number()
+      .describe('When Parley read the audio that ends the caller’s speech (ms since the mint).'),
+    firstAudioAtMs: z
+      .number()
+      .describe('When Parley wrote the answer’s first audio to the caller (ms since the mint).'),
     latencyMs: z.number().describe('firstAudioAtMs - userStoppedAtMs: the silence the caller waited through.'),
     parts: z
       .array(z.object({ name: z.string(), ms: z.number(), owner: ownerSchema }))
