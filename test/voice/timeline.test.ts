@@ -1,4 +1,5 @@
 import t from 'tap';
+import { createParleyClient, getVoiceTimeline, latencyByOwner } from '../../sdk/src/index.js';
 import { bearer, createOwner } from '../helpers/identity.js';
 import { endWithKey, live, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from './helpers.js';
 import { mediaUrl, openMedia, speechFrames } from './media-client.js';
@@ -126,6 +127,17 @@ t.test('a call explains itself: events, a turn whose parts add up, the end and i
   t.equal(other.body.code, 'VOICE_SESSION_NOT_FOUND');
   const bad = await getJson(`${app.url}/api/v1/voice/sessions/nope/timeline`, auth);
   t.equal(bad.status, 400);
+
+  // The SDK reads the same timeline; another account's key gets a 404 there too.
+  const sdk = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
+  const viaSdk = await getVoiceTimeline(sdk, minted.sessionId);
+  t.same(viaSdk.turns, after.turns);
+  const byOwner = latencyByOwner(viaSdk.turns[0]!);
+  t.ok(Math.abs(Object.values(byOwner).reduce((a, b) => a + b, 0) - turn.latencyMs) <= 5, 'by owner, it adds up');
+  await t.rejects(
+    getVoiceTimeline(createParleyClient({ baseUrl: app.url, apiKey: stranger.secret }), minted.sessionId),
+    { status: 404, code: 'VOICE_SESSION_NOT_FOUND' },
+  );
 
   // The assistant's turn latency by day, and the turn in /metrics.
   const latency = await getJson(`${app.url}/api/v1/assistants/${assistant.id}/voice/latency?days=7`, auth);
