@@ -52,8 +52,8 @@ t.test('a call explains itself: events, a turn whose parts add up, the end and i
   t.equal(turn.index, 1);
   t.same(
     turn.parts.map((p: any) => p.name),
-    ['caller_audio_held', 'provider_first_audio', 'gate', 'answer_audio_held'],
-    'the four parts, in order',
+    ['caller_audio_held', 'provider_first_audio', 'grounding', 'gate', 'answer_audio_held'],
+    'the five parts, in order',
   );
   const sum = turn.parts.reduce((n: number, p: any) => n + p.ms, 0);
   t.ok(Math.abs(sum - turn.latencyMs) <= 5, `parts (${sum} ms) add up to the latency (${turn.latencyMs} ms)`);
@@ -93,8 +93,8 @@ t.test('a call explains itself: events, a turn whose parts add up, the end and i
     'provider_connected',
     'caller_connected',
     'gate_closed',
-    'gate_opened',
     'turn_started',
+    'gate_opened',
     'first_audio',
     'ended',
     'settled',

@@ -25,8 +25,10 @@ const SENT_RING = 256;
  *   handed it to the provider's socket (the append window, VOICE_PROVIDER_APPEND_MS, and the adapter's queue);
  * - `provider_first_audio` (provider): from then until the answer's first audio reached Parley (the provider's end
  *   of speech detection, its model and its voice, and the network both ways);
- * - `grounding` (platform) when the gate held the answer for a delegated question, else `gate` (relay): from the
- *   answer's first audio until the gate let it through (audio withheld meanwhile is not played);
+ * - `grounding` (platform): the time the gate waited for Parley's answer to a question the model delegated (taken out
+ *   of the provider's part or the gate's, wherever it fell);
+ * - `gate` (relay): from the answer's first audio until the gate let it through, grounding aside (audio withheld
+ *   meanwhile is not played);
  * - `answer_audio_held` (relay): from the audio the gate let through until it was written to the caller.
  *
  * The caller's end of speech is where the provider's input transcript says it is, on the provider's audio timeline
@@ -53,7 +55,9 @@ export class TurnClock {
   private stopSentAt = 0;
   private firstAt = 0;
   private passAt = 0;
-  private heldForGrounding = false;
+  /** While this turn's gate waited for a grounded answer (0: not yet / not at all). */
+  private groundingFrom = 0;
+  private groundingTo = 0;
   private turns = 0;
 
   constructor(
@@ -83,19 +87,20 @@ export class TurnClock {
   }
 
   /** Answer audio arrived from the provider (before the gate looks at it). */
-  providerAudio(gateOpen: boolean, gateReason: string): void {
+  providerAudio(gateOpen: boolean): void {
     if (!this.awaiting) return;
-    if (this.firstAt === 0) {
-      this.firstAt = this.sink.now();
-      this.heldForGrounding = gateReason === 'pending_backend';
-      this.sink.record('turn_started', { turn: this.turns + 1 }, this.firstAt);
-    }
+    if (this.firstAt === 0) this.firstAt = this.sink.now();
     if (gateOpen && this.passAt === 0) this.passAt = this.sink.now();
   }
 
   /** The gate now holds the answer for a delegated question (grounding). */
   groundingStarted(): void {
-    if (this.awaiting) this.heldForGrounding = true;
+    if (this.awaiting && this.groundingFrom === 0) this.groundingFrom = this.sink.now();
+  }
+
+  /** The gate moved on from waiting for a grounded answer. */
+  groundingEnded(): void {
+    if (this.groundingFrom !== 0 && this.groundingTo === 0) this.groundingTo = this.sink.now();
   }
 
   /** Answer audio written to the caller's connection: the first one of a turn ends it. */
@@ -110,6 +115,8 @@ export class TurnClock {
   callerSpeech(endMs: number): void {
     const bytes = endMs * this.bytesPerMs;
     const now = this.sink.now();
+    // The first words of a turn (the caller's, as the provider heard them) open it; the answer's first audio ends it.
+    if (!this.awaiting) this.sink.record('turn_started', { turn: this.turns + 1 }, now);
     const readAt = lookup(this.readBytes, this.readAt, this.readNext, READ_RING, bytes) ?? now;
     const sentAt = this.sentSeen
       ? (lookup(this.sentBytes, this.sentAt, this.sentNext, SENT_RING, bytes) ?? now)
@@ -119,7 +126,8 @@ export class TurnClock {
     this.stopSentAt = Math.min(now, Math.max(sentAt, this.stopReadAt));
     this.firstAt = 0;
     this.passAt = 0;
-    this.heldForGrounding = false;
+    this.groundingFrom = 0;
+    this.groundingTo = 0;
   }
 
   private finish(writtenAt: number): void {
@@ -128,12 +136,16 @@ export class TurnClock {
     const passAt = Math.max(this.passAt, firstAt);
     const writeAt = Math.max(writtenAt, passAt);
     const index = ++this.turns;
+    // Grounding is cut out of whichever span it fell in: the provider waiting for it, or its audio held by the gate.
+    const from = this.groundingFrom;
+    const to = from === 0 ? 0 : this.groundingTo === 0 ? passAt : this.groundingTo;
+    const inProvider = overlap(from, to, this.stopSentAt, firstAt);
+    const inGate = overlap(from, to, firstAt, passAt);
     const parts: TurnPart[] = [
       { name: 'caller_audio_held', ms: tenth(this.stopSentAt - this.stopReadAt), owner: 'relay' },
-      { name: 'provider_first_audio', ms: tenth(firstAt - this.stopSentAt), owner: 'provider' },
-      this.heldForGrounding
-        ? { name: 'grounding', ms: tenth(passAt - firstAt), owner: 'platform' }
-        : { name: 'gate', ms: tenth(passAt - firstAt), owner: 'relay' },
+      { name: 'provider_first_audio', ms: tenth(firstAt - this.stopSentAt - inProvider), owner: 'provider' },
+      { name: 'grounding', ms: tenth(inProvider + inGate), owner: 'platform' },
+      { name: 'gate', ms: tenth(passAt - firstAt - inGate), owner: 'relay' },
       { name: 'answer_audio_held', ms: tenth(writeAt - passAt), owner: 'relay' },
     ];
     const latencyMs = tenth(writeAt - this.stopReadAt);
@@ -165,6 +177,12 @@ function lookup(
     found = times[i];
   }
   return found;
+}
+
+/** Length of [a, b] within [c, d] (0 when a is 0: no such span). */
+function overlap(a: number, b: number, c: number, d: number): number {
+  if (a === 0) return 0;
+  return Math.max(0, Math.min(b, d) - Math.max(a, c));
 }
 
 function tenth(ms: number): number {

@@ -14,7 +14,7 @@ export function watchTimeline(session: LiveVoiceSession): () => void {
   let gateState = session.gate.current.state;
   let gateReason = session.gate.current.reason;
   const listener: LiveSessionListener = {
-    onOutputAudio: () => clock.providerAudio(session.gate.isOpen, session.gate.current.reason),
+    onOutputAudio: () => clock.providerAudio(session.gate.isOpen),
     onInputTranscript: (delta) => clock.callerSpeech(delta.endMs),
     onLinkState: (state) => {
       if (state === link) return;
@@ -27,6 +27,7 @@ export function watchTimeline(session: LiveVoiceSession): () => void {
     },
     onGate: (decision) => {
       if (decision.reason === 'pending_backend') clock.groundingStarted();
+      else clock.groundingEnded();
       // Each fragment of the caller's speech is a new decision; only a change of state or reason is an event.
       if (decision.state === gateState && decision.reason === gateReason) return;
       gateState = decision.state;

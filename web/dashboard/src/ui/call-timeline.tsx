@@ -33,12 +33,18 @@ const LANES = [
 ] as const;
 const LANE_H = 30;
 
-const CALLER_EVENTS = new Set(['caller_connected', 'caller_disconnected', 'mute', 'unmute', 'replaced']);
-const PROVIDER_EVENTS = new Set(['turn_started']);
+const CALLER_EVENTS = new Set([
+  'caller_connected',
+  'caller_disconnected',
+  'mute',
+  'unmute',
+  'replaced',
+  'turn_started',
+]);
 
 function laneOf(event: VoiceTimelineEvent): (typeof LANES)[number] {
   if (CALLER_EVENTS.has(event.type) || ['dtmf', 'audio_dropped', 'frame_refused'].includes(event.type)) return LANES[0];
-  if (event.type.startsWith('provider_') || PROVIDER_EVENTS.has(event.type)) return LANES[2];
+  if (event.type.startsWith('provider_')) return LANES[2];
   return LANES[1];
 }
 
@@ -204,21 +210,23 @@ function TurnBars({ timeline }: { timeline: VoiceTimeline }) {
               <text x={4} y={y + 12} class="tl-label">
                 {`Turn ${turn.index}`}
               </text>
-              {turn.parts.map((part) => {
-                const x = X0 + (at / max) * (PLOT - 70);
-                at += part.ms;
-                return (
-                  <rect
-                    x={x}
-                    y={y}
-                    width={Math.max(0.5, (part.ms / max) * (PLOT - 70))}
-                    height={rowH - 4}
-                    class={`tl-owner-${part.owner}`}
-                  >
-                    <title>{`${part.name.replace(/_/g, ' ')}: ${ms(part.ms)} (${OWNER_WORDS[part.owner] ?? part.owner})`}</title>
-                  </rect>
-                );
-              })}
+              {turn.parts
+                .filter((part) => part.ms > 0)
+                .map((part) => {
+                  const x = X0 + (at / max) * (PLOT - 70);
+                  at += part.ms;
+                  return (
+                    <rect
+                      x={x}
+                      y={y}
+                      width={Math.max(0.5, (part.ms / max) * (PLOT - 70))}
+                      height={rowH - 4}
+                      class={`tl-owner-${part.owner}`}
+                    >
+                      <title>{`${part.name.replace(/_/g, ' ')}: ${ms(part.ms)} (${OWNER_WORDS[part.owner] ?? part.owner})`}</title>
+                    </rect>
+                  );
+                })}
               <text x={X0 + (turn.latencyMs / max) * (PLOT - 70) + 6} y={y + 12} class="tl-tick">
                 {ms(turn.latencyMs)}
               </text>
