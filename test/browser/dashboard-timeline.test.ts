@@ -66,8 +66,6 @@ t.test('the conversation page draws the call; the analytics tab shows turn laten
     live.turns[0].parts.some((p: any) => p.name === 'grounding' && p.owner === 'platform' && p.ms > 0),
     'the delegated turn waited for grounding',
   );
-  if (screenshots)
-    (await import('node:fs')).writeFileSync(join(screenshots, 'timeline.json'), JSON.stringify(live, null, 1));
 
   const browser = await launchBrowser(t);
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });

@@ -1143,7 +1143,7 @@ export interface components {
             index: number;
             /** @description firstAudioAtMs - userStoppedAtMs: the silence the caller waited through. */
             latencyMs: number;
-            /** @description In order, adding up to latencyMs: caller_audio_held (relay: the append window before the provider had the audio), provider_first_audio (provider), grounding (platform: the gate held the answer for a delegated question) or gate (relay), answer_audio_held (relay: before it was written to the caller). */
+            /** @description In order, adding up to latencyMs: caller_audio_held (relay: the append window before the provider had the audio), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller). */
             parts: {
                 ms: number;
                 name: string;
