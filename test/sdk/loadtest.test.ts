@@ -107,6 +107,8 @@ t.test(
     );
     t.ok(report.voice.audio.receivedBytes > 0, 'and came back');
     t.equal(report.voice.audio.receivedWhileGateClosedBytes, 0);
+    // The service's own figures for the same calls, read from their timelines (the echo answers no turns).
+    t.match(report.voice.server, { calls: 2, turns: 0, turnLatencyMs: null, unavailable: null });
     t.ok(report.timeline.length >= 3, 'a timeline point per second');
     const html = readFileSync(reportPath, 'utf8');
     t.match(html, /<svg[^>]*aria-label="latency percentiles"/, 'the HTML report has the latency chart');

@@ -1,3 +1,4 @@
+import type { ServerFigures } from './server-side.js';
 import type { LatencySummary } from './stats.js';
 
 /** What a load test measured: the JSON report (`--json`), the summary and the HTML report are made from it. */
@@ -49,6 +50,8 @@ export interface LoadTestReport {
       maxSendLagMs: number;
     };
     heartbeats: { sent: number; failed: number };
+    /** What the service measured of the same calls (their timelines; API-key runs only), beside what was heard here. */
+    server: ServerFigures | null;
   };
   chat: {
     attempted: number;
