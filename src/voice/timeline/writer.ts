@@ -5,7 +5,7 @@ import { upsertTimelines, type TimelineWrite } from './queries.js';
 import type { TimelineSnapshot } from './types.js';
 
 /** How often changed timelines are written while calls run (wall time). */
-export const TIMELINE_WRITE_EVERY_MS = 3000;
+export const TIMELINE_WRITE_EVERY_MS = 5000;
 /** Ended calls whose last write waits for the database, at most (memory bound); beyond, the oldest are dropped. */
 const MAX_WAITING_FINAL = 10_000;
 /** Calls per statement. */
