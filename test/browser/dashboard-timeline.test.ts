@@ -68,7 +68,8 @@ t.test('the conversation page draws the call; the analytics tab shows turn laten
   );
 
   const browser = await launchBrowser(t);
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const page = await browser.newPage();
+  await page.setViewportSize({ width: 1100, height: 900 });
   page.setDefaultTimeout(20_000);
   await page.goto(`${app.url}/dashboard/sign-in`);
   await page.getByLabel('Email').fill(owner.email);
