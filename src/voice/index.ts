@@ -12,6 +12,7 @@ import { recordingRoutes } from './recording/routes.js';
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
 import { relayTotalsOf } from './session/transport.js';
+import { timelineRoutes } from './timeline/routes.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
 
@@ -83,7 +84,11 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
   service.recordings = recordings;
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
-    routes: [...voiceRoutes(service, options.admission), ...recordingRoutes({ sql: deps.sql, recordings })],
+    routes: [
+      ...voiceRoutes(service, options.admission),
+      ...recordingRoutes({ sql: deps.sql, recordings }),
+      ...timelineRoutes({ sql: deps.sql, timelines: service.timelines }),
+    ],
     sockets: [...websocket.sockets],
     authenticators: { 'control-token': () => undefined },
     service,

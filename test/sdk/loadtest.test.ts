@@ -108,6 +108,8 @@ t.test(
     );
     t.ok(report.voice.audio.receivedBytes > 0, 'and came back');
     t.equal(report.voice.audio.receivedWhileGateClosedBytes, 0);
+    // The service's own figures for the same calls, read from their timelines (the echo answers no turns).
+    t.match(report.voice.server, { calls: 2, turns: 0, turnLatencyMs: null, unavailable: null });
     t.ok(report.timeline.length >= 3, 'a timeline point per second');
     // The server's side (its /metrics before and after): how long Parley itself held the frames, both directions.
     t.equal(report.server?.error, undefined, `server figures read: ${JSON.stringify(report.server)}`);

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../log/index.js';
-import type { GptLiveSessionDeps } from './gpt-live-deps.js';
+import { emptySessionStats, type GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveWire } from './gpt-live-wire.js';
 import type {
   VoiceCloseReason,
@@ -16,6 +16,7 @@ import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.j
 import { readUsageSeconds } from './inbound.js';
 import {
   CLOSE_FRAME,
+  appendFrameAudioBytes,
   MUTE_FRAME,
   UNMUTE_FRAME,
   buildContentAppend,
@@ -44,15 +45,7 @@ export class GptLiveSession implements VoiceSession {
   readonly lockConfirmed = true as const;
   state: VoiceLinkState = 'connecting';
   usage: VoiceUsage = { seconds: 0 };
-  readonly stats: VoiceSessionStats = {
-    audioFramesSent: 0,
-    audioFramesRefused: 0,
-    audioFramesDropped: 0,
-    audioChunksReceived: 0,
-    duplicateEvents: 0,
-    garbageFrames: 0,
-    reconnects: 0,
-  };
+  readonly stats: VoiceSessionStats = emptySessionStats();
 
   readonly residence: RelayResidence;
   private phase: Phase = 'starting';
@@ -90,7 +83,7 @@ export class GptLiveSession implements VoiceSession {
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.sendAppend(frame), windowOf(deps, config));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,
@@ -152,11 +145,16 @@ export class GptLiveSession implements VoiceSession {
     this.stats.audioFramesSent++;
     if (this.coalescer !== undefined) this.coalescer.push(pcm, readAt);
     else {
-      this.queue.push(encodeAudioAppendFrame(pcm), true); // passthrough: read to socket is all working time
+      this.sendAppend(encodeAudioAppendFrame(pcm)); // passthrough: read to socket is all working time
       if (readAt === readAt) this.residence.callerToProvider.observeMs(residenceNow() - readAt);
     }
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
+  }
+
+  private sendAppend(frame: Buffer): void {
+    this.queue.push(frame, true);
+    this.h.onAudioSent?.(appendFrameAudioBytes(frame));
   }
 
   mute(): void {

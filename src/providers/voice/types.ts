@@ -78,6 +78,8 @@ export interface VoiceSessionClosed {
  */
 export interface VoiceSessionHandlers {
   onOutputAudio?(pcm: Buffer): void;
+  /** Caller audio (bytes in the session's format) left the adapter for the provider's socket (the call's timeline). */
+  onAudioSent?(bytes: number): void;
   onInputTranscript?(delta: VoiceTranscriptDelta): void;
   onOutputTranscript?(delta: VoiceTranscriptDelta): void;
   onDelegation?(request: VoiceDelegationRequest): void;

@@ -1,5 +1,6 @@
 import type { RelayResidence, VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
 import type { LiveSessionListener, LiveVoiceSession } from '../session/live-session.js';
+import type { TurnClock } from '../timeline/turn-clock.js';
 
 /**
  * What the media pump needs of a voice session: the pump takes a caller leg, this link and a clock, and no
@@ -34,6 +35,8 @@ export interface RelayLink {
    */
   attached(): void;
   detached(): void;
+  /** The call's turn clock (its timeline): told of caller audio handed on and answer audio written. */
+  readonly turns?: TurnClock;
 }
 
 export function linkOfSession(session: LiveVoiceSession): RelayLink {
@@ -59,5 +62,6 @@ export function linkOfSession(session: LiveVoiceSession): RelayLink {
     subscribe: (listener) => session.subscribe(listener),
     attached: () => session.onMediaAttached(),
     detached: () => session.onMediaDetached(),
+    turns: session.timeline.turnClock,
   };
 }

@@ -76,6 +76,8 @@ export class MediaPump {
   readonly options: RelayOptions;
   private readonly audio: PumpAudio;
   private readonly pending: PendingAudio;
+  /** The call's turn clock: per frame, two numbers into a preallocated ring (no allocation). */
+  private readonly turns: RelayLink['turns'];
   private phase: PumpPhase = 'open';
   private unsubscribe: (() => void) | undefined;
   private muted = false;
@@ -107,6 +109,7 @@ export class MediaPump {
     this.lastLink = link.linkState;
     this.lastSeq = link.gateSeq;
     this.residence = link.residence;
+    this.turns = link.turns;
     this.onOutputAudio = this.onOutputAudio.bind(this);
   }
 
@@ -154,6 +157,7 @@ export class MediaPump {
     this.stats.callerBytes += length;
     this.tap?.caller(audio);
     if (!this.link.sendAudio(audio, readAt)) this.stats.callerFramesRefusedByLink++;
+    else this.turns?.callerAudio(length);
   }
 
   /** A caller frame the transport could not read (too long, not its protocol): dropped and counted. */
@@ -233,7 +237,10 @@ export class MediaPump {
 
   private sendAudio(audio: Uint8Array): void {
     if (this.leg.sendAudio(audio) === 'dropped') this.countDropped(audio.length);
-    else this.stats.assistantSentBytes += audio.length;
+    else {
+      this.stats.assistantSentBytes += audio.length;
+      this.turns?.assistantAudioWritten();
+    }
   }
 
   private countDropped(bytes: number): void {

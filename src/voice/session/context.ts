@@ -11,6 +11,7 @@ import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
 import type { CallerTransport } from './transport.js';
+import type { TimelineWriter } from '../timeline/writer.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -62,6 +63,8 @@ export interface VoiceContext {
   draining: boolean;
   /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
   transport: CallerTransport | undefined;
+  /** Writes the calls' timelines (every few seconds, and once settled). */
+  readonly timelines: TimelineWriter;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];

@@ -4,6 +4,7 @@ import { callerSource, type Principal } from '../../auth/index.js';
 import { AppError, isAppError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import {
+  bytesPerMs,
   DEFAULT_AUDIO_FORMAT,
   VoiceProviderError,
   VoiceProviderErrorCodes,
@@ -19,6 +20,9 @@ import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
 import type { MintStream } from './transport.js';
+import { CallTimeline } from '../timeline/call-timeline.js';
+import type { TurnObserver } from '../timeline/turn-clock.js';
+import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 
 /**
  * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
@@ -103,6 +107,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
   const audio: VoiceAudioFormat = input.audio ?? DEFAULT_AUDIO_FORMAT;
+  const timeline = new CallTimeline(transport.name, undefined, Date.now(), turnObserverOf(ctx));
+  timeline.turnClock.bytesPerMs = bytesPerMs(audio);
+  timeline.record('minted', { source, audio: audio.format, sampleRateHz: audio.sampleRateHz });
   const session = new LiveVoiceSession(
     {
       id,
@@ -127,9 +134,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
       startedAt: ctx.clock.now(),
       audio,
       log,
+      timeline,
     },
     ctx.environment,
   );
+  watchTimeline(session);
   const row: q.NewVoiceSession = {
     id,
     accountId,
@@ -152,8 +161,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   try {
     session.provider = await provider.startSession(
       { instructions: instructionsFor(assistant), delegation: { type: 'client' }, audio },
-      { handlers: session.handlers, logger: log, signal: caller.signal },
+      { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal },
     );
+    timeline.record('provider_connected');
   } catch (err) {
     await ctx.quota
       .release(quotaRequest)
@@ -196,6 +206,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
 
   ctx.sessions.set(id, session);
   ctx.supervisor.add(session);
+  ctx.timelines.track(id, accountId, assistant.id, timeline);
   if (source === 'widget' && visitorId !== null) {
     await deps.store
       .set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 })
@@ -294,4 +305,11 @@ function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
   } catch {
     throw voiceErrors.hostInvalid();
   }
+}
+
+/** The metrics' view of a call's turns (none without an observer that takes them). */
+function turnObserverOf(ctx: VoiceContext): TurnObserver | undefined {
+  const observer = ctx.observer;
+  if (observer?.turn === undefined) return undefined;
+  return { turn: (latencyMs, firstAudioMs) => observer.turn?.(latencyMs, firstAudioMs) };
 }
