@@ -25,6 +25,11 @@ export interface VoiceSessionConfig {
   delegation?: VoiceDelegationConfig | null;
   /** The call's audio, both ways; PCM16 24 kHz when omitted. Passed through unchanged (nothing resampled). */
   audio?: VoiceAudioFormat;
+  /**
+   * Text the caller is likely to talk about (the assistant's documents). A recognizer that can be biased towards
+   * it (the local provider) uses it; hosted providers ignore it and it never goes on the wire.
+   */
+  speechHints?: string;
 }
 
 /**
@@ -137,7 +142,7 @@ export interface VoiceSession {
 }
 
 export interface VoiceProvider {
-  readonly kind: 'gpt-live' | 'simulator';
+  readonly kind: 'gpt-live' | 'simulator' | 'local';
   /**
    * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
    * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.
