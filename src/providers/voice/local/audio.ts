@@ -89,3 +89,32 @@ export function samplesOf(pcm: Buffer): Int16Array {
 export function bytesOf(samples: Int16Array): Buffer {
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
 }
+
+/**
+ * Low-pass filter (windowed sinc, 63 taps) below `cutoffHz`: applied before the synthesizer's 22 050 Hz is brought
+ * down to 16 or 8 kHz, so what lies above the new rate's limit does not fold back into the speech as hiss.
+ */
+export function lowPass(samples: Int16Array, rate: number, cutoffHz: number): Int16Array {
+  const taps = 63;
+  const half = (taps - 1) / 2;
+  const fc = cutoffHz / rate;
+  const kernel = new Float64Array(taps);
+  let sum = 0;
+  for (let i = 0; i < taps; i++) {
+    const x = i - half;
+    const sinc = x === 0 ? 2 * fc : Math.sin(2 * Math.PI * fc * x) / (Math.PI * x);
+    const window = 0.54 - 0.46 * Math.cos((2 * Math.PI * i) / (taps - 1));
+    kernel[i] = sinc * window;
+    sum += kernel[i]!;
+  }
+  const out = new Int16Array(samples.length);
+  for (let n = 0; n < samples.length; n++) {
+    let acc = 0;
+    for (let k = 0; k < taps; k++) {
+      const j = n + k - half;
+      if (j >= 0 && j < samples.length) acc += samples[j]! * kernel[k]!;
+    }
+    out[n] = Math.max(-32768, Math.min(32767, Math.round(acc / sum)));
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { VoiceAudioFormat } from '../audio-format.js';
 import { bytesPerMs } from '../audio-format.js';
-import { Resampler, encodeSamples, samplesOf } from './audio.js';
+import { Resampler, encodeSamples, lowPass, samplesOf } from './audio.js';
 import { sentencesToSpeak } from './answer.js';
 
 /**
@@ -52,7 +52,9 @@ function synthesize(
       children.delete(child);
       if (signal !== null || code !== 0) return reject(new Error(`synthesizer ended: ${signal ?? code}`));
       const wav = Buffer.concat(chunks);
-      const samples = samplesOf(wav.subarray(WAV_HEADER_BYTES));
+      const rate = options.audio.sampleRateHz;
+      const raw = samplesOf(wav.subarray(WAV_HEADER_BYTES));
+      const samples = rate < SYNTH_RATE ? lowPass(raw, SYNTH_RATE, rate * 0.45) : raw;
       const resampled = new Resampler(SYNTH_RATE, options.audio.sampleRateHz).push(samples);
       const bytes = encodeSamples(resampled, options.audio);
       const frameBytes = FRAME_MS * bytesPerMs(options.audio);
