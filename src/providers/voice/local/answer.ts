@@ -9,8 +9,16 @@ import { splitSentences } from '../../chat/local.js';
 const MAX_SENTENCES = 2;
 const MAX_CHARS = 280;
 
+/** Words every question and sentence has: they say nothing about which sentence answers. */
+const STOPWORDS = new Set(
+  'the and are but for how what when where which who why does did can could would should will you your our'
+    .concat(' with from that this there their they them have has had was were been about into much many any')
+    .split(' '),
+);
+
 function stemsOf(text: string): Set<string> {
-  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w.slice(0, 5)));
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [];
+  return new Set(words.filter((w) => !STOPWORDS.has(w)).map((w) => w.slice(0, 5)));
 }
 
 /** Markdown and snippet marks a listener should not hear. */
