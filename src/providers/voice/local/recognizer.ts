@@ -104,12 +104,9 @@ let utteranceSeq = 0;
 /** The words of one utterance (16 kHz PCM16LE), timed from its first sample. */
 export async function recognizeUtterance(pcm16k: Buffer, options: RecognizeOptions): Promise<RecognizedWord[]> {
   const bytesPerMs = (RECOGNIZER_RATE * 2) / 1000;
-  // A little noise instead of digital silence keeps the recognizer's noise estimate sane.
-  const pad = (ms: number): Buffer => {
-    const b = Buffer.alloc(ms * bytesPerMs);
-    for (let i = 0; i < b.length; i += 2) b.writeInt16LE(((i * 7919) % 9) - 4, i);
-    return b;
-  };
+  // Digital silence: measured better than a faint dither (55 % against 63 % WER, docs/local-voice.md).
+  const pad = (ms: number): Buffer => Buffer.alloc(ms * bytesPerMs);
+
   const file = join(options.model.dir, `utterance-${++utteranceSeq}.raw`);
   await writeFile(file, Buffer.concat([pad(PAD_BEFORE_MS), pcm16k, pad(PAD_AFTER_MS)]));
   try {
@@ -132,6 +129,9 @@ function runRecognizer(file: string, options: RecognizeOptions): Promise<Recogni
         'yes',
         '-samprate',
         String(RECOGNIZER_RATE),
+        // Its spectral noise subtraction eats the quiet edges of words: 55 % WER without it, 60 % with it (docs/local-voice.md).
+        '-remove_noise',
+        'no',
         '-hmm',
         options.engines.acousticModel,
         '-lm',
