@@ -18,13 +18,14 @@ const STOPWORDS = new Set(
 
 function stemsOf(text: string): Set<string> {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [];
-  return new Set(words.filter((w) => !STOPWORDS.has(w)).map((w) => w.slice(0, 5)));
+  return new Set(words.filter((w) => !STOPWORDS.has(w)).map((w) => w.replace(/s$/, '').slice(0, 5)));
 }
 
 /** Markdown and snippet marks a listener should not hear. */
 export function speakable(text: string): string {
   return text
-    .replace(/…/g, ' ')
+    .replace(/…/g, '\n')
+    .replace(/^[ \t]*#+[ \t]*(.+?)[ \t]*$/gm, '$1.') // a heading on its own line is a sentence of its own
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/[#*_`>|~]+/g, ' ')
     .replace(/\s+/g, ' ')
@@ -40,8 +41,10 @@ export function spokenAnswer(commentary: string, question: string): string {
     for (const stem of stemsOf(sentence)) if (wanted.has(stem)) hits++;
     return { sentence, i, hits };
   });
+  const best = Math.max(0, ...scored.map((s) => s.hits));
+  // A second sentence only when it is about as close to the question as the best one.
   const chosen = scored
-    .filter((s) => s.hits > 0)
+    .filter((s) => s.hits > 0 && s.hits * 2 >= best)
     .sort((a, b) => b.hits - a.hits || a.i - b.i)
     .slice(0, MAX_SENTENCES)
     .sort((a, b) => a.i - b.i)

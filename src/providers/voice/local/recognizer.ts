@@ -103,6 +103,8 @@ let utteranceSeq = 0;
 
 /** The words of one utterance (16 kHz PCM16LE), timed from its first sample. */
 export async function recognizeUtterance(pcm16k: Buffer, options: RecognizeOptions): Promise<RecognizedWord[]> {
+  // Waiting for a slot can outlast the call: nothing is started for a call that ended.
+  if (options.signal.aborted) throw new Error('recognition aborted');
   const bytesPerMs = (RECOGNIZER_RATE * 2) / 1000;
   // Digital silence: measured better than a faint dither (55 % against 63 % WER, docs/local-voice.md).
   const pad = (ms: number): Buffer => Buffer.alloc(ms * bytesPerMs);

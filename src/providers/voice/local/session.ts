@@ -25,6 +25,9 @@ export interface LocalSessionDeps {
   logger?: Logger | undefined;
 }
 
+/** Figures kept per session (the latest turns). */
+const MAX_KEPT = 100;
+
 /** Said when the session was opened without delegation: nothing can look the owner's documents up for it. */
 export const NO_DELEGATION_REPLY = 'I can only answer from the documents, and I cannot look them up in this call.';
 
@@ -50,7 +53,7 @@ export class LocalVoiceSession implements VoiceSession {
   };
   /** Caller's end of speech to the first audio of its answer, per answered turn (ms; for the bench). */
   readonly answerLatenciesMs: number[] = [];
-  /** CPU time of the recognizer and synthesizer children is not in process.cpuUsage: counted here (ms). */
+  /** Each heard utterance: its length and the words recognized in it (the latest ones). */
   readonly utterances: Array<{ audioMs: number; words: number }> = [];
 
   private readonly audio: VoiceAudioFormat;
@@ -155,6 +158,7 @@ export class LocalVoiceSession implements VoiceSession {
   private heard(pcm: Int16Array, startMs: number, endMs: number): void {
     const endOfSpeechAt = Date.now();
     this.utterances.push({ audioMs: endMs - startMs, words: 0 });
+    if (this.utterances.length > MAX_KEPT) this.utterances.shift();
     const record = this.utterances.at(-1)!;
     this.deps.limiter
       .run(() =>
@@ -201,7 +205,10 @@ export class LocalVoiceSession implements VoiceSession {
         voice: this.config.voice,
         now: () => Date.now(),
         onAudio: (frame) => {
-          if (first && endOfSpeechAt !== undefined) this.answerLatenciesMs.push(Date.now() - endOfSpeechAt);
+          if (first && endOfSpeechAt !== undefined) {
+            this.answerLatenciesMs.push(Date.now() - endOfSpeechAt);
+            if (this.answerLatenciesMs.length > MAX_KEPT) this.answerLatenciesMs.shift();
+          }
           first = false;
           this.stats.audioChunksReceived++;
           this.handlers.onOutputAudio?.(frame);

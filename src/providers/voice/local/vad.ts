@@ -51,6 +51,8 @@ export class EndOfSpeech {
   private preroll: Int16Array[] = [];
   private speech: Int16Array[] | undefined;
   private startMs = 0;
+  /** Blocks of the utterance that came before its voice was confirmed (pre-roll and the starting voice). */
+  private leadBlocks = 0;
   private voicedRun = 0;
   private silentRun = 0;
 
@@ -95,6 +97,7 @@ export class EndOfSpeech {
       this.voicedRun = voiced ? this.voicedRun + 10 : 0;
       if (this.voicedRun < this.tuning.speechStartMs) return;
       this.speech = this.preroll;
+      this.leadBlocks = this.speech.length;
       this.preroll = [];
       this.startMs = this.nowMs - this.speech.length * 10;
       this.silentRun = 0;
@@ -112,7 +115,8 @@ export class EndOfSpeech {
     const silent = this.silentRun;
     this.silentRun = 0;
     const keep = Math.max(0, speech.length - Math.max(0, silent - 200) / 10);
-    if (length - silent < this.tuning.minUtteranceMs) return;
+    const voicedMs = length - this.leadBlocks * 10 + this.tuning.speechStartMs - silent;
+    if (voicedMs < this.tuning.minUtteranceMs) return;
     const pcm = new Int16Array(keep * BLOCK);
     for (let i = 0; i < keep; i++) pcm.set(speech[i]!, i * BLOCK);
     this.on.onUtterance(pcm, this.startMs, this.startMs + keep * 10);
