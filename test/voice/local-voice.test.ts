@@ -88,11 +88,12 @@ t.test('a question asked aloud is answered aloud from the uploaded document', as
   const messages = await app.database.sql<
     Array<{ role: string; content: string; outcome: string | null; sources: Array<{ name: string }> }>
   >`
-    select role, content, outcome, sources from messages where conversation_id = ${minted.conversationId}
+    select role, content, outcome, sources, provider, model from messages where conversation_id = ${minted.conversationId}
     order by created_at, id`;
   t.equal(messages[0]?.role, 'user');
   t.equal(messages[0]?.content, asked, 'the stored question is what was recognized, not invented');
   const answer = messages.find((m) => m.role === 'assistant');
   t.match(answer, { outcome: 'answered', sources: [{ name: 'Plans' }] }, 'the answer keeps its source');
   t.match(answer?.content, /4\.99 euros per month/, 'the stored answer is what was spoken');
+  t.match(answer, { provider: 'voice:local', model: 'local-extractive' }, 'labelled as the local voice, no model');
 });
