@@ -19,7 +19,7 @@ import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
-import { healthRoutes } from './health/routes.js';
+import { healthRoutes, readinessOf } from './health/routes.js';
 import {
   buildOpenApiDocument,
   createHttpServer,
@@ -182,13 +182,7 @@ export function collectCapabilities(
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
-    ...healthRoutes(
-      [
-        { name: 'database', check: async () => void (await deps.sql`select 1`) },
-        { name: 'store', check: () => deps.store.ping() },
-      ],
-      hooks.isDraining,
-    ),
+    ...healthRoutes(readinessOf(deps), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,

@@ -118,7 +118,10 @@ export const envSchema = z.object({
   OPENAI_TIMEOUT_MS: int(60_000, 100, 600_000),
 
   // Voice provider
-  VOICE_PROVIDER: z.enum(['simulator', 'gpt-live']).default('simulator'),
+  // auto: `local` when its engines are installed, else the simulator (always the simulator under NODE_ENV=test).
+  VOICE_PROVIDER: z.enum(['auto', 'local', 'simulator', 'gpt-live']).default('auto'),
+  // Directories searched for the local voice engines (pocketsphinx_continuous, espeak-ng).
+  VOICE_LOCAL_ENGINES_PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   VOICE_PROVIDER_URL: url(['ws:', 'wss:']),
   VOICE_PROVIDER_API_KEY: optionalString,
   VOICE_MODEL: z.string().default('gpt-live-1'),

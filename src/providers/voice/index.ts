@@ -46,3 +46,7 @@ export { startVoiceSimulator, type VoiceSimulator, type VoiceSimulatorOptions } 
 export type { SimulatedSessionRecord, SimulatedTranscript, VoiceSimulatorStats } from './simulator/types.js';
 export { parseFaults, type SimulatorFaults } from './simulator/faults.js';
 export { simulatedWords } from './simulator/media.js';
+export { createLocalVoiceProvider, type LocalProviderOptions } from './local/provider.js';
+export { findLocalVoiceEngines, type LocalVoiceEngines } from './local/engines.js';
+export { LOCAL_VOICE_DEFAULTS, type LocalVoiceTuning } from './local/vad.js';
+export type { LocalVoiceSession } from './local/session.js';

@@ -26,6 +26,11 @@ export interface VoiceSessionConfig {
   delegation?: VoiceDelegationConfig | null;
   /** The call's audio, both ways; PCM16 24 kHz when omitted. Passed through unchanged (nothing resampled). */
   audio?: VoiceAudioFormat;
+  /**
+   * Text the caller is likely to talk about (the assistant's documents). A recognizer that can be biased towards
+   * it (the local provider) uses it; hosted providers ignore it and it never goes on the wire.
+   */
+  speechHints?: string;
 }
 
 /**
@@ -145,7 +150,7 @@ export interface VoiceSession {
 }
 
 export interface VoiceProvider {
-  readonly kind: 'gpt-live' | 'simulator';
+  readonly kind: 'gpt-live' | 'simulator' | 'local';
   /** How long this instance's relay holds audio frames (every session's), for /metrics and the bench. */
   readonly residence?: RelayResidence;
   /**

@@ -160,7 +160,13 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
   try {
     session.provider = await provider.startSession(
-      { instructions: instructionsFor(assistant), delegation: { type: 'client' }, audio },
+      {
+        instructions: instructionsFor(assistant),
+        delegation: { type: 'client' },
+        audio,
+        // The local recognizer hears best what the documents talk about; hosted providers take no hints.
+        ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
+      },
       { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal },
     );
     timeline.record('provider_connected');
