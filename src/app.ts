@@ -224,7 +224,7 @@ export function collectCapabilities(
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,
-    ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
+    ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,
       config: deps.config,
@@ -242,8 +242,7 @@ export function collectCapabilities(
     stop: () => documents.worker.stop(),
   });
   // The operator CLI reaches a server on the embedded database through this socket (PGlite admits one process).
-  if (deps.embeddedDatabase)
-    lifecycle.push(operatorSocket({ sql: deps.sql, dataDir: deps.config.DATA_DIR, log: deps.log }));
+  if (deps.embeddedDatabase) lifecycle.push(operatorSocket({ sql: deps.sql, config: deps.config, log: deps.log }));
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',

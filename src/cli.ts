@@ -7,6 +7,8 @@
  *   migrate
  *   user:create --email E (--password P | --password-stdin) [--name N]   -> {userId, accountId, email}
  *   key:create  --email E --scopes chat,voice [--name N]                  -> {keyId, secret, scopes}
+ *   admin:grant --email E / admin:revoke --email E                       -> {operator}
+ *   admin:list                                                            -> {operators}
  *
  * Contract for scripts: exactly one JSON object on stdout (the result, or {error, code} on failure); logs and
  * human messages on stderr. Exit 0 success, 2 bad arguments (nothing was changed), 1 any other failure.
@@ -114,7 +116,7 @@ async function run(argv: string[]): Promise<number> {
       }
     }
     db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1, log });
-    printResult(await work(db.sql, db.applied));
+    printResult(await work(db.sql, db.applied, { adminUserIds: config.ADMIN_USER_IDS }));
     return EXIT_OK;
   } catch (err) {
     const code = isAppError(err)
