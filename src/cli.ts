@@ -17,9 +17,8 @@ import { parseArgs } from 'node:util';
 import { CLI_USAGE, commands, UsageError, type Command, type Values } from './admin/cli-commands.js';
 import { sendToRunningServer } from './admin/operator-socket.js';
 import { ConfigError, loadConfig } from './config/index.js';
-import { openDatabase, type Database } from './db/index.js';
+import type { Database } from './db/index.js';
 import { isAppError } from './errors/index.js';
-import { createLogger, type Logger } from './log/index.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -98,6 +97,8 @@ async function run(argv: string[]): Promise<number> {
     printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
     return EXIT_FAILURE;
   }
+  // The database client and the logger load only once the arguments are good: a usage error answers sooner.
+  const [{ openDatabase }, { createLogger }] = await Promise.all([import('./db/index.js'), import('./log/index.js')]);
   // Logs go to stderr: stdout carries only the one JSON result.
   const log = createLogger({ level: config.LOG_LEVEL, name: 'parley-cli' }, process.stderr);
   let db: Database | undefined;
