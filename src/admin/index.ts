@@ -3,6 +3,4 @@
  * ADMIN_USER_IDS or granted in the database); every admin change writes one audit row with writeAuditLog (src/audit).
  */
 export { adminRoutes } from './routes.js';
-export { AdminErrorCodes, adminErrors } from './errors.js';
-export type { AdminDeps, AdminAccountView, Operator } from './accounts.js';
-export { operatorSocket, operatorSocketPath } from './operator-socket.js';
+export { operatorSocket } from './operator-socket.js';
