@@ -13,12 +13,12 @@ import { relayTotalsOf } from './session/transport.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
 
-export { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
+export { VoiceService, type VoiceOptions } from './session/service.js';
 export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
-export { recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
-export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
+export { voiceCallsOf } from './session/conversation-calls.js';
 
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
