@@ -173,13 +173,10 @@ export function collectCapabilities(
     log: deps.log.child({ capability: 'voice-quota' }),
   });
   const voiceQuota = webhooks.announceVoiceEnds(metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota);
-  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
     quota: voiceQuota,
     ...(metrics ? { observer: metrics } : {}),
-    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
-    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
     onSessionStored: webhooks.voiceSessionStored,
     ...options.voice,
   });

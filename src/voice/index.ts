@@ -62,7 +62,14 @@ export interface VoiceCapabilityParts {
 
 /** Builds routes, the transports and the (not yet started) service. Does no I/O. */
 export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
-  const service = new VoiceService(deps, options);
+  // Configuration reaches voice by one road, its own slice of deps.config; options carry collaborators (and the
+  // sub-second timings fault tests use, which the environment's whole seconds cannot express).
+  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
+  const service = new VoiceService(deps, {
+    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
+    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    ...options,
+  });
   const recordings = new VoiceRecordings(
     { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
     options.media?.recordingNow,
