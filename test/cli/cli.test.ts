@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { isWellFormedSecret } from '../../src/auth/index.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { bearer, IDENTITY_TEST_SECRET_KEY, probePath, startIdentityShell } from '../helpers/identity.js';
+import { bearer, createOwner, IDENTITY_TEST_SECRET_KEY, probePath, startIdentityShell } from '../helpers/identity.js';
 import { createTestRedisStore } from '../helpers/store.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -127,14 +127,9 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
 
 t.test('admin:grant, admin:list and admin:revoke: operators without a restart, ADMIN_USER_IDS honoured', async (t) => {
   const database = await createTestDatabase(t);
-  const created = [];
-  for (const email of ['first@example.test', 'second@example.test']) {
-    const r = await cli(['user:create', '--email', email, '--password', 'a long operator password'], {
-      DATABASE_URL: database.url,
-    });
-    created.push(r.json['userId'] as string);
-  }
-  const [first, second] = created as [string, string];
+  // The users come straight from the database helper: user:create is covered above, and every spawn costs a second.
+  const { userId: first } = await createOwner(database.sql, { email: 'first@example.test' });
+  const { userId: second } = await createOwner(database.sql, { email: 'second@example.test' });
   const env = { DATABASE_URL: database.url, ADMIN_USER_IDS: first };
 
   let r = await cli(['admin:grant', '--email', 'Second@Example.test'], env);
