@@ -168,13 +168,10 @@ export function collectCapabilities(
     log: deps.log.child({ capability: 'voice-quota' }),
   });
   const voiceQuota = webhooks.announceVoiceEnds(metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota);
-  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
     quota: voiceQuota,
     ...(metrics ? { observer: metrics } : {}),
-    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
-    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
     onSessionStored: webhooks.voiceSessionStored,
     admission: admission.mints,
     ...options.voice,
@@ -214,7 +211,7 @@ export function collectCapabilities(
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,
-    ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
+    ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,
       config: deps.config,
@@ -232,8 +229,7 @@ export function collectCapabilities(
     stop: () => documents.worker.stop(),
   });
   // The operator CLI reaches a server on the embedded database through this socket (PGlite admits one process).
-  if (deps.embeddedDatabase)
-    lifecycle.push(operatorSocket({ sql: deps.sql, dataDir: deps.config.DATA_DIR, log: deps.log }));
+  if (deps.embeddedDatabase) lifecycle.push(operatorSocket({ sql: deps.sql, config: deps.config, log: deps.log }));
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',

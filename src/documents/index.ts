@@ -11,13 +11,9 @@ import type { AnyRoute } from '../http/index.js';
 import type { Meter } from '../metering/index.js';
 
 export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
-export { guardedFetch, GuardedFetchError, type FetchedResource, type GuardedFetchOptions } from './fetcher.js';
+export { guardedFetch, GuardedFetchError } from './fetcher.js';
 export { parseFetchableUrl, resolveAllowed, type LookupAll } from './fetcher.js';
-export { chunkText, type Chunk } from './chunker.js';
-export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
-export { createIngestionWorker, INGESTION_REFUSED_MESSAGE, type IngestionWorker } from './worker.js';
-export { DocumentErrorCodes } from './errors.js';
-export { documentSchema } from './schemas.js';
+export { createIngestionWorker, INGESTION_REFUSED_MESSAGE } from './worker.js';
 
 /** Knobs tests (and a future deployment setting) turn; production uses the defaults. */
 export interface DocumentsOptions {

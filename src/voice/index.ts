@@ -16,12 +16,12 @@ import { timelineRoutes } from './timeline/routes.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
 
-export { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
+export { VoiceService, type VoiceOptions } from './session/service.js';
 export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
-export { recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
-export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
+export { voiceCallsOf } from './session/conversation-calls.js';
 
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
@@ -70,7 +70,14 @@ export interface VoiceCapabilityParts {
 
 /** Builds routes, the transports and the (not yet started) service. Does no I/O. */
 export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
-  const service = new VoiceService(deps, options);
+  // Configuration reaches voice by one road, its own slice of deps.config; options carry collaborators (and the
+  // sub-second timings fault tests use, which the environment's whole seconds cannot express).
+  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
+  const service = new VoiceService(deps, {
+    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
+    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    ...options,
+  });
   const recordings = new VoiceRecordings(
     { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
     options.media?.recordingNow,
