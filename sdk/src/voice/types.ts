@@ -58,6 +58,8 @@ export interface VoiceCallEvents {
   ended: VoiceCallEnded;
   /** Something failed: mint refusals (ParleyError) during start(), a broken media socket or gate stream. */
   error: Error;
+  /** WebRTC calls: the assistant's voice as a MediaStream; play it only while the gate is open (isGateOpen). */
+  remoteAudio: MediaStream;
 }
 
 export interface VoiceCallStats {
@@ -129,4 +131,15 @@ export interface VoiceCallOptions {
   audio?: AudioFormat;
   /** Caller audio is dropped (and counted) instead of queued once the socket holds this much unsent. Default 256 KiB. */
   sendHighWaterBytes?: number;
+  /**
+   * Browsers: `webrtc` connects the microphone straight to the voice provider (a peer connection; Parley passes the
+   * SDP and supervises from the server), `websocket` (default) relays audio through Parley's media socket. A WebRTC
+   * call whose ICE does not connect in time ends and start() rejects with WebRtcUnavailableError (code
+   * WEBRTC_UNAVAILABLE): fall back by starting a new VoiceCall with `websocket`, as the widget's `auto` does.
+   */
+  transport?: 'websocket' | 'webrtc';
+  /** WebRTC: the microphone stream (getUserMedia); sendAudio() does not apply, the `remoteAudio` event carries the voice. */
+  microphone?: MediaStream;
+  /** WebRTC timings (connect 3000 ms, ICE gathering 2000 ms) and an RTCPeerConnection implementation. */
+  webrtc?: Omit<import('./webrtc-media.js').WebRtcMediaOptions, 'microphone'>;
 }

@@ -10,7 +10,7 @@ import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
-import type { CallerTransport } from './transport.js';
+import type { CallerTransport, DirectMediaTransport } from './transport.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -62,6 +62,8 @@ export interface VoiceContext {
   draining: boolean;
   /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
   transport: CallerTransport | undefined;
+  /** How WebRTC callers reach the provider directly (mints with `transport.type` webrtc); absent: refused. */
+  direct: DirectMediaTransport | undefined;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];
