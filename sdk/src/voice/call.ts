@@ -179,6 +179,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
       }
       // The service's own word wins over the end route's (which may have been answered for a later, client end).
       const endReason = byClient ? (answer?.endReason ?? null) : (this.endReasonValue ?? answer?.endReason ?? null);
+      this.rtc?.close();
       this.finish(endReason, byClient ? 'client' : 'service', answer?.billableSeconds);
       return answer;
     })();
@@ -198,8 +199,11 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   private offerWebRtc(): Promise<string> {
     if (this.options.microphone === undefined) throw new WebRtcUnavailableError('WebRTC needs options.microphone.');
     const opts = { microphone: this.options.microphone, ...this.options.webrtc };
-    const changed = () => this.setState(this.computeState());
-    this.rtc = new WebRtcMedia(opts, (stream) => this.emit('remoteAudio', stream), changed);
+    this.rtc = new WebRtcMedia(opts, {
+      remote: (stream) => this.emit('remoteAudio', stream),
+      link: () => this.setState(this.computeState()),
+      transcript: (t) => this.emit('transcript', t),
+    });
     return this.rtc.offer();
   }
 
@@ -366,17 +370,15 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     if (this.finished || this.endedByService) return;
     this.endedByService = true;
     this.endReasonValue = endReason;
-    // Ask the end route for the final answer (billable seconds); it answers the service's end for 5 minutes.
     void this.end();
   }
 
-  /** Stops timers, the gate stream and the media socket. */
+  /** Stops timers, the gate stream, the media socket (a WebRTC peer closes after the end request: else a drop). */
   private teardown(): void {
     this.heartbeats?.stop();
     this.speaking.stop();
     this.stop.abort();
     this.media?.close();
-    this.rtc?.close();
   }
 
   private finish(endReason: EndReason, by: 'client' | 'service', billableSeconds: number | undefined): void {
@@ -392,6 +394,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     this.setState('error');
     this.emit('error', err instanceof Error ? err : new Error(String(err)));
     this.teardown();
+    this.rtc?.close();
     this.finished = true;
   }
 }

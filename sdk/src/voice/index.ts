@@ -1,6 +1,12 @@
 /** The voice client (@parley/sdk/voice): VoiceCall, its types, and PCM helpers. Browser-safe. */
 export { VoiceCall } from './call.js';
-export { WebRtcUnavailableError, webRtcSupported, type WebRtcMediaOptions } from './webrtc-media.js';
+export {
+  WebRtcUnavailableError,
+  webRtcSupported,
+  type RtcMediaStream,
+  type RtcPeerConstructor,
+  type WebRtcMediaOptions,
+} from './webrtc-media.js';
 export {
   FRAME_BYTES,
   FRAME_MS,

@@ -59,7 +59,7 @@ export interface VoiceCallEvents {
   /** Something failed: mint refusals (ParleyError) during start(), a broken media socket or gate stream. */
   error: Error;
   /** WebRTC calls: the assistant's voice as a MediaStream; play it only while the gate is open (isGateOpen). */
-  remoteAudio: MediaStream;
+  remoteAudio: import('./webrtc-media.js').RtcMediaStream;
 }
 
 export interface VoiceCallStats {
@@ -139,7 +139,7 @@ export interface VoiceCallOptions {
    */
   transport?: 'websocket' | 'webrtc';
   /** WebRTC: the microphone stream (getUserMedia); sendAudio() does not apply, the `remoteAudio` event carries the voice. */
-  microphone?: MediaStream;
+  microphone?: import('./webrtc-media.js').RtcMediaStream;
   /** WebRTC timings (connect 3000 ms, ICE gathering 2000 ms) and an RTCPeerConnection implementation. */
   webrtc?: Omit<import('./webrtc-media.js').WebRtcMediaOptions, 'microphone'>;
 }

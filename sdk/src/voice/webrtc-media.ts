@@ -4,14 +4,47 @@
  * offer goes in the mint's `transport`, the provider's answer comes back in it. The peer also opens the provider's
  * data channel, on which the session allows no client events at all: this side never sends there.
  */
+import type { Transcript } from './types.js';
+
+/** The parts of the browser's WebRTC API used here, declared: the SDK also compiles without the DOM library. */
+export interface RtcTrack {
+  enabled: boolean;
+}
+export interface RtcMediaStream {
+  getAudioTracks(): RtcTrack[];
+}
+interface RtcDescription {
+  type: string;
+  sdp?: string | undefined;
+}
+export interface RtcPeer {
+  addTrack(track: RtcTrack, stream: RtcMediaStream): unknown;
+  createDataChannel(label: string): { onmessage: ((event: { data: unknown }) => void) | null };
+  ontrack: ((event: { streams: readonly RtcMediaStream[]; track: RtcTrack }) => void) | null;
+  oniceconnectionstatechange: (() => void) | null;
+  readonly iceConnectionState: string;
+  readonly iceGatheringState: string;
+  readonly localDescription: RtcDescription | null;
+  createOffer(): Promise<RtcDescription>;
+  setLocalDescription(description: RtcDescription): Promise<void>;
+  setRemoteDescription(description: { type: 'answer'; sdp: string }): Promise<void>;
+  addEventListener(type: 'icegatheringstatechange' | 'iceconnectionstatechange', listener: () => void): void;
+  close(): void;
+}
+export type RtcPeerConstructor = new () => RtcPeer;
+const browser = globalThis as {
+  RTCPeerConnection?: RtcPeerConstructor;
+  MediaStream?: new (t: RtcTrack[]) => RtcMediaStream;
+};
+
 export interface WebRtcMediaOptions {
   /** The microphone (getUserMedia), its audio tracks sent to the provider. */
-  microphone: MediaStream;
+  microphone: RtcMediaStream;
   /** ICE must connect within this long after the answer, or the call counts as WebRTC-unavailable. Default 3000. */
   connectTimeoutMs?: number;
   /** Offer without waiting longer than this for ICE gathering (the offer carries what was gathered). Default 2000. */
   gatherTimeoutMs?: number;
-  RTCPeerConnection?: typeof RTCPeerConnection;
+  RTCPeerConnection?: RtcPeerConstructor;
 }
 
 /** WebRTC could not be used (no RTCPeerConnection, no offer, or ICE did not connect in time): fall back to WebSocket. */
@@ -23,31 +56,50 @@ export class WebRtcUnavailableError extends Error {
   }
 }
 
-export function webRtcSupported(impl?: typeof RTCPeerConnection): boolean {
-  return (impl ?? (globalThis as { RTCPeerConnection?: typeof RTCPeerConnection }).RTCPeerConnection) !== undefined;
+export function webRtcSupported(impl?: RtcPeerConstructor): boolean {
+  return (impl ?? browser.RTCPeerConnection) !== undefined;
 }
 
+export interface WebRtcMediaEvents {
+  /** The assistant's voice arrived (a MediaStream to play while the gate is open). */
+  remote(stream: RtcMediaStream): void;
+  /** ICE connected or went away. */
+  link(connected: boolean): void;
+  /** Captions the provider sends on its data channel (this side only reads it). */
+  transcript(t: Transcript): void;
+}
+
+const TRANSCRIPTS: Record<string, Transcript['role']> = {
+  'session.input_transcript.delta': 'user',
+  'session.output_transcript.delta': 'assistant',
+};
+
 export class WebRtcMedia {
-  readonly pc: RTCPeerConnection;
+  readonly pc: RtcPeer;
   /** The assistant's voice (set once the provider's track arrived). */
-  remote: MediaStream | undefined;
+  remote: RtcMediaStream | undefined;
   private closed = false;
 
   constructor(
     private readonly options: WebRtcMediaOptions,
-    private readonly onRemote: (stream: MediaStream) => void,
-    private readonly onLinkChange: (connected: boolean) => void,
+    events: WebRtcMediaEvents,
   ) {
-    const Impl = options.RTCPeerConnection ?? globalThis.RTCPeerConnection;
+    const Impl = options.RTCPeerConnection ?? browser.RTCPeerConnection;
     if (Impl === undefined) throw new WebRtcUnavailableError('This browser has no RTCPeerConnection.');
     this.pc = new Impl();
     for (const track of options.microphone.getAudioTracks()) this.pc.addTrack(track, options.microphone);
-    this.pc.createDataChannel('oai-events');
-    this.pc.ontrack = (event) => {
-      this.remote = event.streams[0] ?? new MediaStream([event.track]);
-      this.onRemote(this.remote);
+    const channel = this.pc.createDataChannel('oai-events');
+    channel.onmessage = (event) => {
+      const t = transcriptOf(event.data);
+      if (t !== undefined) events.transcript(t);
     };
-    this.pc.oniceconnectionstatechange = () => this.onLinkChange(this.connected);
+    this.pc.ontrack = (event) => {
+      const stream = event.streams[0] ?? (browser.MediaStream ? new browser.MediaStream([event.track]) : undefined);
+      if (stream === undefined) return;
+      this.remote = stream;
+      events.remote(stream);
+    };
+    this.pc.oniceconnectionstatechange = () => events.link(this.connected);
   }
 
   get connected(): boolean {
@@ -102,5 +154,19 @@ export class WebRtcMedia {
     if (this.closed) return;
     this.closed = true;
     this.pc.close();
+  }
+}
+
+/** A transcript delta from the provider's data channel; undefined for anything else. */
+function transcriptOf(data: unknown): Transcript | undefined {
+  if (typeof data !== 'string') return undefined;
+  try {
+    const e = JSON.parse(data) as { type?: string; delta?: unknown; start_ms?: unknown; end_ms?: unknown };
+    const role = TRANSCRIPTS[e.type ?? ''];
+    if (role === undefined || typeof e.delta !== 'string') return undefined;
+    const startMs = typeof e.start_ms === 'number' ? e.start_ms : 0;
+    return { role, text: e.delta, startMs, endMs: typeof e.end_ms === 'number' ? e.end_ms : startMs };
+  } catch {
+    return undefined;
   }
 }

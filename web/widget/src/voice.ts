@@ -125,7 +125,7 @@ export class VoiceController {
       if (call.isGateOpen) this.audio?.play(pcm);
     });
     // WebRTC: the provider's voice, heard only while the gate is open (its gain follows the gate).
-    call.on('remoteAudio', (stream) => this.audio?.playStream(stream, call.isGateOpen));
+    call.on('remoteAudio', (stream) => this.audio?.playStream(stream as MediaStream, call.isGateOpen));
     call.on('transcript', (t) => {
       // Assistant captions only while the gate is open (the service withholds them too; docs/voice-protocol.md, the
       // playback gate).

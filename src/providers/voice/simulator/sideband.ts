@@ -46,6 +46,8 @@ export class SidebandHub {
       } else if (frame.includes(STARTED)) {
         this.startedFrame = frame;
       } else if (frame.includes('"event_id"')) {
+        // Captions reach the browser on its data channel too (the provider's server events; it may send none).
+        if (frame.includes('_transcript.delta"')) this.peer.sendEvent(frame);
         this.ring.push(frame);
         if (this.ring.length > this.replayCount) this.ring.shift();
       }

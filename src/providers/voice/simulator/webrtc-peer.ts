@@ -83,6 +83,12 @@ export class SimPeer {
     }
   }
 
+  /** A server event on the browser's data channel (the caller only reads it). */
+  sendEvent(frame: string): void {
+    const channel = this.channels[0];
+    if (!this.closed && channel?.isOpen()) channel.sendMessage(frame);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
