@@ -4,48 +4,12 @@
  * offer goes in the mint's `transport`, the provider's answer comes back in it. The peer also opens the provider's
  * data channel, on which the session allows no client events at all: this side never sends there.
  */
-import type { Transcript } from './types.js';
+import type { RtcMediaStream, RtcPeer, RtcPeerConstructor, RtcTrack, Transcript, WebRtcMediaOptions } from './types.js';
 
-/** The parts of the browser's WebRTC API used here, declared: the SDK also compiles without the DOM library. */
-export interface RtcTrack {
-  enabled: boolean;
-}
-export interface RtcMediaStream {
-  getAudioTracks(): RtcTrack[];
-}
-interface RtcDescription {
-  type: string;
-  sdp?: string | undefined;
-}
-export interface RtcPeer {
-  addTrack(track: RtcTrack, stream: RtcMediaStream): unknown;
-  createDataChannel(label: string): { onmessage: ((event: { data: unknown }) => void) | null };
-  ontrack: ((event: { streams: readonly RtcMediaStream[]; track: RtcTrack }) => void) | null;
-  oniceconnectionstatechange: (() => void) | null;
-  readonly iceConnectionState: string;
-  readonly iceGatheringState: string;
-  readonly localDescription: RtcDescription | null;
-  createOffer(): Promise<RtcDescription>;
-  setLocalDescription(description: RtcDescription): Promise<void>;
-  setRemoteDescription(description: { type: 'answer'; sdp: string }): Promise<void>;
-  addEventListener(type: 'icegatheringstatechange' | 'iceconnectionstatechange', listener: () => void): void;
-  close(): void;
-}
-export type RtcPeerConstructor = new () => RtcPeer;
 const browser = globalThis as {
   RTCPeerConnection?: RtcPeerConstructor;
   MediaStream?: new (t: RtcTrack[]) => RtcMediaStream;
 };
-
-export interface WebRtcMediaOptions {
-  /** The microphone (getUserMedia), its audio tracks sent to the provider. */
-  microphone: RtcMediaStream;
-  /** ICE must connect within this long after the answer, or the call counts as WebRTC-unavailable. Default 3000. */
-  connectTimeoutMs?: number;
-  /** Offer without waiting longer than this for ICE gathering (the offer carries what was gathered). Default 2000. */
-  gatherTimeoutMs?: number;
-  RTCPeerConnection?: RtcPeerConstructor;
-}
 
 /** WebRTC could not be used (no RTCPeerConnection, no offer, or ICE did not connect in time): fall back to WebSocket. */
 export class WebRtcUnavailableError extends Error {
