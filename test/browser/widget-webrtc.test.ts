@@ -74,6 +74,10 @@ t.test('the widget over WebRTC: heard, transcribed, no audio through Parley; fal
   const settings = { settings: { allowedDomains: [host.origin] } };
   const assistant = await voiceAssistant(app, owner, settings);
   const refusing = await voiceAssistant(app, owner, { ...settings, instructions: 'Be brief. [sim:webrtc-refused]' });
+  const unreachable = await voiceAssistant(app, owner, {
+    ...settings,
+    instructions: 'Be brief. [sim:webrtc-unreachable]',
+  });
   const wav = await makeSpeechWav(t, 'Hello there. When are you open tomorrow?');
   const browser = await launchBrowser(t, { fakeAudioWav: wav });
 
@@ -136,6 +140,26 @@ t.test('the widget over WebRTC: heard, transcribed, no audio through Parley; fal
     const { session } = await hookOf(page);
     await waitFor(() => app.app.voice.media?.relays.get(session.sessionId) !== undefined, 'relayed');
     t.same(await page.evaluate(`window.__parley.filter((e) => e.type === 'parley:error')`), [], 'no error shown');
+    await page.getByRole('button', { name: 'End call' }).click();
+    await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
+    await page.close();
+  });
+
+  await t.test('auto: ICE does not connect within 3 s, the WebRTC call ends and the relay takes over', async (t) => {
+    const page = await openHost(browser, host.url(unreachable.publicId));
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(
+      page,
+      `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === 'listening')`,
+      'listening',
+    );
+    const transports = await transportsOf(page);
+    t.same([transports[0], transports.at(-1)], ['webrtc', 'websocket'], 'WebRTC first, then the relay');
+    const rows = await app.database.sql<{ state: string; billableSeconds: number | null }[]>`
+      select state, end_reason, billable_seconds from voice_sessions where assistant_id = ${unreachable.id} order by started_at`;
+    t.equal(rows.length, 2, 'two sessions: the WebRTC attempt and the relayed call');
+    t.not(rows[0]!.state, 'active', 'the WebRTC attempt was ended');
+    t.equal(Number(rows[0]!.billableSeconds ?? 0), 0, 'and billed nothing (no caller ever reached the provider)');
     await page.getByRole('button', { name: 'End call' }).click();
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
     await page.close();

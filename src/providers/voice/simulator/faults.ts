@@ -25,6 +25,7 @@
  *                                     the input framing, with an output transcript every 300 ms of speech
  *   delegate                          end of the first utterance creates a client delegation instead of a reply
  *   webrtc-refused[=status]           refuse a WebRTC session create (default 503); WebSocket sessions still start
+ *   webrtc-unreachable                answer the offer, but the peer never connects (ICE cannot succeed)
  * On a WebRTC session, drop-after cuts the sideband, refuse-reconnect refuses sideband re-attaches, and a re-attach
  * replays the recent events (so the client must dedupe).
  */
@@ -45,6 +46,7 @@ export interface SimulatorFaults {
   echoPacedMs?: number;
   delegate?: boolean;
   webrtcRefused?: number;
+  webrtcUnreachable?: boolean;
 }
 
 function numberOr(value: string | undefined, fallback: number): number {
@@ -105,6 +107,9 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
         break;
       case 'webrtc-refused':
         faults.webrtcRefused = numberOr(value, 503);
+        break;
+      case 'webrtc-unreachable':
+        faults.webrtcUnreachable = true;
         break;
       default:
         break;

@@ -36,7 +36,8 @@ const MAX_BODY = 256 * 1024;
  * The simulator's WebRTC side, as the provider's Live API has it: `POST /v1/live/sessions` with
  * `transport: {type: 'webrtc', sdp}` answers the offer with a real peer (webrtc-peer.ts) and starts the session;
  * `GET /v1/live/sessions/{id}/attach` (WebSocket) is the server's sideband; `POST /v1/live/sessions/{id}/hangup`
- * ends the call. Fault hooks: webrtc-refused (create), drop-after (the sideband), refuse-reconnect (re-attach).
+ * ends the call. Fault hooks: webrtc-refused and webrtc-unreachable (create), drop-after (the sideband),
+ * refuse-reconnect (re-attach).
  */
 export function simulatorWebRtc(ctx: SimWebRtcContext) {
   const hubs = new Map<string, { hub: SidebandHub; session: SimSession }>();
@@ -94,6 +95,8 @@ export function simulatorWebRtc(ctx: SimWebRtcContext) {
       });
       answerSdp = answered.answerSdp;
       hub = new SidebandHub(answered.peer, ctx.timing.replayCount);
+      // Unreachable: the answer is valid but its peer is gone, so the browser's ICE checks go unanswered.
+      if (faults.webrtcUnreachable) answered.peer.close();
     } catch {
       return error(res, 400, 'invalid_offer', 'The offer could not be answered.', 'transport.sdp');
     }
