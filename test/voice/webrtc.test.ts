@@ -104,3 +104,18 @@ t.test('an offer that is not SDP is a 400 naming the field', async (t) => {
   t.equal(res.status, 400);
   t.match(JSON.stringify(res.body), /transport/);
 });
+
+t.test('a sideband that cannot be re-attached: degraded meanwhile, then control_lost and hung up', async (t) => {
+  const { sim, app, owner, assistant, caller } = await setup(t, 'Be brief. [sim:drop-after=300,refuse-reconnect=503]');
+  const minted = await mintWithKey(app, owner, assistant, { transport: { type: 'webrtc', sdp: await caller.offer() } });
+  caller.answer((minted.transport as { sdp: string }).sdp);
+  caller.talk(true);
+  const session = live(app, minted.sessionId);
+  await waitFor(() => session.linkState === 'reconnecting', 'the sideband dropped');
+  t.match((await heartbeat(app, minted)).body, { status: 'degraded' }, 'heartbeats say degraded while re-attaching');
+  await waitFor(() => session.status === 'ended', 'the call ended (0/1/2/4/8 s re-attaches refused)', 20_000);
+  t.equal(session.endReason, 'control_lost');
+  const record = [...sim.stats.sessions.values()][0]!;
+  await waitFor(() => record.ended, 'hung up at the provider');
+  t.ok(record.clientEvents.includes('hangup'));
+});
