@@ -14,17 +14,22 @@ import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
  * WebSocket relay by itself, and says so in parley:state.
  */
 
-async function hostPage(t: Test, parleyUrl: string): Promise<{ origin: string; url: (id: string) => string }> {
+async function hostPage(
+  t: Test,
+  parleyUrl: string,
+): Promise<{ origin: string; url: (id: string, transport?: string) => string }> {
   const parley = new URL(parleyUrl);
   const server = createServer((req, res) => {
-    const id = new URL(req.url ?? '/', 'http://x').searchParams.get('a') ?? '';
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    const id = query.get('a') ?? '';
+    const transport = query.get('transport') === 'websocket' ? 'websocket' : 'auto';
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': `default-src 'none'; script-src ${parley.origin}; connect-src ${parley.origin} ws://${parley.host}`,
     });
     res.end(`<!doctype html><html lang="en"><title>Host</title>
 <script src="${parley.origin}/widget/v1/parley.js" async></script>
-<parley-assistant assistant-id="${id.replace(/[^A-Za-z0-9_]/g, '')}" open data-test transport="auto"></parley-assistant>`);
+<parley-assistant assistant-id="${id.replace(/[^A-Za-z0-9_]/g, '')}" open data-test transport="${transport}"></parley-assistant>`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => {
@@ -32,7 +37,10 @@ async function hostPage(t: Test, parleyUrl: string): Promise<{ origin: string; u
     server.close();
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, url: (id) => `${origin}/?a=${encodeURIComponent(id)}` };
+  return {
+    origin,
+    url: (id, transport = 'auto') => `${origin}/?a=${encodeURIComponent(id)}&transport=${transport}`,
+  };
 }
 
 const RECORD_EVENTS = `window.__parley = [];
@@ -80,15 +88,18 @@ t.test('the widget over WebRTC: heard, transcribed, no audio through Parley; fal
   });
   const wav = await makeSpeechWav(t, 'Hello there. When are you open tomorrow?');
   const browser = await launchBrowser(t, { fakeAudioWav: wav });
+  const figures: Record<string, { listeningMs: number; firstAudioMs: number }> = {};
 
   await t.test('auto: WebRTC to the provider, the answer heard at the page', async (t) => {
     const page = await openHost(browser, host.url(assistant.publicId));
+    const clickedAt = Date.now();
     await page.getByRole('button', { name: 'Start voice call' }).click();
     await until(
       page,
       `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === 'listening')`,
       'listening',
     );
+    const listeningMs = Date.now() - clickedAt;
     t.same(await transportsOf(page).then((list) => [...new Set(list)]), ['webrtc'], 'parley:state says webrtc');
     const { session } = await hookOf(page);
     const live = app.app.voice.sessions.get(session.sessionId)!;
@@ -101,6 +112,7 @@ t.test('the widget over WebRTC: heard, transcribed, no audio through Parley; fal
       30_000,
     );
     const heard = await hookOf(page);
+    figures.webrtc = { listeningMs, firstAudioMs: Date.now() - clickedAt };
     t.ok(heard.maxOutputRms > 0.01, `non-silent audio at the page (max RMS ${heard.maxOutputRms.toFixed(3)})`);
     t.ok(
       (heard.timeline as Array<{ kind: string; value: string }>).some((e) => e.kind === 'gate' && e.value === 'open'),
@@ -119,6 +131,30 @@ t.test('the widget over WebRTC: heard, transcribed, no audio through Parley; fal
     await page.getByRole('button', { name: 'End call' }).click();
     await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
     await waitFor(() => !app.app.voice.sessions.has(session.sessionId), 'ended at the service');
+    await page.close();
+  });
+
+  await t.test('for comparison: the same call over the relay', async (t) => {
+    const page = await openHost(browser, host.url(assistant.publicId, 'websocket'));
+    const clickedAt = Date.now();
+    await page.getByRole('button', { name: 'Start voice call' }).click();
+    await until(
+      page,
+      `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === 'listening')`,
+      'listening',
+    );
+    const listeningMs = Date.now() - clickedAt;
+    await until(
+      page,
+      `document.querySelector('parley-assistant').parleyTest.audibleSamples >= 3`,
+      'the assistant heard at the page',
+    );
+    figures.websocket = { listeningMs, firstAudioMs: Date.now() - clickedAt };
+    t.same(await transportsOf(page).then((list) => [...new Set(list)]), ['websocket']);
+    // Figures only (never asserted): click to listening and to the first audible assistant audio (50 ms polls).
+    t.comment(`start -> listening / first assistant audio: ${JSON.stringify(figures)}`);
+    await page.getByRole('button', { name: 'End call' }).click();
+    await until(page, `window.__parley.some((e) => e.type === 'parley:ended')`, 'parley:ended');
     await page.close();
   });
 
