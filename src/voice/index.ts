@@ -15,6 +15,7 @@ import { relayTotalsOf } from './session/transport.js';
 import { timelineRoutes } from './timeline/routes.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
+import { webrtcTransport } from './transports/webrtc/index.js';
 
 export { VoiceService, type VoiceOptions } from './session/service.js';
 export type { LiveVoiceSession } from './session/live-session.js';
@@ -88,6 +89,9 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
     tapFor: (session) => recordings.tapFor(session),
   });
   service.attachTransport(websocket);
+  // WebRTC callers reach the provider directly; this transport only watches the sideband for presence and recording.
+  const webrtc = webrtcTransport({ tapFor: (session) => recordings.tapFor(session) });
+  service.attachDirectTransport(webrtc);
   service.recordings = recordings;
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
@@ -124,6 +128,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         if (sweepTimer !== undefined) clearInterval(sweepTimer);
         sweepTimer = undefined;
         await service.stop();
+        webrtc.stop();
         await recordings.settled();
       },
     },

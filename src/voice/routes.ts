@@ -27,6 +27,20 @@ const audioFormatSchema = z.discriminatedUnion('format', [
   z.object({ format: z.literal('pcma'), sampleRateHz: z.literal(8000).default(8000) }),
 ]);
 
+/** How the caller connects: Parley's media WebSocket (default), or WebRTC straight to the provider. */
+const transportSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('websocket') }),
+  z.object({
+    type: z.literal('webrtc'),
+    sdp: z
+      .string()
+      .min(10)
+      .max(64 * 1024)
+      .regex(/^v=0\r?\n/, 'must be an SDP offer (starting v=0)')
+      .describe("The browser's SDP offer, complete (ICE candidates gathered)."),
+  }),
+]);
+
 export const mintBodySchema = z.object({
   assistantId: z
     .string()
@@ -69,16 +83,28 @@ export const mintBodySchema = z.object({
     .describe(
       'Audio both ways on the media socket, mono: pcm16 (little-endian) at 16000 or 24000 Hz, or G.711 pcmu (μ-law) / pcma (A-law) at 8000 Hz. Default pcm16 at 24000 Hz.',
     ),
+  transport: transportSchema
+    .optional()
+    .describe(
+      "websocket (default): audio through Parley's media socket (stream.url). webrtc: the browser's peer connection goes straight to the provider; the answer comes back under transport.sdp, and Parley supervises the call from the server side (the browser's data channel can send nothing). audio does not apply to webrtc (the browser negotiates its codec).",
+    ),
 });
 
 export const mintResponseSchema = z
   .object({
     sessionId: z.string(),
     conversationId: z.string(),
-    stream: z.object({
-      url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
-      protocol: z.literal('parley.voice.v1'),
-    }),
+    stream: z
+      .object({
+        url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
+        protocol: z.literal('parley.voice.v1'),
+      })
+      .optional()
+      .describe('The media WebSocket (websocket transport; absent for webrtc).'),
+    transport: z
+      .object({ type: z.literal('webrtc'), sdp: z.string().describe("The provider's SDP answer.") })
+      .optional()
+      .describe('WebRTC calls: apply sdp as the remote answer; the audio goes to the provider, not through Parley.'),
     audio: z
       .object({
         format: z.enum(['pcm16', 'pcmu', 'pcma']),
@@ -158,7 +184,7 @@ export function voiceRoutes(service: VoiceService, admission?: Admission): AnyRo
           403: 'Missing voice scope; voice disabled; reason client_update_required (no playback_gate); reason voice_unavailable (widget refusals).',
           404: 'Assistant not found.',
           429: 'Rate limit (no reason), or reason voice_concurrency_limit.',
-          502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction.',
+          502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction (WebRTC too: no answer is returned and nothing is billed), or refused the session.',
           503: 'Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
         },
       },

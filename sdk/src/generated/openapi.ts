@@ -1063,11 +1063,19 @@ export interface components {
                 enabled: boolean;
             };
             sessionId: string;
-            stream: {
+            /** @description The media WebSocket (websocket transport; absent for webrtc). */
+            stream?: {
                 /** @constant */
                 protocol: "parley.voice.v1";
                 /** @description WebSocket URL of the media stream (carries the controlToken). */
                 url: string;
+            };
+            /** @description WebRTC calls: apply sdp as the remote answer; the audio goes to the provider, not through Parley. */
+            transport?: {
+                /** @description The provider's SDP answer. */
+                sdp: string;
+                /** @constant */
+                type: "webrtc";
             };
         };
         VoiceSessionEnd: {
@@ -2466,6 +2474,16 @@ export interface operations {
                      * @enum {string}
                      */
                     source?: "api" | "widget" | "playground";
+                    /** @description websocket (default): audio through Parley's media socket (stream.url). webrtc: the browser's peer connection goes straight to the provider; the answer comes back under transport.sdp, and Parley supervises the call from the server side (the browser's data channel can send nothing). audio does not apply to webrtc (the browser negotiates its codec). */
+                    transport?: {
+                        /** @constant */
+                        type: "websocket";
+                    } | {
+                        /** @description The browser's SDP offer, complete (ICE candidates gathered). */
+                        sdp: string;
+                        /** @constant */
+                        type: "webrtc";
+                    };
                     /** @description Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded). */
                     visitorId?: string;
                 };
@@ -2493,7 +2511,7 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description Rate limit (no reason), or reason voice_concurrency_limit. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description reason voice_unavailable: the provider did not confirm the data-channel restriction. */
+            /** @description reason voice_unavailable: the provider did not confirm the data-channel restriction (WebRTC too: no answer is returned and nothing is billed), or refused the session. */
             502: components["responses"]["Error"];
             /** @description Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
             503: components["responses"]["ErrorRetryAfter"];

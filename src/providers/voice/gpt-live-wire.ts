@@ -183,6 +183,10 @@ export class GptLiveWire {
         this.h.onDelegation?.(request);
         return;
       }
+      case 'session.input_audio.append':
+        // Only a sideband receives this: the caller's audio as the provider got it over WebRTC.
+        if (typeof event.audio === 'string') this.h.onInputAudio?.(Buffer.from(event.audio, 'base64'));
+        return;
       case 'session.usage.updated':
         return this.sink.usage(event.usage);
       case 'session.closed':

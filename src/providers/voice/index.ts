@@ -14,6 +14,7 @@ export type {
   VoiceSessionStats,
   VoiceTranscriptDelta,
   VoiceUsage,
+  VoiceWebRtcStart,
 } from './types.js';
 export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';
 export {

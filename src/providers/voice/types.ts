@@ -85,6 +85,8 @@ export interface VoiceSessionHandlers {
   onOutputAudio?(pcm: Buffer): void;
   /** Caller audio (bytes in the session's format) left the adapter for the provider's socket (the call's timeline). */
   onAudioSent?(bytes: number): void;
+  /** The caller's audio as the provider received it (WebRTC sessions: reflected on the sideband, PCM16 24 kHz). */
+  onInputAudio?(pcm: Buffer): void;
   onInputTranscript?(delta: VoiceTranscriptDelta): void;
   onOutputTranscript?(delta: VoiceTranscriptDelta): void;
   onDelegation?(request: VoiceDelegationRequest): void;
@@ -149,10 +151,26 @@ export interface VoiceSession {
   close(): Promise<VoiceSessionClosed>;
 }
 
+/** A WebRTC session: the provider's answer to the caller's offer, and the session Parley holds over the sideband. */
+export interface VoiceWebRtcStart {
+  session: VoiceSession;
+  answerSdp: string;
+}
+
 export interface VoiceProvider {
   readonly kind: 'gpt-live' | 'simulator' | 'local';
   /** How long this instance's relay holds audio frames (every session's), for /metrics and the bench. */
   readonly residence?: RelayResidence;
+  /**
+   * Create a WebRTC session for the caller's SDP offer (`POST /v1/live/sessions`, `transport: {type: 'webrtc'}`) with
+   * the data channel locked, and attach the sideband. Resolves only once the sideband's `session.started` echoed
+   * `allowed_client_events: []` within the lock timeout (the session is hung up otherwise).
+   */
+  startWebRtcSession(
+    config: VoiceSessionConfig,
+    offerSdp: string,
+    options?: StartSessionOptions,
+  ): Promise<VoiceWebRtcStart>;
   /**
    * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
    * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.
@@ -182,4 +200,8 @@ export interface VoiceAdapterTuning {
    */
   appendMs?: number;
   clock?: VoiceClock;
+  /** WebRTC sideband: keepalive interval (5 s), re-attach delays (0/1/2/4/8 s) and window (15 s). */
+  sidebandPingMs?: number;
+  sidebandReattachDelaysMs?: readonly number[];
+  sidebandReattachWindowMs?: number;
 }

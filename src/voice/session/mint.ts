@@ -39,6 +39,8 @@ export interface MintInput {
   source?: VoiceSource | undefined;
   /** The call's audio both ways; PCM16 24 kHz when omitted. */
   audio?: VoiceAudioFormat | undefined;
+  /** How the caller connects: the media WebSocket (default), or WebRTC straight to the provider with this offer. */
+  transport?: { type: 'websocket' } | { type: 'webrtc'; sdp: string } | undefined;
 }
 
 export interface MintCaller {
@@ -51,7 +53,10 @@ export interface MintCaller {
 export interface MintResult {
   sessionId: string;
   conversationId: string;
-  stream: MintStream;
+  /** The media WebSocket (websocket transport). */
+  stream?: MintStream;
+  /** The provider's SDP answer (webrtc transport: the caller's audio goes to the provider, not through Parley). */
+  transport?: { type: 'webrtc'; sdp: string };
   audio: VoiceAudioFormat & { channels: 1 };
   recording: { enabled: boolean; consented: boolean };
   controlToken: string;
@@ -73,6 +78,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const publicBase = publicBaseOf(ctx, caller.request.host);
   const transport = ctx.transport;
   if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
+  const offer = input.transport?.type === 'webrtc' ? input.transport.sdp : undefined;
+  const direct = ctx.direct;
+  if (offer !== undefined && direct === undefined) throw new Error('no WebRTC transport is attached');
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -106,8 +114,10 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const maxDurationMs = maxDurationSeconds * 1000;
   const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
-  const audio: VoiceAudioFormat = input.audio ?? DEFAULT_AUDIO_FORMAT;
-  const timeline = new CallTimeline(transport.name, undefined, Date.now(), turnObserverOf(ctx));
+  // WebRTC negotiates its codec with the browser; the sideband reflects PCM16 24 kHz, which recordings are written in.
+  const audio: VoiceAudioFormat = offer === undefined ? (input.audio ?? DEFAULT_AUDIO_FORMAT) : DEFAULT_AUDIO_FORMAT;
+  const transportName = offer === undefined || direct === undefined ? transport.name : direct.name;
+  const timeline = new CallTimeline(transportName, undefined, Date.now(), turnObserverOf(ctx));
   timeline.turnClock.bytesPerMs = bytesPerMs(audio);
   timeline.record('minted', { source, audio: audio.format, sampleRateHz: audio.sampleRateHz });
   const session = new LiveVoiceSession(
@@ -157,18 +167,25 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     idleTimeoutSeconds: voice.idleTimeoutSeconds,
   };
 
-  // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
+  // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s). A
+  // WebRTC call's answer is handed out only after the sideband echoed the lock (the same 3 s).
+  let answerSdp: string | undefined;
   try {
-    session.provider = await provider.startSession(
-      {
-        instructions: instructionsFor(assistant),
-        delegation: { type: 'client' },
-        audio,
-        // The local recognizer hears best what the documents talk about; hosted providers take no hints.
-        ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
-      },
-      { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal },
-    );
+    const config = {
+      instructions: instructionsFor(assistant),
+      delegation: { type: 'client' as const },
+      audio,
+      // The local recognizer hears best what the documents talk about; hosted providers take no hints.
+      ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
+    };
+    const start = { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal };
+    if (offer === undefined || direct === undefined) session.provider = await provider.startSession(config, start);
+    else {
+      const handlers = { ...start.handlers, ...direct.watch(session) };
+      const started = await provider.startWebRtcSession(config, offer, { ...start, handlers });
+      session.provider = started.session;
+      answerSdp = started.answerSdp;
+    }
     timeline.record('provider_connected');
   } catch (err) {
     await ctx.quota
@@ -227,7 +244,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   return {
     sessionId: id,
     conversationId,
-    stream: transport.stream(publicBase, id, controlToken),
+    ...(answerSdp === undefined
+      ? { stream: transport.stream(publicBase, id, controlToken) }
+      : { transport: { type: 'webrtc' as const, sdp: answerSdp } }),
     audio: { ...audio, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,

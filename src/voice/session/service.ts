@@ -19,7 +19,7 @@ import { mintSession, type MintCaller, type MintInput, type MintResult } from '.
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
 import type { VoiceRecordings } from '../recording/recordings.js';
-import type { CallerConnections, CallerTransport } from './transport.js';
+import type { CallerConnections, CallerTransport, DirectMediaTransport } from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';
@@ -97,6 +97,7 @@ export class VoiceService {
       draining: false,
       transport: undefined,
       timelines: this.timelines,
+      direct: undefined,
       observer: options.observer,
       onSessionStored: options.onSessionStored,
       settling: new Map(),
@@ -110,6 +111,11 @@ export class VoiceService {
   attachTransport(transport: CallerTransport): void {
     this.ctx.transport = transport;
     this.media = transport.connections;
+  }
+
+  /** The transport of calls whose audio goes straight to the provider (WebRTC). */
+  attachDirectTransport(transport: DirectMediaTransport): void {
+    this.ctx.direct = transport;
   }
 
   get instanceId(): string {

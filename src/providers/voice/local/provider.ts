@@ -35,6 +35,16 @@ export function createLocalVoiceProvider(options: LocalProviderOptions): VoicePr
   const deps = Object.freeze({ engines: options.engines, limiter, tuning, logger: options.logger });
   return Object.freeze({
     kind: 'local' as const,
+    // The local engines hear audio Parley relays; a browser's peer connection has nobody to talk to here, so a WebRTC
+    // mint is refused as the hosted provider refuses it (502 voice_unavailable) and the widget falls back to the relay.
+    startWebRtcSession(): Promise<never> {
+      return Promise.reject(
+        new VoiceProviderError(
+          VoiceProviderErrorCodes.REFUSED,
+          'The local voice takes relayed calls only, not WebRTC.',
+        ),
+      );
+    },
     async startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const aborted = (): VoiceProviderError =>
         new VoiceProviderError(VoiceProviderErrorCodes.ABORTED, 'The voice session start was aborted.');
