@@ -33,7 +33,14 @@ t.test(
   async (t) => {
     // Two calls at most on this instance: the third caller is refused 429 voice_concurrency_limit and keeps retrying.
     const metricsToken = 'metrics-token-for-the-loadtest-0123';
-    const app = await startTestApp(t, { env: { VOICE_MAX_CONCURRENT_SESSIONS: '2', METRICS_TOKEN: metricsToken } });
+    const app = await startTestApp(t, {
+      env: {
+        VOICE_MAX_CONCURRENT_SESSIONS: '2',
+        METRICS_TOKEN: metricsToken,
+        // The refused third caller retries its mint through the run: the key's own limit is not what this tests.
+        API_RATE_LIMIT_PER_MINUTE: '1000',
+      },
+    });
     const owner = await createOwner(app.database.sql);
     const dir = mkdtempSync(join(tmpdir(), 'parley-loadtest-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,6 @@
 import type { ParleyClient } from '../../client.js';
 import { ParleyError } from '../../errors.js';
+import { abortableSleep } from '../../sleep.js';
 import { getVoiceTimeline } from '../../timeline.js';
 import { Samples, type LatencySummary } from './stats.js';
 
@@ -28,11 +29,14 @@ export async function serverFigures(client: ParleyClient, sessionIds: readonly s
   const relay = new Samples();
   let calls = 0;
   let unavailable: string | null = null;
+  const waited = { ms: 0 };
   const queue = sessionIds.slice(0, SERVER_FIGURE_CALLS);
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined && unavailable === null; id = queue.shift()) {
+      const sessionId = id;
       try {
-        const timeline = await getVoiceTimeline(client, id);
+        // A key the run itself used up answers 429: wait as told, within a bound, rather than give up on the figures.
+        const timeline = await retryAfterLimit(() => getVoiceTimeline(client, sessionId), waited);
         calls++;
         for (const turn of timeline.turns) {
           latency.add(turn.latencyMs);
@@ -57,4 +61,20 @@ export async function serverFigures(client: ParleyClient, sessionIds: readonly s
     relayMs: relay.summary(),
     unavailable,
   };
+}
+
+/** Longest a run waits in all for the API key's rate limit while reading timelines. */
+const RATE_LIMIT_WAIT_BUDGET_MS = 30_000;
+
+async function retryAfterLimit<T>(read: () => Promise<T>, waited: { ms: number }): Promise<T> {
+  for (;;) {
+    try {
+      return await read();
+    } catch (err) {
+      const wait = err instanceof ParleyError && err.status === 429 ? (err.retryAfterMs ?? 1000) : undefined;
+      if (wait === undefined || waited.ms + wait > RATE_LIMIT_WAIT_BUDGET_MS) throw err;
+      waited.ms += wait;
+      await abortableSleep(wait);
+    }
+  }
 }
