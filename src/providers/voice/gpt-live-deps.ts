@@ -2,7 +2,6 @@ import type { Logger } from '../../log/index.js';
 import type { AppendFlusher } from './append-coalescer.js';
 import type { VoiceClock } from './clock.js';
 import type { RelayResidence } from './residence.js';
-import type { VoiceSessionStats } from './types.js';
 import type { KeepaliveProbe, SharedTicker } from './shared-ticker.js';
 
 /** Everything a GPT-Live session needs, resolved by the provider (defaults applied). */
@@ -25,17 +24,4 @@ export interface GptLiveSessionDeps {
   residence: RelayResidence;
   clock: VoiceClock;
   logger: Logger | undefined;
-}
-
-/** A new session's counters, all zero. */
-export function emptySessionStats(): VoiceSessionStats {
-  return {
-    audioFramesSent: 0,
-    audioFramesRefused: 0,
-    audioFramesDropped: 0,
-    audioChunksReceived: 0,
-    duplicateEvents: 0,
-    garbageFrames: 0,
-    reconnects: 0,
-  };
 }

@@ -1,7 +1,8 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../log/index.js';
-import { emptySessionStats, type GptLiveSessionDeps } from './gpt-live-deps.js';
+import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveWire } from './gpt-live-wire.js';
+import { emptySessionStats } from './types.js';
 import type {
   VoiceCloseReason,
   VoiceLinkState,

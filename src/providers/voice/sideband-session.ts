@@ -6,6 +6,7 @@ import { GptLiveWire } from './gpt-live-wire.js';
 import { readUsageSeconds } from './inbound.js';
 import { MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, isLockConfirmed, type WireEvent } from './protocol.js';
 import type { KeepaliveProbe, SharedTicker } from './shared-ticker.js';
+import { emptySessionStats } from './types.js';
 import type {
   VoiceCloseReason,
   VoiceLinkState,
@@ -50,15 +51,7 @@ export class SidebandSession implements VoiceSession {
   readonly lockConfirmed = true as const;
   state: VoiceLinkState = 'connecting';
   usage: VoiceUsage = { seconds: 0 };
-  readonly stats: VoiceSessionStats = {
-    audioFramesSent: 0,
-    audioFramesRefused: 0,
-    audioFramesDropped: 0,
-    audioChunksReceived: 0,
-    duplicateEvents: 0,
-    garbageFrames: 0,
-    reconnects: 0,
-  };
+  readonly stats: VoiceSessionStats = emptySessionStats();
   private phase: Phase = 'attaching';
   private readonly wire: GptLiveWire;
   private muted = false;

@@ -205,3 +205,16 @@ export interface VoiceAdapterTuning {
   sidebandReattachDelaysMs?: readonly number[];
   sidebandReattachWindowMs?: number;
 }
+
+/** A new session's counters, all zero. */
+export function emptySessionStats(): VoiceSessionStats {
+  return {
+    audioFramesSent: 0,
+    audioFramesRefused: 0,
+    audioFramesDropped: 0,
+    audioChunksReceived: 0,
+    duplicateEvents: 0,
+    garbageFrames: 0,
+    reconnects: 0,
+  };
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../log/index.js';
 import { DEFAULT_AUDIO_FORMAT, type VoiceAudioFormat } from '../audio-format.js';
+import { emptySessionStats } from '../types.js';
 import type {
   VoiceLinkState,
   VoiceSession,
@@ -42,15 +43,7 @@ export class LocalVoiceSession implements VoiceSession {
   readonly lockConfirmed = true as const;
   state: VoiceLinkState = 'connected';
   usage: VoiceUsage = { seconds: 0 };
-  readonly stats: VoiceSessionStats = {
-    audioFramesSent: 0,
-    audioFramesRefused: 0,
-    audioFramesDropped: 0,
-    audioChunksReceived: 0,
-    duplicateEvents: 0,
-    garbageFrames: 0,
-    reconnects: 0,
-  };
+  readonly stats: VoiceSessionStats = emptySessionStats();
   /** Caller's end of speech to the first audio of its answer, per answered turn (ms; for the bench). */
   readonly answerLatenciesMs: number[] = [];
   /** Each heard utterance: its length and the words recognized in it (the latest ones). */
