@@ -60,8 +60,10 @@ export interface VoiceContext {
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
-  /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
+  /** How callers connect (the mint's `stream`) unless the mint names another; attached before any mint. */
   transport: CallerTransport | undefined;
+  /** Every attached transport by name (a phone call's mint names `twilio`). */
+  readonly transports: Map<string, CallerTransport>;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];

@@ -35,10 +35,20 @@ export interface MintInput {
   source?: VoiceSource | undefined;
   /** The call's audio both ways; PCM16 24 kHz when omitted. */
   audio?: VoiceAudioFormat | undefined;
+  /** The caller transport whose `stream` the mint answers (by name); the default one when omitted. */
+  transport?: string | undefined;
+  /** A phone call's caller number (E.164, as the carrier gave it): stored with the call, shown masked. */
+  callerNumber?: string | undefined;
+}
+
+/** A call a carrier brought in for a registered number: it acts for the account that owns the number. */
+export interface PhonePrincipal {
+  kind: 'phone';
+  accountId: string;
 }
 
 export interface MintCaller {
-  principal: Principal;
+  principal: Principal | PhonePrincipal;
   request: PolicyRequest & { host: string | undefined };
   signal: AbortSignal;
   log: Logger;
@@ -67,8 +77,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
   // provider session exists (a failure there would leave a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
-  const transport = ctx.transport;
-  if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
+  const transport = input.transport === undefined ? ctx.transport : ctx.transports.get(input.transport);
+  if (transport === undefined) throw new Error('the caller transport is not attached to the voice service');
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -76,7 +86,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   if (!voice.enabled) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.disabled();
   // Playground (exempt from voice minutes by default) only for the owner's dashboard session: a keyless caller is
   // a widget and a key is api, whatever source they ask for.
-  const source: VoiceSource = callerSource(principal, input.source);
+  const source: VoiceSource =
+    principal.kind === 'phone' ? 'phone' : callerSource(principal, input.source === 'phone' ? undefined : input.source);
   // Consent: always required for widget/playground callers; for keys when the assistant says so.
   const recorded = voice.recording === 'on';
   const consentRequired = isKeyless || source === 'playground' || voice.requireConsent;
@@ -146,6 +157,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     ownerInstance: ctx.ownership.instanceId,
     maxDurationSeconds,
     idleTimeoutSeconds: voice.idleTimeoutSeconds,
+    callerNumber: principal.kind === 'phone' ? (input.callerNumber ?? null) : null,
   };
 
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
@@ -180,7 +192,14 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     row.providerSessionId = session.provider.id;
     await deps.sql.begin(async (tx) => {
       if (input.conversationId === undefined) {
-        await q.insertConversation(tx, { id: conversationId, assistantId: assistant.id, accountId, visitorId, source });
+        await q.insertConversation(tx, {
+          id: conversationId,
+          assistantId: assistant.id,
+          accountId,
+          visitorId,
+          source,
+          callerNumber: row.callerNumber,
+        });
       }
       await q.insertActiveSession(tx, row);
       await ctx.onSessionStored?.(tx, id);
@@ -218,7 +237,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   };
 }
 
-async function resolveAssistant(ctx: VoiceContext, principal: Principal, assistantId: string): Promise<Assistant> {
+async function resolveAssistant(
+  ctx: VoiceContext,
+  principal: Principal | PhonePrincipal,
+  assistantId: string,
+): Promise<Assistant> {
   if (principal.kind === 'keyless') return getAssistantByPublicId(ctx.deps.sql, assistantId);
   return getOwnedAssistant(ctx.deps.sql, principal, assistantId);
 }
