@@ -9,6 +9,9 @@
  * Part 2 (end to end): N sessions stream 20 ms frames at real time through a standalone simulator in echo mode
  *   (a child process, so its CPU is not counted). Reports this process's CPU per round trip (one frame each way,
  *   socket work included) and round-trip latency, adapter vs a plain `ws` client doing the naive thing.
+ * Part 3 (`--windows 0,40,100`): the caller->provider leg alone at each append window (VOICE_PROVIDER_APPEND_MS),
+ *   rounds interleaved (`--rounds`, default 3): this process's CPU per session-second and the relay's residence
+ *   figures (working p50/p99, the window's wait p50/p99), i.e. what each window buys in CPU and costs in latency.
  * Figures are printed, never asserted. Never imported by src/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,7 +19,12 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { WebSocket } from 'ws';
-import { createVoiceProvider, type VoiceSession } from '../src/providers/voice/index.js';
+import {
+  createVoiceProvider,
+  residenceNow,
+  type RelayResidence,
+  type VoiceSession,
+} from '../src/providers/voice/index.js';
 import { decodeOutputAudioFast, encodeAudioAppend } from '../src/providers/voice/protocol.js';
 
 const { values } = parseArgs({
@@ -24,6 +32,8 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '5' },
     iterations: { type: 'string', default: '200000' },
+    windows: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const SESSIONS = Number(values.sessions);
@@ -103,13 +113,19 @@ function onEcho(measure: Measure, pcm: Buffer): void {
   if ((measure.received & 7) === 0) measure.rtts.push(performance.now() - pcm.readDoubleLE(0));
 }
 
-async function adapterLinks(url: string, measure: Measure): Promise<Link[]> {
-  const provider = createVoiceProvider({ kind: 'simulator', url, keepaliveMs: 0 });
+let lastResidence: RelayResidence | undefined;
+
+async function adapterLinks(url: string, measure: Measure, appendMs = 0): Promise<Link[]> {
+  const provider = createVoiceProvider({ kind: 'simulator', url, keepaliveMs: 0, appendMs });
+  lastResidence = provider.residence;
   const handlers = { onOutputAudio: (pcm: Buffer) => onEcho(measure, pcm) };
   const sessions: VoiceSession[] = await Promise.all(
     Array.from({ length: SESSIONS }, () => provider.startSession({}, { handlers })),
   );
-  return sessions.map((s) => ({ send: (pcm) => void s.sendAudio(pcm), close: async () => void (await s.close()) }));
+  return sessions.map((s) => ({
+    send: (pcm) => void s.sendAudio(pcm, residenceNow()),
+    close: async () => void (await s.close()),
+  }));
 }
 
 async function naiveLinks(url: string, measure: Measure): Promise<Link[]> {
@@ -200,8 +216,42 @@ try {
   console.log(
     `${'echo RTT p50 / p99 (ms)'.padEnd(34)} ${`${adapter.p50.toFixed(2)}/${adapter.p99.toFixed(2)}`.padStart(11)}  ${`${naive.p50.toFixed(2)}/${naive.p99.toFixed(2)}`.padStart(11)}`,
   );
+  if (values.windows !== undefined) await appendWindows(values.windows.split(',').map(Number), sinkSim.url);
   console.log(`\n(sink ${sink % 10})`);
 } finally {
   echoSim.child.kill('SIGTERM');
   sinkSim.child.kill('SIGTERM');
+}
+
+async function appendWindows(windows: number[], url: string): Promise<void> {
+  const rounds = Number(values.rounds);
+  const results = new Map<number, Array<{ cpuMsPerSessionS: number; res: RelayResidence }>>();
+  for (let round = 0; round < rounds; round++) {
+    // Interleaved, in reverse order every other round, so a drift of the machine's load hits every window alike.
+    const order = round % 2 === 0 ? windows : [...windows].reverse();
+    for (const appendMs of order) {
+      const r = await run(`a${appendMs}`, (u, m) => adapterLinks(u, m, appendMs), url, false);
+      const list = results.get(appendMs) ?? [];
+      list.push({ cpuMsPerSessionS: (r.cpuShare * 1000) / SESSIONS, res: lastResidence! });
+      results.set(appendMs, list);
+    }
+  }
+  const med = (v: number[]): number => {
+    const s = [...v].sort((a, b) => a - b);
+    return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  console.log(
+    `\nPart 3: caller -> provider at each append window, ${SESSIONS} sessions x ${SECONDS} s, ${rounds} rounds`,
+  );
+  console.log('(CPU: this process, median [min-max] over rounds; residence ms: working p50/p99, window wait p50/p99)');
+  for (const appendMs of windows) {
+    const list = results.get(appendMs)!;
+    const cpu = list.map((x) => x.cpuMsPerSessionS);
+    const q = (f: (r: RelayResidence) => number): string => med(list.map((x) => f(x.res) * 1000)).toFixed(3);
+    console.log(
+      `APPEND_MS=${String(appendMs).padEnd(4)} CPU ${med(cpu).toFixed(3)} [${Math.min(...cpu).toFixed(3)}-${Math.max(...cpu).toFixed(3)}] ms/session-s` +
+        `  working ${q((r) => r.callerToProvider.quantile(0.5))}/${q((r) => r.callerToProvider.quantile(0.99))}` +
+        `  wait ${appendMs === 0 ? '-' : `${q((r) => r.appendWindow.quantile(0.5))}/${q((r) => r.appendWindow.quantile(0.99))}`}`,
+    );
+  }
 }

@@ -9,7 +9,7 @@ import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
-import { Admission } from './admission/index.js';
+import { admissionPools } from './admission/index.js';
 import { webAssetRoutes } from './web-assets/index.js';
 import { createAuthenticators, identityRoutes } from './auth/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -19,7 +19,7 @@ import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
-import { healthRoutes } from './health/routes.js';
+import { healthRoutes, readinessOf } from './health/routes.js';
 import {
   buildOpenApiDocument,
   createHttpServer,
@@ -136,12 +136,7 @@ export function collectCapabilities(
   const authenticators: Record<string, Authenticator> = {};
   const sockets: AnySocketRoute[] = [];
   const lifecycle: LifecycleItem[] = [];
-  const admission = new Admission({
-    maxInFlight: deps.config.ADMISSION_MAX_IN_FLIGHT,
-    maxQueuedPerTenant: deps.config.ADMISSION_QUEUE_PER_TENANT,
-    maxWaitMs: deps.config.ADMISSION_QUEUE_WAIT_MS,
-    loopDelayLimitMs: deps.config.ADMISSION_LOOP_DELAY_MS,
-  });
+  const admission = admissionPools(deps.config);
   lifecycle.push({ name: 'admission', start: async () => undefined, stop: async () => admission.close() });
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
   // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
@@ -161,7 +156,7 @@ export function collectCapabilities(
   // Knowledge: assistants, documents (and their ingestion worker), retrieval, chat, conversations, analytics, widget.
   const documents = documentsCapability(
     { ...deps, meter },
-    { onOutcome: webhooks.documentOutcome, ...options.knowledge?.documents },
+    { onOutcome: webhooks.documentOutcome, admission: admission.work, ...options.knowledge?.documents },
   );
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Providers are built once, in deps.ts; tests may pass their own chat providers.
@@ -172,26 +167,18 @@ export function collectCapabilities(
     log: deps.log.child({ capability: 'voice-quota' }),
   });
   const voiceQuota = webhooks.announceVoiceEnds(metrics ? observeVoiceQuota(meteredQuota, metrics) : meteredQuota);
-  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
   const voice = voiceCapability(deps, {
     keylessPolicy: widgetPolicy,
     quota: voiceQuota,
     ...(metrics ? { observer: metrics } : {}),
-    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
-    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
     onSessionStored: webhooks.voiceSessionStored,
+    admission: admission.mints,
     ...options.voice,
   });
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
-    ...healthRoutes(
-      [
-        { name: 'database', check: async () => void (await deps.sql`select 1`) },
-        { name: 'store', check: () => deps.store.ping() },
-      ],
-      hooks.isDraining,
-    ),
+    ...healthRoutes(readinessOf(deps), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,
@@ -219,12 +206,12 @@ export function collectCapabilities(
       providers: chatProviders,
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
-      admission,
+      admission: admission.work,
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,
     ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone }).routes,
-    ...adminRoutes({ sql: deps.sql, store: deps.store, meter }),
+    ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,
       config: deps.config,
@@ -242,8 +229,7 @@ export function collectCapabilities(
     stop: () => documents.worker.stop(),
   });
   // The operator CLI reaches a server on the embedded database through this socket (PGlite admits one process).
-  if (deps.embeddedDatabase)
-    lifecycle.push(operatorSocket({ sql: deps.sql, dataDir: deps.config.DATA_DIR, log: deps.log }));
+  if (deps.embeddedDatabase) lifecycle.push(operatorSocket({ sql: deps.sql, config: deps.config, log: deps.log }));
   let sweeper: UsageSweeper | undefined;
   lifecycle.push({
     name: 'usage sweeper',

@@ -7,6 +7,8 @@
  *   migrate
  *   user:create --email E (--password P | --password-stdin) [--name N]   -> {userId, accountId, email}
  *   key:create  --email E --scopes chat,voice [--name N]                  -> {keyId, secret, scopes}
+ *   admin:grant --email E / admin:revoke --email E                       -> {operator}
+ *   admin:list                                                            -> {operators}
  *
  * Contract for scripts: exactly one JSON object on stdout (the result, or {error, code} on failure); logs and
  * human messages on stderr. Exit 0 success, 2 bad arguments (nothing was changed), 1 any other failure.
@@ -15,9 +17,8 @@ import { parseArgs } from 'node:util';
 import { CLI_USAGE, commands, UsageError, type Command, type Values } from './admin/cli-commands.js';
 import { sendToRunningServer } from './admin/operator-socket.js';
 import { ConfigError, loadConfig } from './config/index.js';
-import { openDatabase, type Database } from './db/index.js';
+import type { Database } from './db/index.js';
 import { isAppError } from './errors/index.js';
-import { createLogger, type Logger } from './log/index.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -96,6 +97,8 @@ async function run(argv: string[]): Promise<number> {
     printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
     return EXIT_FAILURE;
   }
+  // The database client and the logger load only once the arguments are good: a usage error answers sooner.
+  const [{ openDatabase }, { createLogger }] = await Promise.all([import('./db/index.js'), import('./log/index.js')]);
   // Logs go to stderr: stdout carries only the one JSON result.
   const log = createLogger({ level: config.LOG_LEVEL, name: 'parley-cli' }, process.stderr);
   let db: Database | undefined;
@@ -114,7 +117,7 @@ async function run(argv: string[]): Promise<number> {
       }
     }
     db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1, log });
-    printResult(await work(db.sql, db.applied));
+    printResult(await work(db.sql, db.applied, { adminUserIds: config.ADMIN_USER_IDS }));
     return EXIT_OK;
   } catch (err) {
     const code = isAppError(err)

@@ -3,7 +3,13 @@ import { openDatabase } from './db/index.js';
 import type { Sql } from './db/types.js';
 import type { Logger } from './log/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
-import { createVoiceProvider, startVoiceSimulator, type VoiceProvider } from './providers/voice/index.js';
+import {
+  createLocalVoiceProvider,
+  createVoiceProvider,
+  findLocalVoiceEngines,
+  startVoiceSimulator,
+  type VoiceProvider,
+} from './providers/voice/index.js';
 import { createStore } from './store/index.js';
 import type { SharedStore } from './store/types.js';
 
@@ -17,6 +23,8 @@ export interface Deps {
   readonly embeddedDatabase: boolean;
   /** The voice provider; absent when none is configured (voice mints answer 503). */
   readonly voiceProvider?: VoiceProvider | undefined;
+  /** Set when voice fell back to the simulator because the local engines are missing: shown in /readyz. */
+  readonly voiceNote?: string | undefined;
   /** The chat providers (chat, evals and grounding share them); built here once. */
   readonly chatProviders?: ChatProviders | undefined;
   close(): Promise<void>;
@@ -49,7 +57,7 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
       log,
     });
     closers.push({ name: 'store', close: () => store.close() });
-    const voiceProvider = await openVoiceProvider(config, log, closers);
+    const { provider: voiceProvider, note: voiceNote } = await openVoiceProvider(config, log, closers);
     log.info(
       {
         database: database.embedded ? 'embedded' : 'external',
@@ -65,6 +73,7 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
       store,
       embeddedDatabase: database.embedded,
       voiceProvider,
+      voiceNote,
       chatProviders: createChatProviders(config),
       close: closeAll,
     };
@@ -74,30 +83,52 @@ export async function createDeps(config: Readonly<Config>, log: Logger): Promise
   }
 }
 
+/** Shown at start-up, in /readyz and by the playground when `auto` found no local engines. */
+export const SIMULATED_VOICE_NOTE =
+  'voice is simulated: it does not understand speech; install pocketsphinx, pocketsphinx-en-us and espeak-ng ' +
+  '(Debian packages) for the offline voice, or set VOICE_PROVIDER';
+
 /**
- * VOICE_PROVIDER=simulator without VOICE_PROVIDER_URL (the offline default) starts the GPT-Live simulator in-process
- * on loopback; with a URL it talks to that simulator. gpt-live needs VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY;
- * without them voice is off (mints answer 503) and the rest of Parley runs.
+ * VOICE_PROVIDER=auto (the default) is `local` when its engines are installed and the simulator otherwise, said once
+ * at start-up; tests (NODE_ENV=test) always get the simulator, whose determinism they need. The simulator without
+ * VOICE_PROVIDER_URL starts in-process on loopback; with a URL it talks to that simulator. gpt-live needs
+ * VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY; without them voice is off (mints answer 503) and the rest runs.
  */
 async function openVoiceProvider(
   config: Readonly<Config>,
   log: Logger,
   closers: Array<{ name: string; close: () => Promise<void> }>,
-): Promise<VoiceProvider | undefined> {
+): Promise<{ provider: VoiceProvider | undefined; note?: string | undefined }> {
   const logger = log.child({ component: 'voice-provider' });
   if (config.VOICE_PROVIDER === 'gpt-live') {
     if (config.VOICE_PROVIDER_URL === undefined || config.VOICE_PROVIDER_API_KEY === undefined) {
       log.warn('VOICE_PROVIDER=gpt-live needs VOICE_PROVIDER_URL and VOICE_PROVIDER_API_KEY; voice is off');
-      return undefined;
+      return { provider: undefined };
     }
-    return createVoiceProvider({
-      kind: 'gpt-live',
-      url: config.VOICE_PROVIDER_URL,
-      apiKey: config.VOICE_PROVIDER_API_KEY,
-      model: config.VOICE_MODEL,
-      appendMs: config.VOICE_PROVIDER_APPEND_MS,
-      logger,
-    });
+    return {
+      provider: createVoiceProvider({
+        kind: 'gpt-live',
+        url: config.VOICE_PROVIDER_URL,
+        apiKey: config.VOICE_PROVIDER_API_KEY,
+        model: config.VOICE_MODEL,
+        appendMs: config.VOICE_PROVIDER_APPEND_MS,
+        logger,
+      }),
+    };
+  }
+  let note: string | undefined;
+  const wantsLocal =
+    config.VOICE_PROVIDER === 'local' || (config.VOICE_PROVIDER === 'auto' && config.NODE_ENV !== 'test');
+  if (wantsLocal) {
+    const found = findLocalVoiceEngines(config.VOICE_LOCAL_ENGINES_PATH);
+    if (found.engines !== undefined)
+      return { provider: createLocalVoiceProvider({ kind: 'local', engines: found.engines, logger }) };
+    if (config.VOICE_PROVIDER === 'local') {
+      log.warn({ missing: found.missing }, 'VOICE_PROVIDER=local needs its engines installed; voice is off');
+      return { provider: undefined };
+    }
+    note = SIMULATED_VOICE_NOTE;
+    log.warn({ missing: found.missing }, SIMULATED_VOICE_NOTE);
   }
   let url = config.VOICE_PROVIDER_URL;
   if (url === undefined) {
@@ -105,7 +136,7 @@ async function openVoiceProvider(
     closers.push({ name: 'voice simulator', close: () => simulator.close() });
     url = simulator.url;
   }
-  return createVoiceProvider({
+  const provider = createVoiceProvider({
     kind: 'simulator',
     url,
     model: config.VOICE_MODEL,
@@ -113,4 +144,5 @@ async function openVoiceProvider(
     logger,
     ...(config.VOICE_PROVIDER_API_KEY !== undefined ? { apiKey: config.VOICE_PROVIDER_API_KEY } : {}),
   });
+  return { provider, note };
 }

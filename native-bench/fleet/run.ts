@@ -61,7 +61,11 @@ export interface BurstResult {
   mints: number;
   instances: number;
   statuses: Record<string, number>;
+  /** Answers other than 200 by status and code (and reason, for voice refusals): what a refused caller was told. */
+  refusals: Record<string, number>;
   refusalsWithRetryAfterAndCode: number;
+  /** The 1-minute load average when the burst began (2 shared cores: figures above ~2 measure other work too). */
+  load1AtStart: number;
   p50Ms: number;
   p95Ms: number;
   maxMs: number;
@@ -137,14 +141,21 @@ async function burst(
       signal: AbortSignal.timeout(30_000),
     }).catch(() => undefined);
     const ms = performance.now() - started;
-    const body = (await res?.json().catch(() => undefined)) as { sessionId?: string; code?: string } | undefined;
+    const body = (await res?.json().catch(() => undefined)) as
+      { sessionId?: string; code?: string; reason?: string } | undefined;
     return { status: res?.status ?? 0, ms, body, retryAfter: res?.headers.get('retry-after') ?? null };
   };
+  const load1AtStart = loadavg()[0]!;
   const answers = await Promise.all(Array.from({ length: n }, mint));
   const statuses: Record<string, number> = {};
+  const refusals: Record<string, number> = {};
   const perInstance: Record<string, number> = {};
   for (const a of answers) {
     statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    if (a.status !== 200) {
+      const what = [a.status, a.body?.code ?? 'no code', a.body?.reason].filter((x) => x !== undefined).join(' ');
+      refusals[what] = (refusals[what] ?? 0) + 1;
+    }
     const key = /^vs_([a-z0-9]+)_/.exec(a.body?.sessionId ?? '')?.[1];
     if (a.status === 200 && key !== undefined) perInstance[key] = (perInstance[key] ?? 0) + 1;
   }
@@ -171,6 +182,8 @@ async function burst(
     mints: n,
     instances: cluster.instances.length,
     statuses,
+    refusals,
+    load1AtStart: Math.round(load1AtStart * 100) / 100,
     refusalsWithRetryAfterAndCode: answers.filter(
       (a) => (a.status === 429 || a.status === 503) && a.retryAfter !== null && typeof a.body?.code === 'string',
     ).length,

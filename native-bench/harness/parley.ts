@@ -23,7 +23,15 @@ import { buildServer } from '../../scripts/build-server.js';
 import { PARLEY_NODE_FLAGS } from '../../scripts/node-flags.js';
 import { ROOT, startChild, type Child } from './children.js';
 
-const CACHE = join(ROOT, 'node_modules', '.cache', 'parley-bench');
+// One cache per checkout: git worktrees may share one node_modules, and a build of another tree must never be
+// taken for this one's (its stamp would look fresh).
+const CACHE = join(
+  ROOT,
+  'node_modules',
+  '.cache',
+  'parley-bench',
+  createHash('sha256').update(ROOT).digest('hex').slice(0, 12),
+);
 const BUILD = join(CACHE, 'dist');
 const EMAIL = 'bench@bench.local';
 export const BENCH_ORIGIN = 'http://bench.local';
@@ -46,7 +54,7 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * Build src/ into node_modules/.cache/parley-bench/dist (never touching dist/) with the server build `npm start` uses
+ * Build src/ into node_modules/.cache/parley-bench/<checkout>/dist (never touching dist/) with the server build `npm start` uses
  * (scripts/build-server.ts: esbuild, no typecheck), only when a source file is newer than the last build. Only a
  * failed build falls back to tsx, and says so in the run's record.
  */
@@ -63,7 +71,7 @@ export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) =
   const fresh =
     existsSync(main) && existsSync(stamp) && Number(readFileSync(stamp, 'utf8')) >= newestMtime(join(ROOT, 'src'));
   if (!fresh) {
-    log('building Parley (esbuild, scripts/build-server.ts -> node_modules/.cache/parley-bench/dist)...');
+    log('building Parley (esbuild, scripts/build-server.ts -> node_modules/.cache/parley-bench/<checkout>/dist)...');
     mkdirSync(CACHE, { recursive: true });
     const started = newestMtime(join(ROOT, 'src'));
     try {
@@ -80,7 +88,7 @@ export async function buildParley(prefer: 'built' | 'tsx', log: (line: string) =
     main,
     cli: join(BUILD, 'cli.js'),
     kind: 'built',
-    note: 'built JS (esbuild of the working tree, node_modules/.cache/parley-bench/dist)',
+    note: 'built JS (esbuild of the working tree, node_modules/.cache/parley-bench/<checkout>/dist)',
   };
 }
 
@@ -89,6 +97,8 @@ export interface ParleyFixture {
   /** The database created for this run on an external PostgreSQL (dropped by removeFixture), if any. */
   database?: { adminUrl: string; name: string };
   apiKey: string;
+  /** METRICS_TOKEN of every Parley child: the bench reads the relay's residence histograms from /metrics. */
+  metricsToken: string;
   redisPrefix: string;
   /** Environment every Parley child of this run gets. */
   env: Record<string, string>;
@@ -192,7 +202,9 @@ export async function prepareFixture(
     apiKey = (JSON.parse(readFileSync(join(dataDir, 'bench.json'), 'utf8')) as { apiKey: string }).apiKey;
   }
   const redisPrefix = `parley-bench-${randomBytes(4).toString('hex')}:`;
+  const metricsToken = randomBytes(16).toString('hex');
   return {
+    metricsToken,
     dataDir,
     ...(database ? { database } : {}),
     apiKey,
@@ -212,6 +224,7 @@ export async function prepareFixture(
       HOSTED_USAGE_ENFORCEMENT: 'off',
       CHAT_PROVIDER: 'local',
       VOICE_PROVIDER: 'simulator',
+      METRICS_TOKEN: metricsToken,
     },
   };
 }

@@ -1,4 +1,5 @@
 /** The run's record (results/latest.json), the console table and RESULTS.md. */
+import { residenceCell } from '../voice/residence.js';
 import type { HttpResult } from '../http/scenario.js';
 import { usageLines } from '../usage/scenario.js';
 import type { UsageResult } from '../usage/scenario.js';
@@ -69,7 +70,22 @@ function addedCell(sp: Spread | undefined): string {
 function voiceRows(summaries: VoiceSummary[]): string[][] {
   return summaries.map((r) =>
     r.status !== 'ok'
-      ? [r.shape, r.relay, String(r.sessions), r.status, '', '', '', '', '', '', '', '', (r.reason ?? '').slice(0, 110)]
+      ? [
+          r.shape,
+          r.relay,
+          String(r.sessions),
+          r.status,
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          (r.reason ?? '').slice(0, 110),
+        ]
       : [
           r.shape,
           r.relay,
@@ -80,6 +96,7 @@ function voiceRows(summaries: VoiceSummary[]): string[][] {
           ratioCell(r.cpuVsWs),
           withRange(r.rttP99, 2),
           addedCell(r.addedP99),
+          residenceCell(r.residence),
           r.relay === 'direct' ? '' : fmt(r.rssLoadedMb, 1),
           r.relay === 'direct' ? '' : fmt(r.heapPerSessionKb, 1),
           `${r.framesDropped}/${r.framesSent}`,
@@ -100,6 +117,7 @@ const VOICE_HEADER = [
   'CPU vs ws-relay',
   'RTT p99 ms',
   'added p99 ms',
+  'relay residence ms p50/p99 (working; wait: append window)',
   'RSS MB',
   'heap KB/session',
   'dropped/sent',

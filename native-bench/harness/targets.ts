@@ -1,6 +1,7 @@
 /** The issue's targets, evaluated from one run's figures (ratios measured on this machine, in this run). */
 import type { HttpResult } from '../http/scenario.js';
 import type { VoiceResult, VoiceSummary } from '../voice/scenario.js';
+import { relayLatencyTargets } from './latency-targets.js';
 import { fmt } from './stats.js';
 
 export interface TargetCheck {
@@ -152,6 +153,7 @@ export function evaluateTargets(voice: VoiceResult | undefined, http: HttpResult
           met: worstSlope <= 40,
         }),
   });
+  checks.push(...relayLatencyTargets(summaries, loadSideOk));
   const healthz = http?.runs.find((r) => r.target === 'parley-healthz');
   const get = http?.runs.find((r) => r.target === 'parley-assistant-get');
   const notRun = (run: typeof get) => `not measured: ${run?.reason ?? http?.reason ?? 'HTTP scenario not run'}`;

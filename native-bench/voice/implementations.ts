@@ -35,6 +35,8 @@ export interface StartedRelay {
   server: Child | undefined;
   url?: string;
   parley?: ParleyTarget;
+  /** Where the server's /metrics answers (Parley: the relay's residence histograms). */
+  metrics?: { baseUrl: string; token: string };
   stop(): Promise<void>;
 }
 
@@ -140,6 +142,7 @@ const RELAYS: Record<'direct' | 'parley' | 'uws-relay' | 'ws-relay', RelayUnderT
       return {
         server,
         parley: { baseUrl: server.info, apiKey: ctx.parley.fixture.apiKey, assistantId: assistant.id },
+        metrics: { baseUrl: server.info, token: ctx.parley.fixture.metricsToken },
         stop: () => server.stop(),
       };
     },

@@ -8,6 +8,7 @@ import { readProbe, sampleProcess, startSimulator, type Child, type ProcSample }
 import { compareSnapshots, formatComparison, type HeapComparison } from '../harness/heap-snapshot.js';
 import { mergeSorted, percentile, round } from '../harness/stats.js';
 import { relayOf, SkipRelay, type RelayContext, type RelayName } from './implementations.js';
+import { residenceBetween, scrapeResidence, type ResidenceFigures } from './residence.js';
 import type { GoMessage, ReadyMessage, TrafficShape, WorkerConfig, WorkerResult } from './protocol.js';
 
 /** One measurement: one (shape, implementation, N) in one round, on a freshly started server. */
@@ -53,6 +54,8 @@ export interface VoiceRun {
   /** Load-side health: CPU (ms per wall second) of the simulator and of the load generator (this process). */
   simulatorCpuMsPerS?: number;
   generatorCpuMsPerS?: number;
+  /** Parley's own residence histograms over the window (its /metrics), working time per direction and window wait. */
+  residence?: ResidenceFigures;
 }
 
 /** Median and range over a figure's rounds. */
@@ -87,6 +90,8 @@ export interface VoiceSummary {
   rssLoadedMb?: number;
   rssParts?: RssParts;
   heapPerSessionKb?: number;
+  /** Medians over the rounds of Parley's residence figures (ms). */
+  residence?: ResidenceFigures;
   eldP99Ms?: number;
   eldMaxMs?: number;
   framesSent?: number;
@@ -241,6 +246,9 @@ async function measure(
     for (const w of workers) w.postMessage(go);
     const pid = started.server?.pid;
     await sleep(go.startEpoch + go.warmupMs - epochNow());
+    // Scraped just outside the CPU window, so the scrapes are not billed to the relay.
+    const metrics = started.metrics;
+    const residenceStart = metrics ? await scrapeResidence(metrics.baseUrl, metrics.token) : undefined;
     const cpuStart: ProcSample | undefined = pid === undefined ? undefined : sampleProcess(pid);
     const simStart = sampleProcess(simulatorPid);
     const genStart = process.cpuUsage();
@@ -249,6 +257,7 @@ async function measure(
     const cpuEnd: ProcSample | undefined = pid === undefined ? undefined : sampleProcess(pid);
     const simEnd = sampleProcess(simulatorPid);
     const gen = process.cpuUsage(genStart);
+    const residenceEnd = metrics ? await scrapeResidence(metrics.baseUrl, metrics.token) : undefined;
     // After the CPU window: the probe's full GCs must not be billed to the relay.
     const eld = pid !== undefined && probe?.eld ? await readProbe(pid, probe, 'eld') : undefined;
     const heapLoaded = pid !== undefined && probe !== undefined ? await readProbe(pid, probe, 'heap') : undefined;
@@ -275,6 +284,8 @@ async function measure(
       generatorCpuMsPerS: round((gen.user + gen.system) / 1000 / wallS, 0),
     };
     if (connected < sessions) run.reason = `${sessions - connected} callers failed to connect: ${firstError ?? ''}`;
+    if (residenceStart !== undefined && residenceEnd !== undefined)
+      run.residence = residenceBetween(residenceStart, residenceEnd);
     if (impl.protocol === 'parley') {
       run.heartbeats = sum((r) => r.heartbeats);
       run.heartbeatFailures = sum((r) => r.heartbeatFailures);
@@ -417,6 +428,20 @@ function summarize(shape: TrafficShape, relay: RelayName, sessions: number, runs
     };
   }
   set('heapPerSessionKb', med(pick((r) => r.heapPerSessionKb)));
+  const residences = ok.map((r) => r.residence).filter((x): x is ResidenceFigures => x !== undefined);
+  if (residences.length > 0) {
+    const figure = (k: keyof ResidenceFigures): number => med(residences.map((x) => x[k])) ?? Number.NaN;
+    summary.residence = {
+      inP50Ms: figure('inP50Ms'),
+      inP99Ms: figure('inP99Ms'),
+      outP50Ms: figure('outP50Ms'),
+      outP99Ms: figure('outP99Ms'),
+      waitP50Ms: figure('waitP50Ms'),
+      waitP99Ms: figure('waitP99Ms'),
+      inFrames: figure('inFrames'),
+      outFrames: figure('outFrames'),
+    };
+  }
   set('eldP99Ms', med(pick((r) => r.eldP99Ms)));
   set('eldMaxMs', med(pick((r) => r.eldMaxMs)));
   set('simulatorCpuMsPerS', med(pick((r) => r.simulatorCpuMsPerS)));

@@ -19,6 +19,15 @@ export { ParleyError, parseRetryAfter, errorFromAnswer, networkError } from './e
 export { streamChat, type ChatRequest, type ChatAnswer, type ChatStreamEvent } from './chat.js';
 export { uploadDocument, type UploadDocumentInput, type UploadedDocument } from './documents.js';
 export * from './voice/index.js';
+export {
+  getVoiceTimeline,
+  getVoiceLatency,
+  latencyByOwner,
+  type VoiceTimeline,
+  type VoiceTimelineTurn,
+  type VoiceTimelineEvent,
+  type VoiceLatency,
+} from './timeline.js';
 export { readNdjson, readSse, type ServerSentEvent } from './streams.js';
 export {
   verifyWebhook,

@@ -19,6 +19,8 @@ export interface AdminDeps {
   sql: Sql;
   store: SharedStore;
   meter: Meter;
+  /** ADMIN_USER_IDS: operators by configuration, beside those granted in the database. */
+  adminUserIds: readonly string[];
 }
 
 /** Who is acting, for the audit row. */

@@ -1,5 +1,5 @@
 /**
- * The operator commands (user:create, key:create, migrate), shared by the CLI (src/cli.ts), which runs them on the
+ * The operator commands (migrate, user:create, key:create, admin:grant, admin:revoke, admin:list), shared by the CLI (src/cli.ts), which runs them on the
  * database it opens, and by the operator socket (./operator-socket.ts), which runs them inside a server that holds
  * the embedded database. Arguments are checked before anything is opened (a bad one is a UsageError: exit 2).
  */
@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { createApiKey, createUser, findUserByEmail, SCOPES } from '../auth/index.js';
 import { displayNameSchema, emailSchema, newPasswordSchema } from '../auth/validation.js';
 import type { Sql } from '../db/index.js';
+import { grantOperator, listOperators, revokeOperator } from './operators.js';
 
 export type Applied = ReadonlyArray<{ version: number | string; name: string }>;
 
@@ -15,6 +16,9 @@ export const CLI_USAGE = `usage: npm run cli -- <command> [options]
   user:create --email E --password P [--name N]
               (or --password-stdin to read the password from stdin, keeping it out of the process list)
   key:create  --email E --scopes ${SCOPES.join(',')} [--name N]
+  admin:grant  --email E                    make a user an operator (dashboard Admin, /api/admin/*), at once
+  admin:revoke --email E                    take that back (users listed in ADMIN_USER_IDS stay operators)
+  admin:list                                operators: granted here or listed in ADMIN_USER_IDS
 scopes: ${SCOPES.join(', ')}
 
 With the embedded database, these work while the server runs: the CLI hands them to it through its operator
@@ -45,12 +49,33 @@ function allowOnly(values: Values, allowed: string[], command: string): void {
   }
 }
 
+/** What a command knows of its installation besides the database: the ADMIN_USER_IDS of whoever runs it. */
+export interface CommandContext {
+  adminUserIds: readonly string[];
+}
+
 export interface Command {
   /**
-   * Validates the arguments before anything is opened; returns the work to do, given the database it runs on and
-   * the migrations this run applied (none when it runs inside the server, which migrated at start).
+   * Validates the arguments before anything is opened; returns the work to do, given the database it runs on,
+   * the migrations this run applied (none when it runs inside the server, which migrated at start), and the
+   * configuration it runs under (the server's, when the server runs it).
    */
-  prepare(values: Values): Promise<(sql: Sql, applied: Applied) => Promise<Record<string, unknown>>>;
+  prepare(
+    values: Values,
+  ): Promise<(sql: Sql, applied: Applied, context: CommandContext) => Promise<Record<string, unknown>>>;
+}
+
+/** admin:grant / admin:revoke: one user by --email, acted on by the CLI (audited with no actor user). */
+function operatorCommand(name: string, change: typeof grantOperator): Command {
+  return {
+    async prepare(values) {
+      allowOnly(values, ['email'], name);
+      const email = field(emailSchema, values['email'], 'email');
+      return async (sql, _applied, context) => ({
+        operator: await change(sql, context.adminUserIds, { email }, { actorUserId: null }),
+      });
+    },
+  };
 }
 
 export const commands: Record<string, Command> = {
@@ -109,6 +134,14 @@ export const commands: Record<string, Command> = {
         );
         return { keyId: created.keyId, secret: created.secret, scopes: created.scopes };
       };
+    },
+  },
+  'admin:grant': operatorCommand('admin:grant', grantOperator),
+  'admin:revoke': operatorCommand('admin:revoke', revokeOperator),
+  'admin:list': {
+    async prepare(values) {
+      allowOnly(values, [], 'admin:list');
+      return async (sql, _applied, context) => ({ operators: await listOperators(sql, context.adminUserIds) });
     },
   },
 };

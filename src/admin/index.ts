@@ -1,8 +1,6 @@
 /**
- * The operator capability. The gate is the `admin` authenticator (src/auth: a dashboard session whose user id
- * is in ADMIN_USER_IDS); every admin change writes one audit row with writeAuditLog (src/audit).
+ * The operator capability. The gate is the `admin` authenticator (src/auth: a dashboard session of a user listed in
+ * ADMIN_USER_IDS or granted in the database); every admin change writes one audit row with writeAuditLog (src/audit).
  */
 export { adminRoutes } from './routes.js';
-export { AdminErrorCodes, adminErrors } from './errors.js';
-export type { AdminDeps, AdminAccountView, Operator } from './accounts.js';
-export { operatorSocket, operatorSocketPath } from './operator-socket.js';
+export { operatorSocket } from './operator-socket.js';

@@ -1,6 +1,7 @@
 import { chmod, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
 import { isAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -27,8 +28,8 @@ const MAX_REQUEST_BYTES = 64 * 1024;
  * socket in DATA_DIR, mode 0600: only the OS user that runs the server (and root) can connect, the same people who
  * can read the database files. Each connection carries one request and one answer.
  */
-export function operatorSocket(deps: { sql: Sql; dataDir: string; log: Logger }) {
-  const path = operatorSocketPath(deps.dataDir);
+export function operatorSocket(deps: { sql: Sql; config: Pick<Config, 'DATA_DIR' | 'ADMIN_USER_IDS'>; log: Logger }) {
+  const path = operatorSocketPath(deps.config.DATA_DIR);
   let server: Server | undefined;
   const answer = async (line: string): Promise<OperatorAnswer> => {
     try {
@@ -39,7 +40,7 @@ export function operatorSocket(deps: { sql: Sql; dataDir: string; log: Logger })
           : undefined;
       if (!found) throw new UsageError(`unknown command "${String(request.command)}"`);
       const work = await found.prepare((request.values ?? {}) as Values);
-      const result = await work(deps.sql, []);
+      const result = await work(deps.sql, [], { adminUserIds: deps.config.ADMIN_USER_IDS });
       deps.log.info({ command: request.command }, 'operator command ran');
       return { ok: true, result };
     } catch (err) {

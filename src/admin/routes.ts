@@ -5,11 +5,12 @@ import { defineRoute, int32, PG_INT_MAX, reply, type AnyRoute, type RequestConte
 import { PLAN_CODES } from '../metering/index.js';
 import * as accounts from './accounts.js';
 import type { AdminDeps, Operator } from './accounts.js';
+import { operatorRoutes } from './operator-routes.js';
 
 const tags = ['Admin'];
 /** Account status values (docs/design-decisions.md, Usage and plans). */
 const ACCOUNT_STATUSES = ['active', 'suspended', 'disabled'] as const;
-const errors = { 401: 'No session', 403: 'Not an operator (ADMIN_USER_IDS), or the request failed the Origin check' };
+const errors = { 401: 'No session', 403: 'Not an operator, or the request failed the Origin check' };
 const micros = z.number().int().min(0).max(1e15);
 const accountIdParam = z.object({ id: z.string().regex(/^acct_[0-9A-Za-z]{1,64}$/, 'an account id (acct_...)') });
 
@@ -194,6 +195,7 @@ export function adminRoutes(deps: AdminDeps): AnyRoute[] {
         });
       },
     }),
+    ...operatorRoutes(deps),
   ];
 }
 

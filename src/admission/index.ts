@@ -2,7 +2,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { AppError } from '../errors/index.js';
 
 /**
- * Admission control in front of the expensive work (a chat turn): at most `maxInFlight` run at once on this
+ * Admission control in front of the expensive work (a chat turn, a voice mint, a document write): at most `maxInFlight` run at once on this
  * instance, fewer while the event loop is late (the CPU is the limit: more concurrent work only makes every request
  * slower and holds pooled connections open longer). Past that, a request waits in its tenant's bounded queue; queues
  * are served round-robin, so one tenant's flood waits behind itself, never in front of another tenant. A request that
@@ -114,6 +114,15 @@ export class Admission {
     });
   }
 
+  /**
+   * A slot now or nothing, never a wait in a queue: for background work (document ingestion) that yields to requests.
+   * Undefined while requests are waiting or every usable slot is taken; the caller tries again later.
+   */
+  tryAcquire(): (() => void) | undefined {
+    if (this.queued > 0 || this.inFlight >= this.capacity) return undefined;
+    return this.start();
+  }
+
   stats(): AdmissionStats {
     return {
       inFlight: this.inFlight,
@@ -154,5 +163,69 @@ export class Admission {
       this.queued--;
       waiter.start();
     }
+  }
+}
+
+/** An instance's admission pools, built from its config and closed when it stops. */
+export interface AdmissionPools {
+  /** Chat turns and document writes; the ingestion worker takes a slot only when one is free (tryAcquire). */
+  work: Admission;
+  /** Voice mints: short, many at once in a burst, each bounded by the provider's start, so a pool of their own. */
+  mints: Admission;
+  close(): void;
+}
+
+export function admissionPools(config: {
+  ADMISSION_MAX_IN_FLIGHT: number;
+  ADMISSION_QUEUE_PER_TENANT: number;
+  ADMISSION_QUEUE_WAIT_MS: number;
+  ADMISSION_LOOP_DELAY_MS: number;
+  ADMISSION_MINT_MAX_IN_FLIGHT: number;
+  ADMISSION_MINT_QUEUE_PER_TENANT: number;
+  ADMISSION_MINT_QUEUE_WAIT_MS: number;
+}): AdmissionPools {
+  const work = new Admission({
+    maxInFlight: config.ADMISSION_MAX_IN_FLIGHT,
+    maxQueuedPerTenant: config.ADMISSION_QUEUE_PER_TENANT,
+    maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS,
+    loopDelayLimitMs: config.ADMISSION_LOOP_DELAY_MS,
+  });
+  const mints = new Admission({
+    maxInFlight: config.ADMISSION_MINT_MAX_IN_FLIGHT,
+    maxQueuedPerTenant: config.ADMISSION_MINT_QUEUE_PER_TENANT,
+    maxWaitMs: config.ADMISSION_MINT_QUEUE_WAIT_MS,
+    loopDelayLimitMs: config.ADMISSION_LOOP_DELAY_MS,
+  });
+  return {
+    work,
+    mints,
+    close: () => {
+      work.close();
+      mints.close();
+    },
+  };
+}
+
+/**
+ * The tenant a request waits as: its account (API keys, dashboard sessions), or for keyless visitors the assistant
+ * they reach (visitors are many and anonymous; one assistant's widget traffic is one owner's load).
+ */
+export function tenantOf(principal: { kind: string; accountId?: string }, assistantId: string | undefined): string {
+  if (principal.kind === 'keyless' || principal.accountId === undefined) return `assistant:${assistantId ?? ''}`;
+  return `account:${principal.accountId}`;
+}
+
+/** Runs `work` holding a slot of `admission` for `tenant` (none: at once); the slot is given back however it ends. */
+export async function withAdmission<T>(
+  admission: Admission | undefined,
+  tenant: string,
+  signal: AbortSignal | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  const release = admission ? await admission.acquire(tenant, signal) : undefined;
+  try {
+    return await work();
+  } finally {
+    release?.();
   }
 }

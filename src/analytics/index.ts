@@ -1,3 +1,2 @@
 /** Analytics: per-assistant totals, outcomes, feedback, daily series and top unanswered questions. */
 export { analyticsRoutes } from './routes.js';
-export { assistantAnalytics, resolveRange } from './service.js';

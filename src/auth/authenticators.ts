@@ -22,7 +22,7 @@ const BEARER = /^Bearer +(\S+)$/i;
  *   headers on every rate-limited answer.
  * - `bearer-or-keyless`: exactly `bearer` when an Authorization header is present, else `{ kind: 'keyless' }`.
  * - `session`: the dashboard cookie; CSRF Origin check on POST/PUT/PATCH/DELETE.
- * - `admin`: `session` whose user id is in ADMIN_USER_IDS (401 without a session, 403 otherwise).
+ * - `admin`: `session` of an operator: in ADMIN_USER_IDS or granted in the database (401 without a session, 403 otherwise).
  */
 export function createAuthenticators(deps: IdentityDeps): Record<string, Authenticator> {
   const resolver = new ApiKeyResolver(deps);

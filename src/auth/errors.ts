@@ -25,7 +25,7 @@ export const AuthErrorCodes = {
   SESSION_REQUIRED: 'AUTH_SESSION_REQUIRED',
   /** 403: a cookie-authenticated mutation from another origin (or without Origin/Referer). */
   CSRF: 'AUTH_CSRF',
-  /** 403: signed in, but not listed in ADMIN_USER_IDS. */
+  /** 403: signed in, but not an operator (neither in ADMIN_USER_IDS nor granted). */
   NOT_ADMIN: 'AUTH_NOT_ADMIN',
   /** 409: signup or user:create with an email already registered. */
   EMAIL_TAKEN: 'AUTH_EMAIL_TAKEN',

@@ -34,11 +34,14 @@ export interface UserWithAccount {
   passwordHash: string;
   accountId: string;
   accountStatus: AccountStatus;
+  /** An operator by the database's grant (ADMIN_USER_IDS is the other road). */
+  adminGranted: boolean;
 }
 
 export async function findUserByEmail(sql: Queryable, email: string): Promise<UserWithAccount | undefined> {
   const [row] = await sql<UserWithAccount[]>`
-    select u.id, u.email, u.name, u.password_hash, a.id as account_id, ${effectiveStatus(sql)} as account_status
+    select u.id, u.email, u.name, u.password_hash, a.id as account_id, ${effectiveStatus(sql)} as account_status,
+           u.admin_granted_at is not null as admin_granted
     from users u
     join accounts a on a.owner_user_id = u.id
     left join hosting_accounts h on h.account_id = a.id
@@ -51,7 +54,8 @@ export async function findUserById(
   userId: string,
 ): Promise<Omit<UserWithAccount, 'passwordHash'> | undefined> {
   const [row] = await sql<Omit<UserWithAccount, 'passwordHash'>[]>`
-    select u.id, u.email, u.name, a.id as account_id, ${effectiveStatus(sql)} as account_status
+    select u.id, u.email, u.name, a.id as account_id, ${effectiveStatus(sql)} as account_status,
+           u.admin_granted_at is not null as admin_granted
     from users u
     join accounts a on a.owner_user_id = u.id
     left join hosting_accounts h on h.account_id = a.id
@@ -113,6 +117,7 @@ export interface SessionRow {
   name: string | null;
   accountId: string;
   accountStatus: AccountStatus;
+  adminGranted: boolean;
   expiresAt: Date;
 }
 
@@ -120,7 +125,7 @@ export interface SessionRow {
 export async function findLiveSession(sql: Queryable, tokenSha256: string): Promise<SessionRow | undefined> {
   const [row] = await sql<SessionRow[]>`
     select s.id as session_id, s.user_id, u.email, u.name, a.id as account_id, s.expires_at,
-           ${effectiveStatus(sql)} as account_status
+           ${effectiveStatus(sql)} as account_status, u.admin_granted_at is not null as admin_granted
     from sessions s
     join users u on u.id = s.user_id
     join accounts a on a.owner_user_id = u.id

@@ -65,6 +65,7 @@ export async function signIn(
     name: user.name,
     accountId: user.accountId,
     accountStatus: user.accountStatus,
+    adminGranted: user.adminGranted,
     ip: input.ip,
     userAgent: input.userAgent,
   });
@@ -78,6 +79,8 @@ export async function openSession(
     name: string | null;
     accountId: string;
     accountStatus: AccountStatus;
+    /** Granted in the database (a brand-new user is not). */
+    adminGranted?: boolean;
     ip: string;
     userAgent: string | undefined;
   },
@@ -96,7 +99,12 @@ export async function openSession(
   return {
     cookieValue: token.cookieValue,
     maxAgeSeconds: ttlSeconds,
-    user: { id: input.userId, email: input.email, name: input.name, isAdmin: isAdminUser(deps, input.userId) },
+    user: {
+      id: input.userId,
+      email: input.email,
+      name: input.name,
+      isAdmin: isAdminUser(deps, input.userId, input.adminGranted),
+    },
     account: { id: input.accountId, status: input.accountStatus },
   };
 }
@@ -111,7 +119,12 @@ export async function findSession(deps: IdentityDeps, cookieValue: string | unde
   return {
     sessionId: row.sessionId,
     expiresAt: row.expiresAt,
-    user: { id: row.userId, email: row.email, name: row.name, isAdmin: isAdminUser(deps, row.userId) },
+    user: {
+      id: row.userId,
+      email: row.email,
+      name: row.name,
+      isAdmin: isAdminUser(deps, row.userId, row.adminGranted),
+    },
     account: { id: row.accountId, status: row.accountStatus },
   };
 }
@@ -121,7 +134,7 @@ export async function describeUser(deps: IdentityDeps, userId: string): Promise<
   const row = await q.findUserById(deps.sql, userId);
   if (!row) return null;
   return {
-    user: { id: row.id, email: row.email, name: row.name, isAdmin: isAdminUser(deps, row.id) },
+    user: { id: row.id, email: row.email, name: row.name, isAdmin: isAdminUser(deps, row.id, row.adminGranted) },
     account: { id: row.accountId, status: row.accountStatus },
   };
 }
@@ -133,9 +146,12 @@ export async function signOut(deps: IdentityDeps, cookieValue: string | undefine
   if (tokenSha256 !== null) await q.revokeSessionByTokenHash(deps.sql, tokenSha256);
 }
 
-/** ADMIN_USER_IDS lists operators by user id; an empty list means nobody (docs/api.md, Authentication). */
-export function isAdminUser(deps: Pick<IdentityDeps, 'config'>, userId: string): boolean {
-  return deps.config.ADMIN_USER_IDS.includes(userId);
+/**
+ * Operators are the user ids in ADMIN_USER_IDS plus the users granted in the database (the operator CLI or an
+ * operator grants it; read with the session on every request, so a grant or revocation needs no restart).
+ */
+export function isAdminUser(deps: Pick<IdentityDeps, 'config'>, userId: string, granted = false): boolean {
+  return granted || deps.config.ADMIN_USER_IDS.includes(userId);
 }
 
 /** Session cookies are Secure outside local development: in production, or whenever the public URL is https. */

@@ -88,12 +88,16 @@ export const envSchema = z.object({
   BODY_READ_TIMEOUT_MS: int(5000, 100, 9000),
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
   TRUST_PROXY: bool(false),
-  // Admission control of chat turns (src/admission): running at once, waiting per tenant, longest wait, and the
-  // event-loop delay past which only a quarter of the slots are used. Past them: 503 SERVICE_OVERLOADED + Retry-After.
+  // Admission control (src/admission) of chat turns and document writes (ingestion yields to them): running at once,
+  // waiting per tenant, longest wait, and the event-loop delay past which only a quarter of the slots are used. Past
+  // them: 503 SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
   ADMISSION_MAX_IN_FLIGHT: int(8, 1, 10_000),
   ADMISSION_QUEUE_PER_TENANT: int(16, 0, 100_000),
   ADMISSION_QUEUE_WAIT_MS: int(2000, 0, 60_000),
   ADMISSION_LOOP_DELAY_MS: int(100, 1, 10_000),
+  ADMISSION_MINT_MAX_IN_FLIGHT: int(16, 1, 10_000),
+  ADMISSION_MINT_QUEUE_PER_TENANT: int(200, 0, 100_000),
+  ADMISSION_MINT_QUEUE_WAIT_MS: int(3000, 0, 60_000),
 
   // Identity
   SIGNUP_ENABLED: bool(false),
@@ -114,13 +118,17 @@ export const envSchema = z.object({
   OPENAI_TIMEOUT_MS: int(60_000, 100, 600_000),
 
   // Voice provider
-  VOICE_PROVIDER: z.enum(['simulator', 'gpt-live']).default('simulator'),
+  // auto: `local` when its engines are installed, else the simulator (always the simulator under NODE_ENV=test).
+  VOICE_PROVIDER: z.enum(['auto', 'local', 'simulator', 'gpt-live']).default('auto'),
+  // Directories searched for the local voice engines (pocketsphinx_continuous, espeak-ng).
+  VOICE_LOCAL_ENGINES_PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   VOICE_PROVIDER_URL: url(['ws:', 'wss:']),
   VOICE_PROVIDER_API_KEY: optionalString,
   VOICE_MODEL: z.string().default('gpt-live-1'),
   // Caller audio goes to the provider in one append per this many ms (0: one append per caller frame). Adds at most
-  // the window minus one caller frame of input latency; measured in native-bench/RESULTS.md.
-  VOICE_PROVIDER_APPEND_MS: int(100, 0, 1000),
+  // the window minus one caller frame of input latency: at 40 ms with 20 ms frames, every other frame waits 20 ms
+  // (10 ms on average) for half the provider writes; the wait is in /metrics (parley_voice_relay_append_wait_seconds).
+  VOICE_PROVIDER_APPEND_MS: int(40, 0, 1000),
   VOICE_MAX_CONCURRENT_SESSIONS: int(0, 0, 1_000_000),
   // Voice sessions: heartbeat interval given to clients that declare `heartbeat`; the deployment's cap on an
   // assistant's maxDurationSeconds.

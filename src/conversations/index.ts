@@ -1,5 +1,5 @@
 /** Conversations: stored exchanges (chat and voice write them), owner list/get, feedback targets. */
-export { conversationRoutes, type ConversationRouteDeps } from './routes.js';
+export { conversationRoutes } from './routes.js';
 export { sourceSchema } from './schemas.js';
 export {
   recordExchange,
@@ -8,7 +8,5 @@ export {
   recentMessages,
   findFeedbackTarget,
   upsertFeedback,
-  type Exchange,
 } from './service.js';
-export { ConversationErrorCodes } from './errors.js';
 export type { ConversationSource, Outcome, StoredSource } from './queries.js';

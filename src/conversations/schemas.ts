@@ -83,6 +83,9 @@ export const voiceCallSchema = z
     durationSeconds: z.number().int().nullable().describe('From the start to the end; null while the call runs.'),
     billableSeconds: z.number().int().describe('Seconds billed (time with a connected caller).'),
     costMicros: z.number().int().describe('What the call cost, in micro-dollars (its settled usage events).'),
+    timelineUrl: z
+      .string()
+      .describe('Its timeline (GET, conversations:read): events, turns with their latency split by owner, the end.'),
   })
   .meta({ id: 'VoiceCall' });
 

@@ -1,4 +1,5 @@
 /** Documents: uploads and sources, the durable ingestion queue and worker, the guarded URL fetcher. */
+import type { Admission } from '../admission/index.js';
 import type { Deps } from '../deps.js';
 import { publicAddressesOnly, type AddressPolicy } from './address-policy.js';
 import { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
@@ -10,13 +11,9 @@ import type { AnyRoute } from '../http/index.js';
 import type { Meter } from '../metering/index.js';
 
 export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
-export { guardedFetch, GuardedFetchError, type FetchedResource, type GuardedFetchOptions } from './fetcher.js';
+export { guardedFetch, GuardedFetchError } from './fetcher.js';
 export { parseFetchableUrl, resolveAllowed, type LookupAll } from './fetcher.js';
-export { chunkText, type Chunk } from './chunker.js';
-export { builtinPdfExtractor, type PdfTextExtractor } from './extract/index.js';
-export { createIngestionWorker, INGESTION_REFUSED_MESSAGE, type IngestionWorker } from './worker.js';
-export { DocumentErrorCodes } from './errors.js';
-export { documentSchema } from './schemas.js';
+export { createIngestionWorker, INGESTION_REFUSED_MESSAGE } from './worker.js';
 
 /** Knobs tests (and a future deployment setting) turn; production uses the defaults. */
 export interface DocumentsOptions {
@@ -29,6 +26,8 @@ export interface DocumentsOptions {
   leaseMs?: number;
   backoffMs?: (attempt: number) => number;
   onOutcome?: IngestionWorkerOptions['onOutcome'];
+  /** The instance's work pool (src/admission): document writes wait in it, the worker runs a job only in a free slot. */
+  admission?: Admission | undefined;
 }
 
 export interface DocumentsCapability {
@@ -62,11 +61,13 @@ export function documentsCapability(
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    ...(options.admission ? { admission: options.admission } : {}),
   });
   const routes = documentRoutes({
     sql: deps.sql,
     config: deps.config,
     service: { sql: deps.sql, addressPolicy, onQueued: () => worker.kick() },
+    admission: options.admission,
   });
   return { routes, worker };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tenantOf, withAdmission, type Admission } from '../admission/index.js';
 import { ownerOf } from '../auth/principal.js';
 import { assistantIdParam, pageQuerySchema } from '../assistants/index.js';
 import type { Config } from '../config/index.js';
@@ -22,6 +23,8 @@ export interface DocumentRouteDeps {
   sql: Sql;
   config: Pick<Config, 'UPLOAD_LIMIT_BYTES'>;
   service: service.DocumentServiceDeps;
+  /** Document writes take a slot of the instance's work pool (src/admission): 503 SERVICE_OVERLOADED past it. */
+  admission?: Admission | undefined;
 }
 
 /** v1 owner routes (Bearer key) and the dashboard-only upload and source routes (session cookie). */
@@ -97,7 +100,9 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
         reply.json(
           {
             document: service.presentDocument(
-              await service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId),
+              await withAdmission(deps.admission, tenantOf(ownerOf(ctx), undefined), ctx.signal, () =>
+                service.reprocessDocument(deps.service, ownerOf(ctx), ctx.params.documentId),
+              ),
             ),
           },
           202,
@@ -125,11 +130,13 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
         errors: { 413: 'Larger than UPLOAD_LIMIT_BYTES', 415: 'Not text, Markdown, HTML or PDF' },
       },
       handler: async (ctx) => {
-        const row = await service.uploadDocument(deps.service, ownerOf(ctx), ctx.params.assistantId, {
-          rawBody: ctx.rawBody ?? Buffer.alloc(0),
-          contentType: ctx.headers['content-type'],
-          filename: ctx.query.filename,
-        });
+        const row = await withAdmission(deps.admission, tenantOf(ownerOf(ctx), undefined), ctx.signal, () =>
+          service.uploadDocument(deps.service, ownerOf(ctx), ctx.params.assistantId, {
+            rawBody: ctx.rawBody ?? Buffer.alloc(0),
+            contentType: ctx.headers['content-type'],
+            filename: ctx.query.filename,
+          }),
+        );
         return reply.json({ document: service.presentDocument(row) }, 201);
       },
     }),
@@ -140,7 +147,9 @@ export function documentRoutes(deps: DocumentRouteDeps): AnyRoute[] {
       schemas: { params: assistantParams, body: sourceSchema, response: { 201: single } },
       openapi: { summary: 'Add a knowledge source: a URL, a text or FAQ pairs', hidden: true },
       handler: async (ctx) => {
-        const row = await service.addSource(deps.service, ownerOf(ctx), ctx.params.assistantId, ctx.body);
+        const row = await withAdmission(deps.admission, tenantOf(ownerOf(ctx), undefined), ctx.signal, () =>
+          service.addSource(deps.service, ownerOf(ctx), ctx.params.assistantId, ctx.body),
+        );
         return reply.json({ document: service.presentDocument(row) }, 201);
       },
     }),

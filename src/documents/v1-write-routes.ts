@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tenantOf, withAdmission, type Admission } from '../admission/index.js';
 import { ownerOf } from '../auth/principal.js';
 import { assistantIdParam } from '../assistants/index.js';
 import type { Config } from '../config/index.js';
@@ -15,6 +16,7 @@ const tags = ['Documents'];
 export function v1WriteRoutes(deps: {
   config: Pick<Config, 'UPLOAD_LIMIT_BYTES'>;
   service: service.DocumentServiceDeps;
+  admission?: Admission | undefined;
 }): AnyRoute[] {
   const limitMb = Math.round((deps.config.UPLOAD_LIMIT_BYTES / (1024 * 1024)) * 10) / 10;
   return [
@@ -48,15 +50,18 @@ export function v1WriteRoutes(deps: {
           400: 'No file in the body (DOCUMENT_EMPTY_UPLOAD), or no assistant named (VALIDATION_FAILED)',
           404: 'No such assistant',
           413: 'Larger than the upload limit',
+          503: 'The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After',
           415: 'Not text, Markdown, HTML or PDF (DOCUMENT_UNSUPPORTED_TYPE)',
         },
       },
       handler: async (ctx) => {
-        const row = await service.uploadDocument(deps.service, ownerOf(ctx), ctx.query.assistantId, {
-          rawBody: ctx.rawBody ?? Buffer.alloc(0),
-          contentType: ctx.headers['content-type'],
-          filename: ctx.query.filename,
-        });
+        const row = await withAdmission(deps.admission, tenantOf(ownerOf(ctx), undefined), ctx.signal, () =>
+          service.uploadDocument(deps.service, ownerOf(ctx), ctx.query.assistantId, {
+            rawBody: ctx.rawBody ?? Buffer.alloc(0),
+            contentType: ctx.headers['content-type'],
+            filename: ctx.query.filename,
+          }),
+        );
         return reply.json({ document: service.presentDocument(row) }, 201);
       },
     }),
@@ -75,11 +80,14 @@ export function v1WriteRoutes(deps: {
         errors: {
           400: 'Invalid body, or a URL that can never be fetched (DOCUMENT_URL_NOT_ALLOWED)',
           404: 'No such assistant',
+          503: 'The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After',
         },
       },
       handler: async (ctx) => {
         const { assistantId, ...source } = ctx.body;
-        const row = await service.addSource(deps.service, ownerOf(ctx), assistantId, source);
+        const row = await withAdmission(deps.admission, tenantOf(ownerOf(ctx), undefined), ctx.signal, () =>
+          service.addSource(deps.service, ownerOf(ctx), assistantId, source),
+        );
         return reply.json({ document: service.presentDocument(row) }, 201);
       },
     }),

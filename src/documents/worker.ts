@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Admission } from '../admission/index.js';
 import { createPollLoop } from '../jobs/poll-loop.js';
 import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
@@ -25,6 +26,11 @@ export interface IngestionWorkerOptions {
   backoffMs?: (attempt: number) => number;
   /** Runs inside the transaction that stores a document's final outcome (webhooks queue document events with it). */
   onOutcome?: (tx: TransactionSql, doc: q.DocumentSource, failure?: string) => Promise<void>;
+  /**
+   * The instance's work pool (src/admission): a job is claimed only when a slot is free with nobody waiting, and holds
+   * it while it runs. Ingestion is background work: under overload it waits for the requests, never the reverse.
+   */
+  admission?: Pick<Admission, 'tryAcquire'>;
 }
 
 /** A background loop; the app starts it on listen and stops it on close (never at import or route build). */
@@ -34,7 +40,7 @@ export interface IngestionWorker {
   stop(): Promise<void>;
   /** Wake the loop now (a document was just queued on this instance). */
   kick(): void;
-  /** Claims and processes at most one job; resolves whether one was found. For tests and the loop. */
+  /** Claims and processes at most one job; resolves whether one was found (false too while the instance is busy). */
   runOnce(): Promise<boolean>;
 }
 
@@ -87,6 +93,17 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
   const backoff = options.backoffMs ?? defaultBackoffMs;
 
   async function runOnce(): Promise<boolean> {
+    if (options.admission === undefined) return runJob();
+    const release = options.admission.tryAcquire();
+    if (release === undefined) return false; // busy: the next poll tries again
+    try {
+      return await runJob();
+    } finally {
+      release();
+    }
+  }
+
+  async function runJob(): Promise<boolean> {
     const token = randomBytes(12).toString('base64url');
     const job = await q.claimJob(sql, token, leaseMs);
     if (!job) return false;

@@ -4,19 +4,10 @@ import { evalRoutes } from './routes.js';
 import { createEvalRunner, type EvalRunner, type EvalRunnerOptions } from './runner.js';
 import type { EvalDeps } from './service.js';
 
-export { evalRoutes, evalBodySchema, evalSchema, evalCaseSchema } from './routes.js';
-export { createEvalRunner, type EvalRunner, type EvalRunnerOptions } from './runner.js';
-export {
-  createEval,
-  getEval,
-  runCase,
-  selectProvider,
-  MAX_CASES,
-  type EvalDeps,
-  type EvalCaseInput,
-} from './service.js';
+export { createEvalRunner } from './runner.js';
+export { createEval, type EvalDeps } from './service.js';
 export { tokenF1, scoreTokens } from './score.js';
-export { EvalErrorCodes, type EvalErrorCode } from './errors.js';
+export { EvalErrorCodes } from './errors.js';
 
 export interface EvalsCapability {
   routes: AnyRoute[];

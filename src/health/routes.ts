@@ -1,10 +1,27 @@
 import { z } from 'zod';
 import { AppError, HttpErrorCodes } from '../errors/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
+import type { Deps } from '../deps.js';
 
 export interface HealthProbe {
   name: string;
   check(signal: AbortSignal): Promise<void>;
+}
+
+/** What /readyz checks, and notes it shows beside the checks (e.g. that voice is only simulated). */
+export interface Readiness {
+  probes: HealthProbe[];
+  notes: Record<string, string>;
+}
+
+export function readinessOf(deps: Pick<Deps, 'sql' | 'store' | 'voiceNote'>): Readiness {
+  return {
+    probes: [
+      { name: 'database', check: async () => void (await deps.sql`select 1`) },
+      { name: 'store', check: () => deps.store.ping() },
+    ],
+    notes: deps.voiceNote === undefined ? {} : { voice: deps.voiceNote },
+  };
 }
 
 /**
@@ -13,8 +30,12 @@ export interface HealthProbe {
  */
 export const READINESS_DEADLINE_MS = 1000;
 
-/** GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining. */
-export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): AnyRoute[] {
+/**
+ * GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining; `notes`
+ * (only when there are any) say what runs degraded by choice of the environment, not by failure.
+ */
+export function healthRoutes({ probes, notes }: Readiness, isDraining: () => boolean): AnyRoute[] {
+  const hasNotes = Object.keys(notes).length > 0;
   return [
     defineRoute({
       method: 'GET',
@@ -29,7 +50,13 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
       path: '/readyz',
       auth: 'none',
       schemas: {
-        response: { 200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.literal('ok')) }) },
+        response: {
+          200: z.object({
+            status: z.literal('ready'),
+            checks: z.record(z.string(), z.literal('ok')),
+            notes: z.record(z.string(), z.string()).optional(),
+          }),
+        },
       },
       openapi: { summary: 'Readiness', hidden: true, errors: { 503: 'Draining, or a dependency does not answer' } },
       handler: async (ctx) => {
@@ -59,7 +86,7 @@ export function healthRoutes(probes: HealthProbe[], isDraining: () => boolean): 
             headers: { 'retry-after': '2' },
           });
         }
-        return reply.json({ status: 'ready', checks });
+        return reply.json(hasNotes ? { status: 'ready', checks, notes } : { status: 'ready', checks });
       },
     }),
   ];

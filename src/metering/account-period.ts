@@ -33,11 +33,17 @@ export async function lockAccountPeriod(
     account.periodStart = next.start;
     account.periodEnd = next.end;
   }
-  await q.ensureBalance(tx, accountId, period.start, period.end);
-  const balance = await q.lockBalance(tx, accountId, period.start);
-  if (!balance) throw new Error(`usage balance of ${accountId} vanished inside its transaction`);
   const planCode = isPlanCode(account.planCode) ? account.planCode : 'free';
-  const plan = effectiveEntitlements(planCode, await q.findPlan(tx, planCode), defaultLimitMicros);
+  // Sent together (one round trip: the transaction's connection pipelines them, and runs them in this order). The
+  // account's lock is held from here to the commit, and every admission of the account waits for it: under a burst
+  // of one account's mints or chats, each round trip saved here is saved once per request in the queue.
+  const [, balance, planRow] = await Promise.all([
+    q.ensureBalance(tx, accountId, period.start, period.end),
+    q.lockBalance(tx, accountId, period.start),
+    q.findPlan(tx, planCode),
+  ]);
+  if (!balance) throw new Error(`usage balance of ${accountId} vanished inside its transaction`);
+  const plan = effectiveEntitlements(planCode, planRow, defaultLimitMicros);
   return { account, period, balance, plan };
 }
 

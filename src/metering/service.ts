@@ -151,7 +151,8 @@ export class Meter {
         const refused = admissionRefusal(locked, { kind: request.kind, estimate, countsAsRequest });
         if (refused) return refused;
       }
-      await q.insertReservation(tx, {
+      // One round trip for both (pipelined, in order) while the account's lock is held.
+      const reserving = q.insertReservation(tx, {
         id,
         accountId: request.accountId,
         periodStart: locked.period.start,
@@ -167,10 +168,11 @@ export class Meter {
         quotaExempt: exemptPlayground,
         createdAt: this.clock.now(),
       });
-      await q.adjustBalance(tx, request.accountId, locked.period.start, {
+      const adjusting = q.adjustBalance(tx, request.accountId, locked.period.start, {
         reservedMicros: estimate,
         requestCount: countsAsRequest ? 1 : 0,
       });
+      await Promise.all([reserving, adjusting]);
       return undefined;
     });
     if (refusal) {

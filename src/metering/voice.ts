@@ -99,7 +99,8 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
         }
       }
     }
-    await q.insertReservation(tx, {
+    // The reservation and the balance it moves go in one round trip (pipelined, in order), under the account's lock.
+    const reserving = q.insertReservation(tx, {
       id,
       accountId: request.accountId,
       periodStart: locked.period.start,
@@ -114,10 +115,11 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       quotaExempt,
       createdAt: meter.clock.now(),
     });
-    await q.adjustBalance(tx, request.accountId, locked.period.start, {
+    const adjusting = q.adjustBalance(tx, request.accountId, locked.period.start, {
       reservedMicros: priceVoiceSeconds(seconds),
       ...(quotaExempt ? {} : { voiceSecondsReserved: seconds }),
     });
+    await Promise.all([reserving, adjusting]);
     return { seconds };
   });
   if ('refusal' in result) {

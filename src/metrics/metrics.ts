@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestRecord } from '../http/index.js';
+import type { RelayResidence } from '../providers/voice/index.js';
+import { registerResidence } from './residence.js';
 
 export type { RequestRecord };
 
@@ -23,6 +25,8 @@ export interface VoiceSource {
   };
   /** Provider link reconnects summed over live sessions (ended ones are added by `sessionEnded`). */
   liveProviderReconnects(): number;
+  /** How long the relay holds audio frames (the provider instance's figures), if measured. */
+  residence?(): RelayResidence | undefined;
 }
 
 export class Metrics {
@@ -36,6 +40,8 @@ export class Metrics {
   private readonly durations: Histogram<'method' | 'route'>;
   private readonly reservations: Counter<'kind' | 'outcome'>;
   private readonly settlements: Counter<'kind'>;
+  private readonly turnLatency: Histogram;
+  private readonly firstAudio: Histogram;
   private voice: VoiceSource | undefined;
 
   /**
@@ -129,6 +135,7 @@ export class Metrics {
       [],
       (t) => [[{}, t.assistantDroppedBytes]],
     );
+    registerResidence(this.registry, () => source()?.residence?.());
     new Counter({
       name: 'parley_voice_provider_reconnects_total',
       help: 'Voice provider link reconnects (resumed sessions).',
@@ -163,6 +170,20 @@ export class Metrics {
       labelNames: ['kind'],
       registers,
     });
+    // Call timelines: each turn once, when its first answer audio reached the caller (never per frame).
+    const turnBuckets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10];
+    this.turnLatency = new Histogram({
+      name: 'parley_voice_turn_latency_seconds',
+      help: "Voice turns: from the caller's end of speech to the first answer audio Parley wrote to the caller.",
+      buckets: turnBuckets,
+      registers,
+    });
+    this.firstAudio = new Histogram({
+      name: 'parley_voice_time_to_first_audio_seconds',
+      help: "Voice turns: from the provider having the caller's last audio to the answer's first audio reaching Parley.",
+      buckets: turnBuckets,
+      registers,
+    });
     // Process CPU, memory, GC, handles and event-loop delay (nodejs_eventloop_lag_*; monitorEventLoopDelay).
     if (options.defaultMetrics !== false)
       collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
@@ -188,6 +209,11 @@ export class Metrics {
 
   gate(state: string, reason: string): void {
     this.gateDecisions.inc({ state, reason });
+  }
+
+  turn(latencyMs: number, firstAudioMs: number): void {
+    this.turnLatency.observe(latencyMs / 1000);
+    this.firstAudio.observe(firstAudioMs / 1000);
   }
 
   request(r: RequestRecord): void {

@@ -126,7 +126,7 @@ export async function answerCall(deps: TelephonyDeps, call: IncomingCall): Promi
         // The notice below is said before the stream starts: on a phone call it stands for a widget's consent.
         recordingConsent: true,
         audio: { format: 'pcmu', sampleRateHz: 8000 },
-        transport: TWILIO_TRANSPORT,
+        callerTransport: TWILIO_TRANSPORT,
         ...(from !== undefined && /^\+?[0-9]{3,20}$/.test(from) ? { callerNumber: from } : {}),
       },
       {
@@ -136,10 +136,13 @@ export async function answerCall(deps: TelephonyDeps, call: IncomingCall): Promi
         log,
       },
     );
-    deps.phone.expect(minted.sessionId, minted.stream.url, signedBy);
+    // A phone mint names the phone transport, so it always answers a stream (never a WebRTC answer).
+    const stream = minted.stream;
+    if (stream === undefined) throw new Error('a phone mint answered no stream');
+    deps.phone.expect(minted.sessionId, stream.url, signedBy);
     log.info({ voiceSessionId: minted.sessionId }, 'phone call answered');
     return connectStream(
-      minted.stream.url,
+      stream.url,
       { token: minted.controlToken, sessionId: minted.sessionId },
       minted.recording.enabled ? RECORDING_NOTICE : undefined,
     );

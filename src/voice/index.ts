@@ -4,6 +4,8 @@
  * `parley.voice.v1` WebSocket), the codec-free media pump they share (pump/) and recordings. This file is what the
  * rest of Parley uses; everything else is the capability's own.
  */
+import type { Admission } from '../admission/index.js';
+import type { RelayResidence } from '../providers/voice/index.js';
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
@@ -11,14 +13,16 @@ import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
 import { verifyControlToken } from './session/control-token.js';
 import { joinedConnections, relayTotalsOf } from './session/transport.js';
+import { timelineRoutes } from './timeline/routes.js';
 import { twilioTransport, type PhoneEventSink, type TwilioTransport } from './transports/twilio/index.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
+import { webrtcTransport } from './transports/webrtc/index.js';
 
-export { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
+export { VoiceService, type VoiceOptions } from './session/service.js';
 export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
-export { recordingLinksOf, type RecordingLink } from './recording/recordings.js';
+export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
 export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
 export type { PhonePrincipal } from './session/mint.js';
@@ -42,8 +46,11 @@ export interface VoiceMediaOptions {
   onPhoneEvent?: PhoneEventSink;
 }
 
-/** Everything the app (and tests) may tune: the session service's options and the media side's. */
-export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions };
+/**
+ * Everything the app (and tests) may tune: the session service's options, the media side's, and the admission pool
+ * mints wait in (src/admission; none: every mint runs at once).
+ */
+export type VoiceCapabilityOptions = VoiceOptions & { media?: VoiceMediaOptions; admission?: Admission | undefined };
 
 /** Figures the voice capability owns, read through it (metrics). */
 export interface VoiceFigures {
@@ -52,6 +59,8 @@ export interface VoiceFigures {
   relayTotals(): ReturnType<typeof relayTotalsOf>;
   /** Provider link reconnects of the live sessions. */
   liveProviderReconnects(): number;
+  /** How long the relay holds audio frames (the voice provider's figures; undefined with voice off). */
+  residence(): RelayResidence | undefined;
 }
 
 /**
@@ -77,7 +86,14 @@ export interface VoiceCapabilityParts {
 
 /** Builds routes, the transports and the (not yet started) service. Does no I/O. */
 export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapabilityOptions = {}): VoiceCapabilityParts {
-  const service = new VoiceService(deps, options);
+  // Configuration reaches voice by one road, its own slice of deps.config; options carry collaborators (and the
+  // sub-second timings fault tests use, which the environment's whole seconds cannot express).
+  const ownershipTtlMs = deps.config.VOICE_OWNERSHIP_TTL_SECONDS * 1000;
+  const service = new VoiceService(deps, {
+    ownership: { ttlMs: ownershipTtlMs, renewEveryMs: Math.floor(ownershipTtlMs / 3) },
+    orphanSweepEveryMs: deps.config.VOICE_ORPHAN_SWEEP_SECONDS * 1000,
+    ...options,
+  });
   const recordings = new VoiceRecordings(
     { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
     options.media?.recordingNow,
@@ -97,10 +113,17 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
   });
   service.attachTransport(phone);
   const connections = joinedConnections([websocket.connections, phone.connections]);
+  // WebRTC callers reach the provider directly; this transport only watches the sideband for presence and recording.
+  const webrtc = webrtcTransport({ tapFor: (session) => recordings.tapFor(session) });
+  service.attachDirectTransport(webrtc);
   service.recordings = recordings;
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
-    routes: [...voiceRoutes(service), ...recordingRoutes({ sql: deps.sql, recordings })],
+    routes: [
+      ...voiceRoutes(service, options.admission),
+      ...recordingRoutes({ sql: deps.sql, recordings }),
+      ...timelineRoutes({ sql: deps.sql, timelines: service.timelines }),
+    ],
     sockets: [...websocket.sockets, ...phone.sockets],
     authenticators: { 'control-token': () => undefined },
     service,
@@ -114,6 +137,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         for (const session of service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
         return n;
       },
+      residence: () => deps.voiceProvider?.residence,
     },
     lifecycle: {
       name: 'voice sessions',
@@ -129,6 +153,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         if (sweepTimer !== undefined) clearInterval(sweepTimer);
         sweepTimer = undefined;
         await service.stop();
+        webrtc.stop();
         await recordings.settled();
       },
     },

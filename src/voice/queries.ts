@@ -258,3 +258,15 @@ export async function recordedSessionsOf(
     where conversation_id = ${conversationId} and recording_enabled and recording_consent
     order by created_at`;
 }
+
+/**
+ * What callers of this assistant are likely to talk about, for a recognizer that can be biased towards it (the
+ * local voice): the text of its documents, in order, at most `maxChars`.
+ */
+export async function speechHintsOf(sql: Db, assistantId: string, maxChars: number): Promise<string> {
+  const rows = await sql<Array<{ hints: string | null }>>`
+    select left(string_agg(content, E'\n' order by document_id, ordinal), ${maxChars}) as hints
+    from (select document_id, ordinal, content from document_chunks where assistant_id = ${assistantId}
+          order by document_id, ordinal limit 2000) c`;
+  return rows[0]?.hints ?? '';
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tenantOf, type Admission } from '../admission/index.js';
 import type { Principal } from '../auth/index.js';
 import { defineRoute, reply, type AnyRoute, type RequestContext } from '../http/index.js';
 import { END_REASONS } from './end-reasons.js';
@@ -24,6 +25,20 @@ const audioFormatSchema = z.discriminatedUnion('format', [
   z.object({ format: z.literal('pcm16'), sampleRateHz: z.union([z.literal(16000), z.literal(24000)]).default(24000) }),
   z.object({ format: z.literal('pcmu'), sampleRateHz: z.literal(8000).default(8000) }),
   z.object({ format: z.literal('pcma'), sampleRateHz: z.literal(8000).default(8000) }),
+]);
+
+/** How the caller connects: Parley's media WebSocket (default), or WebRTC straight to the provider. */
+const transportSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('websocket') }),
+  z.object({
+    type: z.literal('webrtc'),
+    sdp: z
+      .string()
+      .min(10)
+      .max(64 * 1024)
+      .regex(/^v=0\r?\n/, 'must be an SDP offer (starting v=0)')
+      .describe("The browser's SDP offer, complete (ICE candidates gathered)."),
+  }),
 ]);
 
 export const mintBodySchema = z.object({
@@ -68,16 +83,28 @@ export const mintBodySchema = z.object({
     .describe(
       'Audio both ways on the media socket, mono: pcm16 (little-endian) at 16000 or 24000 Hz, or G.711 pcmu (μ-law) / pcma (A-law) at 8000 Hz. Default pcm16 at 24000 Hz.',
     ),
+  transport: transportSchema
+    .optional()
+    .describe(
+      "websocket (default): audio through Parley's media socket (stream.url). webrtc: the browser's peer connection goes straight to the provider; the answer comes back under transport.sdp, and Parley supervises the call from the server side (the browser's data channel can send nothing). audio does not apply to webrtc (the browser negotiates its codec).",
+    ),
 });
 
 export const mintResponseSchema = z
   .object({
     sessionId: z.string(),
     conversationId: z.string(),
-    stream: z.object({
-      url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
-      protocol: z.literal('parley.voice.v1'),
-    }),
+    stream: z
+      .object({
+        url: z.string().describe('WebSocket URL of the media stream (carries the controlToken).'),
+        protocol: z.literal('parley.voice.v1'),
+      })
+      .optional()
+      .describe('The media WebSocket (websocket transport; absent for webrtc).'),
+    transport: z
+      .object({ type: z.literal('webrtc'), sdp: z.string().describe("The provider's SDP answer.") })
+      .optional()
+      .describe('WebRTC calls: apply sdp as the remote answer; the audio goes to the provider, not through Parley.'),
     audio: z
       .object({
         format: z.enum(['pcm16', 'pcmu', 'pcma']),
@@ -133,7 +160,7 @@ function keylessRequest(ctx: RequestContext<unknown, unknown, unknown>) {
   return { headers: ctx.headers, ip: ctx.ip, host: ctx.headers['host'] };
 }
 
-export function voiceRoutes(service: VoiceService): AnyRoute[] {
+export function voiceRoutes(service: VoiceService, admission?: Admission): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -157,20 +184,29 @@ export function voiceRoutes(service: VoiceService): AnyRoute[] {
           403: 'Missing voice scope; voice disabled; reason client_update_required (no playback_gate); reason voice_unavailable (widget refusals).',
           404: 'Assistant not found.',
           429: 'Rate limit (no reason), or reason voice_concurrency_limit.',
-          502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction.',
-          503: 'Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
+          502: 'reason voice_unavailable: the provider did not confirm the data-channel restriction (WebRTC too: no answer is returned and nothing is billed), or refused the session.',
+          503: 'Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE).',
         },
       },
       handler: async (ctx) => {
         if (!ctx.body.capabilities.includes('playback_gate')) throw voiceErrors.clientUpdateRequired();
         const principal = (await ctx.authenticate()) as Principal;
-        const minted = await service.mint(ctx.body, {
-          principal,
-          request: keylessRequest(ctx),
-          signal: ctx.signal,
-          log: ctx.log,
-        });
-        return reply.json(minted);
+        // A slot before any query or provider start (src/admission): past the instance's capacity the mint waits in
+        // its tenant's queue or is refused 503 SERVICE_OVERLOADED with Retry-After (no plan or usage named).
+        const release = admission
+          ? await admission.acquire(tenantOf(principal, ctx.body.assistantId), ctx.signal)
+          : undefined;
+        try {
+          const minted = await service.mint(ctx.body, {
+            principal,
+            request: keylessRequest(ctx),
+            signal: ctx.signal,
+            log: ctx.log,
+          });
+          return reply.json(minted);
+        } finally {
+          release?.();
+        }
       },
     }),
     defineRoute({

@@ -12,19 +12,9 @@ import { createSecretBox } from './secret-box.js';
 export { createSecretBox, type SecretBox } from './secret-box.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
-export {
-  enqueueBudgetAlert,
-  enqueueEvent,
-  WEBHOOK_EVENT_TYPES,
-  TEST_EVENT_TYPE,
-  type SubscribableEventType,
-  type WebhookEventType,
-  type DocumentOutcome,
-} from './events.js';
-export { WebhookErrorCodes } from './errors.js';
+export { enqueueBudgetAlert, enqueueEvent } from './events.js';
 export { withWebhookEvents } from './contract.js';
-export { STANDARD_SCHEDULE_MS, type DeliveryWorker } from './worker.js';
-export { signatureHeader, signV1, newEndpointSecret } from './signature.js';
+export { signatureHeader, newEndpointSecret } from './signature.js';
 
 /** Knobs tests turn; production uses the defaults (the standard's schedule, 15 s per attempt). */
 export interface WebhooksOptions {

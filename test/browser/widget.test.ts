@@ -30,7 +30,9 @@ async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
   const server = createServer((req, res) => {
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
     const assistantId = query.get('a') ?? '';
-    const extra = Object.entries(JSON.parse(query.get('attrs') ?? '{}') as Record<string, string>)
+    // Relayed calls unless a test asks otherwise (widget-webrtc.test.ts covers WebRTC and the automatic fallback).
+    const asked = JSON.parse(query.get('attrs') ?? '{}') as Record<string, string>;
+    const extra = Object.entries({ transport: 'websocket', ...asked })
       .map(([name, value]) => ` ${name.replace(/[^a-z-]/g, '')}="${escapeAttribute(value)}"`)
       .join('');
     const csp = [

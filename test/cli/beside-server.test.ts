@@ -1,6 +1,7 @@
 /**
  * The operator CLI while `npm start` runs on the embedded database: the server holds PGlite (one process only), so
- * the CLI hands its command to the server through the operator socket, and the user and key it creates work at once.
+ * the CLI hands its command to the server through the operator socket, and the user, key and operator grant it makes
+ * work at once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { IDENTITY_TEST_SECRET_KEY } from '../helpers/identity.js';
+import { dashboardHeaders, IDENTITY_TEST_SECRET_KEY, login } from '../helpers/identity.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -95,6 +96,18 @@ t.test('user:create and key:create work while the server runs on the embedded da
   const secret = r.json.secret as string;
   const res = await fetch(`${url}/api/v1/assistants`, { headers: { authorization: `Bearer ${secret}` } });
   t.equal(res.status, 200, 'the new key works on the running server at once');
+
+  // An operator is made and unmade while the server runs: their session is admitted, then refused, with no restart.
+  const cookie = await login(url, 'owner@example.test', 'a long password');
+  const admin = () => fetch(`${url}/api/admin/accounts`, { headers: dashboardHeaders(url, cookie) });
+  t.equal((await admin()).status, 403, 'not an operator yet');
+  r = await run(['admin:grant', '--email', 'owner@example.test'], env);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.json, { operator: { email: 'owner@example.test', isAdmin: true, fromConfig: false } });
+  t.equal((await admin()).status, 200, 'admitted on the next request');
+  r = await run(['admin:revoke', '--email', 'owner@example.test'], env);
+  t.equal(r.code, 0, r.stderr);
+  t.equal((await admin()).status, 403, 'and refused again after the revocation');
 
   r = await run(['key:create', '--email', 'nobody@example.test', '--scopes', 'chat'], env);
   t.equal(r.code, 1);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { isWellFormedSecret } from '../../src/auth/index.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { bearer, IDENTITY_TEST_SECRET_KEY, probePath, startIdentityShell } from '../helpers/identity.js';
+import { bearer, createOwner, IDENTITY_TEST_SECRET_KEY, probePath, startIdentityShell } from '../helpers/identity.js';
 import { createTestRedisStore } from '../helpers/store.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -125,6 +125,50 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
   t.match(r.json, { code: 'AUTH_USER_NOT_FOUND' });
 });
 
+t.test('admin:grant, admin:list and admin:revoke: operators without a restart, ADMIN_USER_IDS honoured', async (t) => {
+  const database = await createTestDatabase(t);
+  // The users come straight from the database helper: user:create is covered above, and every spawn costs a second.
+  const { userId: first } = await createOwner(database.sql, { email: 'first@example.test' });
+  const { userId: second } = await createOwner(database.sql, { email: 'second@example.test' });
+  const env = { DATABASE_URL: database.url, ADMIN_USER_IDS: first };
+
+  let r = await cli(['admin:grant', '--email', 'Second@Example.test'], env);
+  t.equal(r.code, 0, r.stderr);
+  oneJsonLine(t, r);
+  t.match(r.json, { operator: { userId: second, grantedAt: String, fromConfig: false, isAdmin: true } });
+  r = await cli(['admin:list'], env);
+  t.same(
+    (r.json['operators'] as Array<{ userId: string; fromConfig: boolean }>).map((o) => [o.userId, o.fromConfig]),
+    [
+      [first, true],
+      [second, false],
+    ],
+    'the list names both roads',
+  );
+
+  r = await cli(['admin:revoke', '--email', 'first@example.test'], env);
+  t.equal(r.code, 1, 'an operator by ADMIN_USER_IDS is not revoked here');
+  t.match(r.json, { code: 'ADMIN_OPERATOR_FROM_CONFIG', error: /ADMIN_USER_IDS/ });
+  r = await cli(['admin:revoke', '--email', 'second@example.test'], env);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.json, { operator: { userId: second, grantedAt: null, isAdmin: false } });
+  r = await cli(['admin:grant', '--email', 'nobody@example.test'], env);
+  t.equal(r.code, 1);
+  t.match(r.json, { code: 'ADMIN_USER_NOT_FOUND' });
+
+  const audit = await database.sql<Array<{ action: string; actorUserId: string | null; targetId: string }>>`
+    select action, actor_user_id, target_id from audit_log where target_type = 'user' and action like 'user.admin%'
+    order by created_at`;
+  t.same(
+    audit.map((a) => [a.action, a.targetId, a.actorUserId]),
+    [
+      ['user.admin_granted', second, null],
+      ['user.admin_revoked', second, null],
+    ],
+    'each change audited, with the CLI as actor',
+  );
+});
+
 t.test('bad arguments exit 2 with a JSON error and touch nothing', async (t) => {
   const database = await createTestDatabase(t);
   const env = { DATABASE_URL: database.url };
@@ -145,6 +189,9 @@ t.test('bad arguments exit 2 with a JSON error and touch nothing', async (t) => 
     ['no scopes', ['key:create', '--email', 'a@example.test']],
     ['empty scopes', ['key:create', '--email', 'a@example.test', '--scopes', ',']],
     ['extra argument', ['migrate', 'now']],
+    ['admin:grant without email', ['admin:grant']],
+    ['admin:revoke with a bad email', ['admin:revoke', '--email', 'nope']],
+    ['admin:list with a flag', ['admin:list', '--email', 'a@example.test']],
   ];
   for (const [label, args] of cases) {
     const r = await cli(args, env);

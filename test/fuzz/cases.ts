@@ -23,6 +23,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   endpointId: 'webhookEndpoint',
   deliveryId: 'webhookDelivery',
   visitorId: 'visitor',
+  userId: 'user',
 };
 
 export const ACTORS = [

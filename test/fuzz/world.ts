@@ -42,7 +42,8 @@ export type ResourceType =
   | 'plan'
   | 'webhookEndpoint'
   | 'webhookDelivery'
-  | 'visitor';
+  | 'visitor'
+  | 'user';
 
 export interface World {
   app: TestApp;
@@ -217,6 +218,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       webhookEndpoint: endpoint.id,
       webhookDelivery: testEvent.delivery.id,
       visitor: visitorId,
+      user: owner.userId,
     },
     keys: await tenantKeys(app, owner),
   };

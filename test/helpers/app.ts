@@ -52,6 +52,8 @@ export async function startTestApp(
     REDIS_KEY_PREFIX: redisPrefix,
     DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-app-')),
     SECRET_KEY: TEST_SECRET_KEY,
+    // The simulator's determinism, whatever NODE_ENV a test runs under (the default would pick the local voice).
+    VOICE_PROVIDER: 'simulator',
     ...options.env,
   });
   const deps = await createDeps(config, logs.log);

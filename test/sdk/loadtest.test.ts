@@ -32,7 +32,15 @@ t.test(
   'voice calls and a chat loop with an API key, no --assistant: a temporary echo assistant, latencies, round trip, refusals by reason, report',
   async (t) => {
     // Two calls at most on this instance: the third caller is refused 429 voice_concurrency_limit and keeps retrying.
-    const app = await startTestApp(t, { env: { VOICE_MAX_CONCURRENT_SESSIONS: '2' } });
+    const metricsToken = 'metrics-token-for-the-loadtest-0123';
+    const app = await startTestApp(t, {
+      env: {
+        VOICE_MAX_CONCURRENT_SESSIONS: '2',
+        METRICS_TOKEN: metricsToken,
+        // The refused third caller retries its mint through the run: the key's own limit is not what this tests.
+        API_RATE_LIMIT_PER_MINUTE: '1000',
+      },
+    });
     const owner = await createOwner(app.database.sql);
     const dir = mkdtempSync(join(tmpdir(), 'parley-loadtest-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,7 +66,7 @@ t.test(
         '--report',
         reportPath,
       ],
-      { env: { PARLEY_API_KEY: owner.secret } },
+      { env: { PARLEY_API_KEY: owner.secret, PARLEY_METRICS_TOKEN: metricsToken } },
     );
     t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr.slice(-800)})`);
     t.match(
@@ -107,7 +115,16 @@ t.test(
     );
     t.ok(report.voice.audio.receivedBytes > 0, 'and came back');
     t.equal(report.voice.audio.receivedWhileGateClosedBytes, 0);
+    // The service's own figures for the same calls, read from their timelines (the echo answers no turns).
+    t.match(report.voice.server, { calls: 2, turns: 0, turnLatencyMs: null, unavailable: null });
     t.ok(report.timeline.length >= 3, 'a timeline point per second');
+    // The server's side (its /metrics before and after): how long Parley itself held the frames, both directions.
+    t.equal(report.server?.error, undefined, `server figures read: ${JSON.stringify(report.server)}`);
+    t.match(report.server, { metricsUrl: `${app.url}/metrics` });
+    t.ok((report.server?.callerToProviderMs?.count ?? 0) > 0, 'caller frames timed by the server');
+    t.ok((report.server?.providerToCallerMs?.count ?? 0) > 0, 'assistant audio timed by the server');
+    t.ok((report.server?.appendWaitMs?.count ?? 0) > 0, 'the append window wait, apart (default window)');
+    t.ok(report.server!.callerToProviderMs!.p50Ms <= report.server!.callerToProviderMs!.p99Ms);
     const html = readFileSync(reportPath, 'utf8');
     t.match(html, /<svg[^>]*aria-label="latency percentiles"/, 'the HTML report has the latency chart');
     t.match(html, /429 voice_concurrency_limit/);
@@ -171,4 +188,16 @@ t.test('bad command lines are refused with a message, before anything is sent', 
     '2h',
   ]);
   t.match(tooLong.stderr, /not a duration|between 1s and 10m/);
+  const urlWithoutToken = await runCli([
+    '--url',
+    'http://127.0.0.1:9',
+    '--assistant',
+    'asst_x',
+    '--api-key',
+    'sk_live_x',
+    '--metrics-url',
+    'http://127.0.0.1:9/metrics',
+  ]);
+  t.equal(urlWithoutToken.code, 1);
+  t.match(urlWithoutToken.stderr, /--metrics-url needs --metrics-token/);
 });

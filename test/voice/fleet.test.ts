@@ -18,7 +18,8 @@ async function startInstanceProcess(
   env: Record<string, string>,
 ): Promise<{ url: string; kill: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    // The simulator, as in every test instance (the default would pick the local voice when it is installed).
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

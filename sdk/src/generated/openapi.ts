@@ -76,6 +76,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/voice/latency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Turn latency and time to first audio of an assistant’s calls, by day
+         * @description Per day (UTC) over the last `days` days: the turns of its calls, their latency (end of speech to first answer audio) and the provider’s time to first audio, p50 and p95. Days without turns are left out.
+         */
+        get: operations["getApiV1AssistantsAssistantIdVoiceLatency"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/widget-secret": {
         parameters: {
             query?: never;
@@ -422,6 +442,26 @@ export interface paths {
          * @description Send { token } every heartbeatIntervalMs. 45 s without one ends the session (heartbeat_lost).
          */
         post: operations["postApiV1VoiceSessionsSessionIdHeartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/voice/sessions/{sessionId}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened in a voice call, and where each turn’s waiting time went
+         * @description For a live or ended call of your account: its events in order (milliseconds since the mint), its turns (from the caller’s end of speech to the first answer audio Parley wrote to the caller, split into parts that add up, each with its owner) and, once it ended, why, whose fault that was, the billed seconds and the cost. A live call on this instance is read from memory; otherwise from what was written (every few seconds while it runs).
+         */
+        get: operations["getApiV1VoiceSessionsSessionIdTimeline"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -957,6 +997,8 @@ export interface components {
              * @enum {string}
              */
             state: "active" | "ended" | "lost";
+            /** @description Its timeline (GET, conversations:read): events, turns with their latency split by owner, the end. */
+            timelineUrl: string;
         };
         VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
         /** @description One line of the gate stream: a decision, a keepalive, or the end. */
@@ -986,6 +1028,18 @@ export interface components {
             /** @enum {string} */
             status: "healthy" | "degraded" | "ended" | "lost";
         };
+        VoiceLatency: {
+            assistantId: string;
+            days: {
+                /** @description YYYY-MM-DD (UTC). */
+                day: string;
+                firstAudioP50Ms: number;
+                firstAudioP95Ms: number;
+                latencyP50Ms: number;
+                latencyP95Ms: number;
+                turns: number;
+            }[];
+        };
         VoiceSession: {
             /** @description The audio both ways, as asked in the mint (pcm16 at 24000 Hz when it named none). */
             audio: {
@@ -1009,11 +1063,19 @@ export interface components {
                 enabled: boolean;
             };
             sessionId: string;
-            stream: {
+            /** @description The media WebSocket (websocket transport; absent for webrtc). */
+            stream?: {
                 /** @constant */
                 protocol: "parley.voice.v1";
                 /** @description WebSocket URL of the media stream (carries the controlToken). */
                 url: string;
+            };
+            /** @description WebRTC calls: apply sdp as the remote answer; the audio goes to the provider, not through Parley. */
+            transport?: {
+                /** @description The provider's SDP answer. */
+                sdp: string;
+                /** @constant */
+                type: "webrtc";
             };
         };
         VoiceSessionEnd: {
@@ -1025,6 +1087,78 @@ export interface components {
             status: "ended" | "lost";
             /** @description True when billableSeconds is the provider's final figure. */
             usageFinalized: boolean;
+        };
+        VoiceTimeline: {
+            assistantId: string;
+            conversationId: string | null;
+            /** @description Null while the call runs. */
+            end: components["schemas"]["VoiceTimelineEnd"] | null;
+            endedAt: string | null;
+            events: components["schemas"]["VoiceTimelineEvent"][];
+            /** @description A long call keeps its first and last events; the ones between are counted here by type. */
+            eventsOmitted: {
+                byType: {
+                    [key: string]: number;
+                };
+                count: number;
+                fromMs: number;
+                toMs: number;
+            } | null;
+            sessionId: string;
+            source: string;
+            /** @description The mint (ISO 8601): atMs counts from here. */
+            startedAt: string;
+            /** @enum {string} */
+            state: "active" | "ended" | "lost";
+            summary: {
+                latencyP50Ms: number | null;
+                latencyP95Ms: number | null;
+                /** @description Turns listed. */
+                turns: number;
+            };
+            /** @description How the caller connected (websocket, or a phone or WebRTC transport). */
+            transport: string;
+            turns: components["schemas"]["VoiceTimelineTurn"][];
+            /** @description Turns of a long call’s middle left out (the first and last are kept). */
+            turnsOmitted: number;
+        };
+        VoiceTimelineEnd: {
+            billableSeconds: number;
+            /** @description What the call cost (its settled usage events), in micro-dollars. */
+            costMicros: number;
+            endedBy: ("client" | "service" | "reaper") | null;
+            /** @description Whose doing the end was; null for a normal hang-up. */
+            fault: ("caller" | "assistant" | "provider" | "platform" | "budget") | null;
+            /** @description The end reason as the conversation and an owner’s end route give it; null: the caller hung up. */
+            reason: string | null;
+        };
+        VoiceTimelineEvent: {
+            /** @description Milliseconds since the mint; events are ordered and never go back in time. */
+            atMs: number;
+            /** @description Small flat values (reason, cause, turn, latencyMs, counts); never transcripts or audio. */
+            detail?: {
+                [key: string]: string | number | boolean | null;
+            };
+            /** @description minted, caller_connected, caller_disconnected, provider_connected, provider_reconnecting, provider_reconnected, provider_lost, provider_closed, gate_opened, gate_closed, degraded, recovered, turn_started, first_audio, ended, settled, and the transport’s own (mute, unmute, replaced, audio_dropped, frame_refused; the phone and WebRTC transports add theirs). */
+            type: string;
+        };
+        /** @enum {string} */
+        VoiceTimelineOwner: "caller" | "relay" | "provider" | "platform";
+        VoiceTimelineTurn: {
+            /** @description When Parley wrote the answer’s first audio to the caller (ms since the mint). */
+            firstAudioAtMs: number;
+            /** @description 1 for the call’s first turn. */
+            index: number;
+            /** @description firstAudioAtMs - userStoppedAtMs: the silence the caller waited through. */
+            latencyMs: number;
+            /** @description In order, adding up to latencyMs: caller_audio_held (relay: the append window before the provider had the audio), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller). */
+            parts: {
+                ms: number;
+                name: string;
+                owner: components["schemas"]["VoiceTimelineOwner"];
+            }[];
+            /** @description When Parley read the audio that ends the caller’s speech (ms since the mint). */
+            userStoppedAtMs: number;
         };
         WebhookDelivery: {
             attempts: number;
@@ -1527,6 +1661,46 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1AssistantsAssistantIdVoiceLatency: {
+        parameters: {
+            query?: {
+                /** @description Days back from today (UTC), today included. */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceLatency"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1AssistantsAssistantIdWidgetSecret: {
         parameters: {
             query?: never;
@@ -1944,7 +2118,7 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            /** @description The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -2121,7 +2295,7 @@ export interface operations {
             415: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            /** @description The service is busy (SERVICE_OVERLOADED), or a dependency did not answer (DEPENDENCY_UNAVAILABLE); with Retry-After */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -2300,6 +2474,16 @@ export interface operations {
                      * @enum {string}
                      */
                     source?: "api" | "widget" | "playground";
+                    /** @description websocket (default): audio through Parley's media socket (stream.url). webrtc: the browser's peer connection goes straight to the provider; the answer comes back under transport.sdp, and Parley supervises the call from the server side (the browser's data channel can send nothing). audio does not apply to webrtc (the browser negotiates its codec). */
+                    transport?: {
+                        /** @constant */
+                        type: "websocket";
+                    } | {
+                        /** @description The browser's SDP offer, complete (ICE candidates gathered). */
+                        sdp: string;
+                        /** @constant */
+                        type: "webrtc";
+                    };
                     /** @description Widget/playground visitor; a newer widget session of the same visitor ends the older one (superseded). */
                     visitorId?: string;
                 };
@@ -2327,9 +2511,9 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description Rate limit (no reason), or reason voice_concurrency_limit. */
             429: components["responses"]["ErrorRetryAfter"];
-            /** @description reason voice_unavailable: the provider did not confirm the data-channel restriction. */
+            /** @description reason voice_unavailable: the provider did not confirm the data-channel restriction (WebRTC too: no answer is returned and nothing is billed), or refused the session. */
             502: components["responses"]["Error"];
-            /** @description Voice is not configured, this instance is draining (Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
+            /** @description Voice is not configured, this instance is draining (Retry-After), it is busy (SERVICE_OVERLOADED, Retry-After), or a dependency did not answer (DEPENDENCY_UNAVAILABLE). */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -2453,6 +2637,42 @@ export interface operations {
             /** @description The session runs on another instance (reason misrouted; details.instanceId and the X-Parley-Instance header name it). */
             421: components["responses"]["Error"];
             /** @description More than one heartbeat per second (Retry-After: 1). */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1VoiceSessionsSessionIdTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceTimeline"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such voice session */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
             503: components["responses"]["ErrorRetryAfter"];

@@ -3,11 +3,11 @@
  *
  *   mint (POST /api/v1/voice/sessions, API key or keyless)        -> sessionId, controlToken, stream.url
  *   gate stream (POST .../gate, NDJSON)                              -> when assistant audio may be heard
- *   media WebSocket (stream.url)                                     -> binary audio both ways (the mint's format:
- *                                                                       PCM16LE 24 kHz mono unless `audio` asks);
- *                                                                       text: state / transcript / notices / ended
+ *   media WebSocket (stream.url)                                     -> audio both ways (the mint's format), and
+ *                                                                       state / transcript / notices / ended
  *   heartbeats (POST .../heartbeat every heartbeatIntervalMs)        -> healthy | degraded | ended | lost
  *   end (POST .../end; a keepalive variant for page unload)          -> endReason, billableSeconds
+ *   (transport 'webrtc': a peer connection to the provider replaces the media socket; webrtc-media.ts)
  *
  * It is the protocol only: audio capture and playback (AudioWorklets in the widget, WAV files in the CLI) belong to
  * the caller, which feeds sendAudio() and listens to `audio`.
@@ -23,6 +23,7 @@ import { callClientOptions, MediaLink, mediaLostError, mediaUrlOf, newCallStats 
 import { now, SpeakingClock } from './speaking.js';
 import { GateView } from './gate-view.js';
 import { mintBodyOf, sendEndOnUnload } from './requests.js';
+import { WebRtcMedia, WebRtcUnavailableError } from './webrtc-media.js';
 import type {
   EndReason,
   EndResponse,
@@ -57,6 +58,8 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   private degraded = false;
   private linkReconnecting = false;
   private media: MediaLink | undefined;
+  /** WebRTC calls (`transport: 'webrtc'`): the peer connection to the provider, in place of the media socket. */
+  private rtc: WebRtcMedia | undefined;
   private mutedValue = false;
   /** Bytes of one millisecond of the call's audio (speaking time of what arrives). */
   private bytesPerMs = bytesPerMsOf(DEFAULT_AUDIO);
@@ -92,7 +95,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
    */
   async start(): Promise<MintResponse> {
     if (this.currentState !== 'idle') throw new Error(`VoiceCall.start() called in state ${this.currentState}`);
-    if (this.WebSocketImpl === undefined) {
+    if (this.WebSocketImpl === undefined && this.options.transport !== 'webrtc') {
       throw new TypeError(
         'No WebSocket implementation: pass options.WebSocket (in Node 20: `import { WebSocket } from "ws"`).',
       );
@@ -100,9 +103,11 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     this.stats.startedAt = now();
     this.setState('connecting');
     try {
+      const body = mintBodyOf(this.options);
+      if (this.options.transport === 'webrtc') body.transport = { type: 'webrtc', sdp: await this.offerWebRtc() };
       const t0 = now();
       this.minted = await this.client.POST('/api/v1/voice/sessions', {
-        body: mintBodyOf(this.options),
+        body,
         signal: this.stop.signal,
       });
       this.stats.mintMs = now() - t0;
@@ -114,7 +119,8 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     void this.followGate();
     this.startHeartbeats(this.minted);
     try {
-      await this.connectMedia(this.minted);
+      const answer = this.minted.transport?.sdp;
+      await (answer !== undefined && this.rtc ? this.rtc.connect(answer) : this.connectMedia(this.minted));
     } catch (err) {
       if (!this.finished) {
         this.fail(err);
@@ -128,10 +134,8 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
   }
 
   /**
-   * Sends caller audio in the call's format (`session.audio`; PCM16LE mono 24 kHz by default), ideally 20 ms per call
-   * (960 bytes at 24 kHz PCM16, 160 of G.711), at most 500 ms, whole samples.
-   * Returns false when it was not sent: not connected, or dropped because the socket's send buffer is full (a slow
-   * network drops old caller audio rather than queueing it without bound; counted in stats.bytesDroppedLocally).
+   * Sends caller audio in the call's format (`session.audio`), ideally 20 ms, at most 500 ms, whole samples. False when
+   * not sent: not connected, or dropped because the send buffer is full (counted in stats.bytesDroppedLocally).
    */
   sendAudio(pcm: ArrayBuffer | ArrayBufferView): boolean {
     const socket = this.media?.socket;
@@ -155,10 +159,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     this.sendControl('unmute');
   }
 
-  /**
-   * Ends the call (endReason null) and resolves with the end route's final answer. Safe to call more than once and
-   * after the service ended the call (then it resolves with the service's final answer while it is kept).
-   */
+  /** Ends the call (endReason null) with the end route's final answer; safe to repeat, and after a service end. */
   end(): Promise<EndResponse | undefined> {
     this.endPromise ??= (async () => {
       const byClient = !this.finished && !this.endedByService;
@@ -178,16 +179,14 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
       }
       // The service's own word wins over the end route's (which may have been answered for a later, client end).
       const endReason = byClient ? (answer?.endReason ?? null) : (this.endReasonValue ?? answer?.endReason ?? null);
+      this.rtc?.close();
       this.finish(endReason, byClient ? 'client' : 'service', answer?.billableSeconds);
       return answer;
     })();
     return this.endPromise;
   }
 
-  /**
-   * For page unload (pagehide / beforeunload): fires the end request with fetch `keepalive` so it outlives the page,
-   * and closes the socket. Synchronous; the answer is not awaited. Returns false when there was nothing to end.
-   */
+  /** Page unload: a keepalive end request that outlives the page, socket closed (sync); false if nothing to end. */
   endOnUnload(): boolean {
     if (this.minted === undefined || this.finished) return false;
     sendEndOnUnload(this.options, this.minted.sessionId);
@@ -196,11 +195,23 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     return true;
   }
 
+  /** WebRTC: the peer connection with the microphone (options.microphone), and its offer for the mint. */
+  private offerWebRtc(): Promise<string> {
+    if (this.options.microphone === undefined) throw new WebRtcUnavailableError('WebRTC needs options.microphone.');
+    const opts = { microphone: this.options.microphone, ...this.options.webrtc };
+    this.rtc = new WebRtcMedia(opts, {
+      remote: (stream) => this.emit('remoteAudio', stream),
+      link: () => this.setState(this.computeState()),
+      transcript: (t) => this.emit('transcript', t),
+    });
+    return this.rtc.offer();
+  }
+
   // ---- media socket ------------------------------------------------------------------------------------------
 
   /** Opens the media socket (and reconnects it after a drop while the session lives). */
   private connectMedia(minted: MintResponse): Promise<void> {
-    const url = mediaUrlOf(minted.stream.url, this.options.baseUrl);
+    const url = mediaUrlOf(minted.stream?.url ?? '', this.options.baseUrl);
     this.media = new MediaLink(this.WebSocketImpl!, url, this.stop.signal, {
       message: (data) => this.onMediaMessage(data),
       opened: (socket) => {
@@ -288,6 +299,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
 
   private sendControl(type: 'mute' | 'unmute'): void {
     this.mutedValue = type === 'mute';
+    this.rtc?.setMuted(this.mutedValue);
     const socket = this.media?.socket;
     if (socket !== undefined && socket.readyState === OPEN) socket.send(JSON.stringify({ type }));
   }
@@ -340,7 +352,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
 
   private computeState(): VoiceCallState {
     if (this.finished) return this.currentState === 'error' ? 'error' : 'ended';
-    const connected = this.media?.connected === true;
+    const connected = (this.media?.connected ?? this.rtc?.connected) === true;
     if (!connected && this.stats.connectMs === undefined) return 'connecting';
     if (this.degraded || this.linkReconnecting || !connected) return 'reconnecting';
     if (this.speaking.speaking) return 'speaking';
@@ -358,11 +370,10 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     if (this.finished || this.endedByService) return;
     this.endedByService = true;
     this.endReasonValue = endReason;
-    // Ask the end route for the final answer (billable seconds); it answers the service's end for 5 minutes.
     void this.end();
   }
 
-  /** Stops timers, the gate stream and the media socket. */
+  /** Stops timers, the gate stream, the media socket (a WebRTC peer closes after the end request: else a drop). */
   private teardown(): void {
     this.heartbeats?.stop();
     this.speaking.stop();
@@ -383,6 +394,7 @@ export class VoiceCall extends Emitter<VoiceCallEvents> {
     this.setState('error');
     this.emit('error', err instanceof Error ? err : new Error(String(err)));
     this.teardown();
+    this.rtc?.close();
     this.finished = true;
   }
 }

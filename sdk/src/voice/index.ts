@@ -1,5 +1,6 @@
 /** The voice client (@parley/sdk/voice): VoiceCall, its types, and PCM helpers. Browser-safe. */
 export { VoiceCall } from './call.js';
+export { WebRtcUnavailableError, webRtcSupported } from './webrtc-media.js';
 export {
   FRAME_BYTES,
   FRAME_MS,

@@ -58,6 +58,8 @@ export interface VoiceCallEvents {
   ended: VoiceCallEnded;
   /** Something failed: mint refusals (ParleyError) during start(), a broken media socket or gate stream. */
   error: Error;
+  /** WebRTC calls: the assistant's voice as a MediaStream; play it only while the gate is open (isGateOpen). */
+  remoteAudio: RtcMediaStream;
 }
 
 export interface VoiceCallStats {
@@ -129,4 +131,52 @@ export interface VoiceCallOptions {
   audio?: AudioFormat;
   /** Caller audio is dropped (and counted) instead of queued once the socket holds this much unsent. Default 256 KiB. */
   sendHighWaterBytes?: number;
+  /**
+   * Browsers: `webrtc` connects the microphone straight to the voice provider (a peer connection; Parley passes the
+   * SDP and supervises from the server), `websocket` (default) relays audio through Parley's media socket. A WebRTC
+   * call whose ICE does not connect in time ends and start() rejects with WebRtcUnavailableError (code
+   * WEBRTC_UNAVAILABLE): fall back by starting a new VoiceCall with `websocket`, as the widget's `auto` does.
+   */
+  transport?: 'websocket' | 'webrtc';
+  /** WebRTC: the microphone stream (getUserMedia); sendAudio() does not apply, the `remoteAudio` event carries the voice. */
+  microphone?: RtcMediaStream;
+  /** WebRTC timings (connect 3000 ms, ICE gathering 2000 ms) and an RTCPeerConnection implementation. */
+  webrtc?: Omit<WebRtcMediaOptions, 'microphone'>;
+}
+
+/** The parts of the browser's WebRTC API used here, declared: the SDK also compiles without the DOM library. */
+export interface RtcTrack {
+  enabled: boolean;
+}
+export interface RtcMediaStream {
+  getAudioTracks(): RtcTrack[];
+}
+export interface RtcDescription {
+  type: string;
+  sdp?: string | undefined;
+}
+export interface RtcPeer {
+  addTrack(track: RtcTrack, stream: RtcMediaStream): unknown;
+  createDataChannel(label: string): { onmessage: ((event: { data: unknown }) => void) | null };
+  ontrack: ((event: { streams: readonly RtcMediaStream[]; track: RtcTrack }) => void) | null;
+  oniceconnectionstatechange: (() => void) | null;
+  readonly iceConnectionState: string;
+  readonly iceGatheringState: string;
+  readonly localDescription: RtcDescription | null;
+  createOffer(): Promise<RtcDescription>;
+  setLocalDescription(description: RtcDescription): Promise<void>;
+  setRemoteDescription(description: { type: 'answer'; sdp: string }): Promise<void>;
+  addEventListener(type: 'icegatheringstatechange' | 'iceconnectionstatechange', listener: () => void): void;
+  close(): void;
+}
+export type RtcPeerConstructor = new () => RtcPeer;
+
+export interface WebRtcMediaOptions {
+  /** The microphone (getUserMedia), its audio tracks sent to the provider. */
+  microphone: RtcMediaStream;
+  /** ICE must connect within this long after the answer, or the call counts as WebRTC-unavailable. Default 3000. */
+  connectTimeoutMs?: number;
+  /** Offer without waiting longer than this for ICE gathering (the offer carries what was gathered). Default 2000. */
+  gatherTimeoutMs?: number;
+  RTCPeerConnection?: RtcPeerConstructor;
 }

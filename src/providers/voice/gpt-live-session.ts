@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../log/index.js';
-import type { GptLiveSessionDeps } from './gpt-live-deps.js';
+import { emptySessionStats, type GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveWire } from './gpt-live-wire.js';
 import type {
   VoiceCloseReason,
@@ -16,6 +16,7 @@ import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.j
 import { readUsageSeconds } from './inbound.js';
 import {
   CLOSE_FRAME,
+  appendFrameAudioBytes,
   MUTE_FRAME,
   UNMUTE_FRAME,
   buildContentAppend,
@@ -27,6 +28,7 @@ import {
 import { OutgoingQueue } from './outgoing-queue.js';
 import { AppendCoalescer } from './append-coalescer.js';
 import { windowOf } from './audio-format.js';
+import { residenceNow, type RelayResidence } from './residence.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
@@ -43,16 +45,9 @@ export class GptLiveSession implements VoiceSession {
   readonly lockConfirmed = true as const;
   state: VoiceLinkState = 'connecting';
   usage: VoiceUsage = { seconds: 0 };
-  readonly stats: VoiceSessionStats = {
-    audioFramesSent: 0,
-    audioFramesRefused: 0,
-    audioFramesDropped: 0,
-    audioChunksReceived: 0,
-    duplicateEvents: 0,
-    garbageFrames: 0,
-    reconnects: 0,
-  };
+  readonly stats: VoiceSessionStats = emptySessionStats();
 
+  readonly residence: RelayResidence;
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
@@ -84,10 +79,11 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
+    this.residence = deps.residence;
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.queue.push(frame, true), windowOf(deps, config));
+        : new AppendCoalescer(deps.appendFlusher, (frame) => this.sendAppend(frame), windowOf(deps, config));
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,
@@ -114,6 +110,7 @@ export class GptLiveSession implements VoiceSession {
         },
       },
       log,
+      deps.residence,
     );
   }
 
@@ -136,20 +133,28 @@ export class GptLiveSession implements VoiceSession {
           ),
         );
       }, this.deps.lockTimeoutMs);
-      this.openSocket(this.deps.url);
+      this.wire.open(this.deps.url);
     });
   }
 
-  sendAudio(pcm: Buffer): boolean {
+  sendAudio(pcm: Buffer, readAt = Number.NaN): boolean {
     if (this.phase !== 'open') {
       this.stats.audioFramesRefused++;
       return false;
     }
     this.stats.audioFramesSent++;
-    if (this.coalescer !== undefined) this.coalescer.push(pcm);
-    else this.queue.push(encodeAudioAppendFrame(pcm), true);
+    if (this.coalescer !== undefined) this.coalescer.push(pcm, readAt);
+    else {
+      this.sendAppend(encodeAudioAppendFrame(pcm)); // passthrough: read to socket is all working time
+      if (readAt === readAt) this.residence.callerToProvider.observeMs(residenceNow() - readAt);
+    }
     this.stats.audioFramesDropped = this.queue.dropped;
     return true;
+  }
+
+  private sendAppend(frame: Buffer): void {
+    this.queue.push(frame, true);
+    this.h.onAudioSent?.(appendFrameAudioBytes(frame));
   }
 
   mute(): void {
@@ -196,10 +201,6 @@ export class GptLiveSession implements VoiceSession {
   }
 
   // ---- link events (from the wire) ----------------------------------------------------------------------
-
-  private openSocket(url: string): void {
-    this.wire.open(url);
-  }
 
   private onOpen(ws: WebSocket): void {
     // A fresh start sends session.start; a resume waits for the provider to re-announce the session it kept.
@@ -323,7 +324,7 @@ export class GptLiveSession implements VoiceSession {
       this.attempt++;
       const url = new URL(this.deps.url);
       url.searchParams.set('session_id', this.id);
-      this.openSocket(url.toString());
+      this.wire.open(url.toString());
       // A socket that opens but never re-announces the session counts as a failed attempt.
       this.deadlineTimer = this.deps.clock.setTimeout(() => {
         this.wire.drop();

@@ -4,6 +4,7 @@ import type { VoiceProviderError } from './errors.js';
 import { EventDedupe } from './event-dedupe.js';
 import { errorFromEvent, readCloseReason, readDelegation, readTranscript } from './inbound.js';
 import { decodeOutputAudioFast, parseServerFrame, type WireEvent } from './protocol.js';
+import { residenceNow, type RelayResidence } from './residence.js';
 import { openProviderSocket, type ProviderSocketEvents } from './provider-socket.js';
 import type { VoiceCloseReason, VoiceSessionHandlers, VoiceSessionStats } from './types.js';
 
@@ -43,6 +44,8 @@ export class GptLiveWire {
     private readonly h: VoiceSessionHandlers,
     private readonly sink: WireSink,
     private readonly log: Logger | undefined,
+    /** Stamped with each message's read time, for the pump to measure the assistant audio's residence. */
+    private readonly residence?: RelayResidence,
   ) {}
 
   open(url: string): void {
@@ -132,6 +135,7 @@ export class GptLiveWire {
   private onMessage(data: Buffer, isBinary: boolean): void {
     const live = this.sink.live();
     if (live && !isBinary) {
+      if (this.residence !== undefined) this.residence.inboundReadAt = residenceNow();
       const pcm = decodeOutputAudioFast(data);
       if (pcm !== undefined) {
         this.stats.audioChunksReceived++;
@@ -179,6 +183,10 @@ export class GptLiveWire {
         this.h.onDelegation?.(request);
         return;
       }
+      case 'session.input_audio.append':
+        // Only a sideband receives this: the caller's audio as the provider got it over WebRTC.
+        if (typeof event.audio === 'string') this.h.onInputAudio?.(Buffer.from(event.audio, 'base64'));
+        return;
       case 'session.usage.updated':
         return this.sink.usage(event.usage);
       case 'session.closed':

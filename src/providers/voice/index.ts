@@ -14,6 +14,7 @@ export type {
   VoiceSessionStats,
   VoiceTranscriptDelta,
   VoiceUsage,
+  VoiceWebRtcStart,
 } from './types.js';
 export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';
 export {
@@ -33,8 +34,20 @@ export {
   type VoiceAudioFormat,
 } from './audio-format.js';
 export { MULAW_TO_LINEAR, ALAW_TO_LINEAR, linearToMulaw, linearToAlaw } from './g711.js';
+export {
+  RelayResidence,
+  ResidenceHistogram,
+  RESIDENCE_BUCKETS,
+  quantileOf,
+  residenceNow,
+  type ResidenceDirection,
+} from './residence.js';
 export { ManualClock, systemClock, type VoiceClock } from './clock.js';
 export { startVoiceSimulator, type VoiceSimulator, type VoiceSimulatorOptions } from './simulator/server.js';
 export type { SimulatedSessionRecord, SimulatedTranscript, VoiceSimulatorStats } from './simulator/types.js';
 export { parseFaults, type SimulatorFaults } from './simulator/faults.js';
 export { simulatedWords } from './simulator/media.js';
+export { createLocalVoiceProvider, type LocalProviderOptions } from './local/provider.js';
+export { findLocalVoiceEngines, type LocalVoiceEngines } from './local/engines.js';
+export { LOCAL_VOICE_DEFAULTS, type LocalVoiceTuning } from './local/vad.js';
+export type { LocalVoiceSession } from './local/session.js';

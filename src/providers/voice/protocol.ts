@@ -49,6 +49,13 @@ export function encodeAudioAppendFrame(pcm: Buffer): Buffer {
   return frame;
 }
 
+/** Bytes of audio an append frame from {@link encodeAudioAppendFrame} carries (read from its base64's length). */
+export function appendFrameAudioBytes(frame: Buffer): number {
+  const end = frame.length - 2;
+  const b64 = end - APPEND_PREFIX_LENGTH;
+  return (b64 / 4) * 3 - (frame[end - 1] === 0x3d ? (frame[end - 2] === 0x3d ? 2 : 1) : 0);
+}
+
 /** The output-delta shape the fast path recognises; anything else takes the JSON.parse path. */
 const OUTPUT_DELTA_TYPE: OutputAudioDeltaEvent['type'] = 'session.output_audio.delta';
 const OUTPUT_PREFIX = Buffer.from(`{"type":"${OUTPUT_DELTA_TYPE}","delta":"`, 'latin1');

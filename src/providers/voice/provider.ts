@@ -4,7 +4,10 @@ import type { VoiceClock } from './clock.js';
 import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveSession } from './gpt-live-session.js';
 import { AppendFlusher } from './append-coalescer.js';
+import { RelayResidence } from './residence.js';
 import { keepaliveTicker } from './shared-ticker.js';
+import { SIDEBAND_PING_MS, SIDEBAND_REATTACH_DELAYS_MS, SIDEBAND_REATTACH_WINDOW_MS } from './sideband-session.js';
+import { startWebRtcSession } from './webrtc-start.js';
 import type {
   StartSessionOptions,
   VoiceAdapterTuning,
@@ -79,6 +82,7 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
   const clock = options.clock ?? systemClock;
   const keepaliveMs = options.keepaliveMs ?? VOICE_ADAPTER_DEFAULTS.keepaliveMs;
   if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) throw new RangeError('keepaliveMs must be 0 or more.');
+  const residence = new RelayResidence();
   const deps: GptLiveSessionDeps = Object.freeze({
     url: url.toString(),
     headers: Object.freeze(headers),
@@ -91,12 +95,31 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     highWaterBytes: options.highWaterBytes ?? VOICE_ADAPTER_DEFAULTS.highWaterBytes,
     maxQueuedBytes: options.maxQueuedBytes ?? VOICE_ADAPTER_DEFAULTS.maxQueuedBytes,
     keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, keepaliveMs) : undefined,
-    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs) : undefined,
+    appendFlusher: appendMs > 0 ? new AppendFlusher(clock, appendMs, residence) : undefined,
+    residence,
     clock,
     logger: options.logger,
   });
+  // WebRTC: the same base over HTTP for create and hangup, and its sideband WebSockets (pinged every 5 s).
+  const http = new URL(url);
+  http.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
+  const sideband = Object.freeze({
+    httpBase: http.toString().replace(/\/$/, ''),
+    wsBase: url.toString().replace(/\/$/, ''),
+    headers: deps.headers,
+    defaultModel: deps.defaultModel,
+    lockTimeoutMs: deps.lockTimeoutMs,
+    closeTimeoutMs: deps.closeTimeoutMs,
+    reattachDelaysMs: options.sidebandReattachDelaysMs ?? SIDEBAND_REATTACH_DELAYS_MS,
+    reattachWindowMs: options.sidebandReattachWindowMs ?? SIDEBAND_REATTACH_WINDOW_MS,
+    keepalive: keepaliveMs > 0 ? keepaliveTicker(clock, options.sidebandPingMs ?? SIDEBAND_PING_MS) : undefined,
+    clock,
+  });
   return Object.freeze({
     kind: options.kind,
+    residence: deps.residence,
+    startWebRtcSession: (config: VoiceSessionConfig, offerSdp: string, start: StartSessionOptions = {}) =>
+      startWebRtcSession(sideband, config, offerSdp, { ...start, logger: start.logger ?? deps.logger }),
     startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const session = new GptLiveSession(deps, config, start.handlers, start.logger ?? deps.logger);
       return start.signal === undefined ? session.start() : session.start(start.signal);

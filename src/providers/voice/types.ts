@@ -1,3 +1,4 @@
+import type { RelayResidence } from './residence.js';
 import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import type { VoiceClock } from './clock.js';
@@ -25,6 +26,11 @@ export interface VoiceSessionConfig {
   delegation?: VoiceDelegationConfig | null;
   /** The call's audio, both ways; PCM16 24 kHz when omitted. Passed through unchanged (nothing resampled). */
   audio?: VoiceAudioFormat;
+  /**
+   * Text the caller is likely to talk about (the assistant's documents). A recognizer that can be biased towards
+   * it (the local provider) uses it; hosted providers ignore it and it never goes on the wire.
+   */
+  speechHints?: string;
 }
 
 /**
@@ -77,6 +83,10 @@ export interface VoiceSessionClosed {
  */
 export interface VoiceSessionHandlers {
   onOutputAudio?(pcm: Buffer): void;
+  /** Caller audio (bytes in the session's format) left the adapter for the provider's socket (the call's timeline). */
+  onAudioSent?(bytes: number): void;
+  /** The caller's audio as the provider received it (WebRTC sessions: reflected on the sideband, PCM16 24 kHz). */
+  onInputAudio?(pcm: Buffer): void;
   onInputTranscript?(delta: VoiceTranscriptDelta): void;
   onOutputTranscript?(delta: VoiceTranscriptDelta): void;
   onDelegation?(request: VoiceDelegationRequest): void;
@@ -123,7 +133,12 @@ export interface VoiceSession {
    * connected and the frame was discarded. When the outgoing queue is full the oldest queued frames are dropped
    * (live audio: latency beats completeness) and counted in stats.audioFramesDropped.
    */
-  sendAudio(pcm: Buffer): boolean;
+  sendAudio(pcm: Buffer, readAt?: number): boolean;
+  /**
+   * The relay's residence figures of this session's provider instance (`readAt` above: when the frame was read
+   * from the caller, on its clock), if it measures them.
+   */
+  readonly residence?: RelayResidence;
   mute(): void;
   unmute(): void;
   /** Developer instructions appended mid-call; optionally tied to a delegation. */
@@ -136,8 +151,26 @@ export interface VoiceSession {
   close(): Promise<VoiceSessionClosed>;
 }
 
+/** A WebRTC session: the provider's answer to the caller's offer, and the session Parley holds over the sideband. */
+export interface VoiceWebRtcStart {
+  session: VoiceSession;
+  answerSdp: string;
+}
+
 export interface VoiceProvider {
-  readonly kind: 'gpt-live' | 'simulator';
+  readonly kind: 'gpt-live' | 'simulator' | 'local';
+  /** How long this instance's relay holds audio frames (every session's), for /metrics and the bench. */
+  readonly residence?: RelayResidence;
+  /**
+   * Create a WebRTC session for the caller's SDP offer (`POST /v1/live/sessions`, `transport: {type: 'webrtc'}`) with
+   * the data channel locked, and attach the sideband. Resolves only once the sideband's `session.started` echoed
+   * `allowed_client_events: []` within the lock timeout (the session is hung up otherwise).
+   */
+  startWebRtcSession(
+    config: VoiceSessionConfig,
+    offerSdp: string,
+    options?: StartSessionOptions,
+  ): Promise<VoiceWebRtcStart>;
   /**
    * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
    * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.
@@ -167,4 +200,8 @@ export interface VoiceAdapterTuning {
    */
   appendMs?: number;
   clock?: VoiceClock;
+  /** WebRTC sideband: keepalive interval (5 s), re-attach delays (0/1/2/4/8 s) and window (15 s). */
+  sidebandPingMs?: number;
+  sidebandReattachDelaysMs?: readonly number[];
+  sidebandReattachWindowMs?: number;
 }

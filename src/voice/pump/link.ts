@@ -1,5 +1,6 @@
-import type { VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
+import type { RelayResidence, VoiceAudioFormat, VoiceLinkState } from '../../providers/voice/index.js';
 import type { LiveSessionListener, LiveVoiceSession } from '../session/live-session.js';
+import type { TurnClock } from '../timeline/turn-clock.js';
 
 /**
  * What the media pump needs of a voice session: the pump takes a caller leg, this link and a clock, and no
@@ -10,8 +11,13 @@ export interface RelayLink {
   readonly sessionId: string;
   /** The call's audio format (PCM16 24 kHz when absent): frame limits and durations follow it. */
   readonly audio?: VoiceAudioFormat;
-  /** Caller audio to the provider. False when the provider link refused it (reconnecting, over). */
-  sendAudio(audio: Buffer): boolean;
+  /**
+   * Caller audio to the provider. False when the provider link refused it (reconnecting, over). `readAt`: when the
+   * pump read it (the residence clock), so the provider side can time it to its socket.
+   */
+  sendAudio(audio: Buffer, readAt?: number): boolean;
+  /** Where the relay's residence figures go (the provider instance's), if measured. */
+  readonly residence?: RelayResidence;
   mute(): void;
   unmute(): void;
   /** The playback gate: assistant audio (and captions) reach the caller only while it is open. */
@@ -29,13 +35,16 @@ export interface RelayLink {
    */
   attached(): void;
   detached(): void;
+  /** The call's turn clock (its timeline): told of caller audio handed on and answer audio written. */
+  readonly turns?: TurnClock;
 }
 
 export function linkOfSession(session: LiveVoiceSession): RelayLink {
   return {
     sessionId: session.id,
     audio: session.audio,
-    sendAudio: (audio) => session.provider.sendAudio(audio),
+    sendAudio: (audio, readAt) => session.provider.sendAudio(audio, readAt),
+    residence: session.provider.residence,
     mute: () => session.provider.mute(),
     unmute: () => session.provider.unmute(),
     get gateOpen() {
@@ -53,5 +62,6 @@ export function linkOfSession(session: LiveVoiceSession): RelayLink {
     subscribe: (listener) => session.subscribe(listener),
     attached: () => session.onMediaAttached(),
     detached: () => session.onMediaDetached(),
+    turns: session.timeline.turnClock,
   };
 }

@@ -1,4 +1,10 @@
-import type { VoiceClock, VoiceLinkState, VoiceTranscriptDelta } from '../../providers/voice/index.js';
+import {
+  residenceNow,
+  type RelayResidence,
+  type VoiceClock,
+  type VoiceLinkState,
+  type VoiceTranscriptDelta,
+} from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
 import type { GateDecision } from '../session/gate.js';
 import type { RelayLink } from './link.js';
@@ -30,6 +36,10 @@ import {
  * backlog clears) instead of growing memory without bound.
  *
  * The hot path allocates nothing; the audio is passed through in the call's own format (never resampled).
+ *
+ * Residence (when the link measures it): a caller frame is stamped as it is read here and the provider side times it
+ * to its socket; assistant audio sent at once is timed from the provider wire's read stamp to the caller socket's
+ * send (src/providers/voice/residence.ts says what is left out).
  */
 export type PumpPhase = 'open' | 'replaced' | 'ended' | 'closed';
 
@@ -66,6 +76,8 @@ export class MediaPump {
   readonly options: RelayOptions;
   private readonly audio: PumpAudio;
   private readonly pending: PendingAudio;
+  /** The call's turn clock: per frame, two numbers into a preallocated ring (no allocation). */
+  private readonly turns: RelayLink['turns'];
   private phase: PumpPhase = 'open';
   private unsubscribe: (() => void) | undefined;
   private muted = false;
@@ -79,6 +91,7 @@ export class MediaPump {
   private refusalNoticeAt = -Infinity;
   private toggleWindowStart = -Infinity;
   private togglesInWindow = 0;
+  private readonly residence: RelayResidence | undefined;
 
   constructor(
     private readonly leg: CallerLeg,
@@ -95,6 +108,8 @@ export class MediaPump {
     this.lastGate = this.gateOpen;
     this.lastLink = link.linkState;
     this.lastSeq = link.gateSeq;
+    this.residence = link.residence;
+    this.turns = link.turns;
     this.onOutputAudio = this.onOutputAudio.bind(this);
   }
 
@@ -132,6 +147,7 @@ export class MediaPump {
 
   /** Caller audio in the call's format. `audio` is valid only during this call: it is consumed synchronously. */
   callerAudio(audio: Buffer): void {
+    const readAt = this.residence === undefined ? Number.NaN : residenceNow();
     if (this.phase !== 'open') return;
     const length = audio.length;
     if (length === 0) return;
@@ -140,7 +156,8 @@ export class MediaPump {
     this.stats.callerFrames++;
     this.stats.callerBytes += length;
     this.tap?.caller(audio);
-    if (!this.link.sendAudio(audio)) this.stats.callerFramesRefusedByLink++;
+    if (!this.link.sendAudio(audio, readAt)) this.stats.callerFramesRefusedByLink++;
+    else this.turns?.callerAudio(length);
   }
 
   /** A caller frame the transport could not read (too long, not its protocol): dropped and counted. */
@@ -201,6 +218,13 @@ export class MediaPump {
     if (buffered > stats.maxSocketBuffered) stats.maxSocketBuffered = buffered;
     if (this.pending.isEmpty && buffered <= this.options.socketHighWaterBytes) {
       this.sendAudio(audio);
+      const residence = this.residence;
+      if (residence !== undefined) {
+        // The wire's stamp of the message this chunk came in (consumed: a chunk from anywhere else is not timed).
+        const readAt = residence.inboundReadAt;
+        residence.inboundReadAt = Number.NaN;
+        if (readAt === readAt) residence.providerToCaller.observeMs(residenceNow() - readAt);
+      }
       return;
     }
     const droppedBefore = this.pending.droppedBytes;
@@ -213,7 +237,10 @@ export class MediaPump {
 
   private sendAudio(audio: Uint8Array): void {
     if (this.leg.sendAudio(audio) === 'dropped') this.countDropped(audio.length);
-    else this.stats.assistantSentBytes += audio.length;
+    else {
+      this.stats.assistantSentBytes += audio.length;
+      this.turns?.assistantAudioWritten();
+    }
   }
 
   private countDropped(bytes: number): void {

@@ -10,7 +10,8 @@ import type { VoiceObserver } from './observer.js';
 import type { OwnershipTiming, VoiceOwnership } from './ownership.js';
 import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
-import type { CallerTransport } from './transport.js';
+import type { CallerTransport, DirectMediaTransport } from './transport.js';
+import type { TimelineWriter } from '../timeline/writer.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -64,6 +65,10 @@ export interface VoiceContext {
   transport: CallerTransport | undefined;
   /** Every attached transport by name (a phone call's mint names `twilio`). */
   readonly transports: Map<string, CallerTransport>;
+  /** Writes the calls' timelines (every few seconds, and once settled). */
+  readonly timelines: TimelineWriter;
+  /** How WebRTC callers reach the provider directly (mints with `transport.type` webrtc); absent: refused. */
+  direct: DirectMediaTransport | undefined;
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];

@@ -12,6 +12,8 @@ export interface ConversationCall {
   /** Wall time from the start (the caller joining) to the end; null while the call runs. */
   durationSeconds: number | null;
   billableSeconds: number;
+  /** What happened in the call, turn by turn (GET, conversations:read). */
+  timelineUrl: string;
 }
 
 interface CallRow {
@@ -41,5 +43,6 @@ export async function voiceCallsOf(sql: Sql, conversationId: string): Promise<Co
     durationSeconds:
       r.endedAt === null ? null : Math.max(0, Math.round((r.endedAt.getTime() - r.startedAt.getTime()) / 1000)),
     billableSeconds: r.billableSeconds,
+    timelineUrl: `/api/v1/voice/sessions/${r.id}/timeline`,
   }));
 }

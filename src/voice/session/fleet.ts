@@ -128,6 +128,7 @@ export class VoiceFleet {
             failed ? 'voice ownership renewal failing: shared store unreachable' : 'voice ownership renewal recovered',
           );
         this.storeFailing = failed;
+        for (const s of owned) s.timeline.setDegraded('shared_store', failed);
       }
       this.renewing = false;
     }
@@ -229,6 +230,7 @@ export class VoiceFleet {
           failed ? 'voice liveness failing: database unreachable' : 'voice liveness recovered',
         );
       if (tried) this.databaseFailing = failed;
+      for (const s of ctx.sessions.values()) s.timeline.setDegraded('database', this.databaseFailing);
       this.persisting = false;
     }
   }

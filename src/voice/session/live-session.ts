@@ -10,6 +10,7 @@ import {
   type VoiceTranscriptDelta,
 } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
+import { CallTimeline } from '../timeline/call-timeline.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
@@ -71,6 +72,7 @@ export interface LiveSessionInit {
   /** The call's audio both ways (PCM16 24 kHz when omitted): transports frame it, the pump and recording size by it. */
   audio?: VoiceAudioFormat;
   log: Logger;
+  timeline?: CallTimeline;
 }
 
 /** What the session asks of the service (the I/O it must not do itself). */
@@ -116,6 +118,7 @@ export class LiveVoiceSession implements Supervised {
   readonly audio: VoiceAudioFormat;
   readonly log: Logger;
   readonly gate: GateChannel;
+  readonly timeline: CallTimeline;
   /** Set once the provider session started with the lock confirmed (before the session is registered). */
   provider!: VoiceSession;
   lease!: OwnerLease;
@@ -174,6 +177,7 @@ export class LiveVoiceSession implements Supervised {
     this.lastProviderEventAt = init.startedAt;
     this.usageAt = init.startedAt;
     this.log = init.log;
+    this.timeline = init.timeline ?? new CallTimeline('websocket');
     this.gate = new GateChannel(env.now, (decision) => {
       for (const l of this.listeners) l.onGate?.(decision);
     });
@@ -243,6 +247,7 @@ export class LiveVoiceSession implements Supervised {
     },
     onClosed: (closed) => {
       this.providerClosed = closed;
+      if (this.status === 'active') this.timeline.record('provider_closed', { reason: closed.reason });
       if (closed.usage.seconds !== this.usageSeconds) {
         this.usageSeconds = closed.usage.seconds;
         this.usageAt = this.env.now();
@@ -269,6 +274,7 @@ export class LiveVoiceSession implements Supervised {
     if (this.mediaDetachedAt !== undefined) this.unbilledMs += now - this.mediaDetachedAt;
     this.mediaAttached = true;
     this.mediaDetachedAt = undefined;
+    this.timeline.record('caller_connected');
   }
 
   /** The caller's media socket connected at least once. */
@@ -307,6 +313,7 @@ export class LiveVoiceSession implements Supervised {
     if (!this.mediaAttached) return;
     this.mediaAttached = false;
     this.mediaDetachedAt = this.env.now();
+    this.timeline.record('caller_disconnected');
   }
 
   /** A heartbeat arrived. False when it came sooner than the 1-per-second limit (it then does not count). */

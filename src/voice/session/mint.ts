@@ -4,6 +4,7 @@ import { callerSource, type Principal } from '../../auth/index.js';
 import { AppError, isAppError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import {
+  bytesPerMs,
   DEFAULT_AUDIO_FORMAT,
   VoiceProviderError,
   VoiceProviderErrorCodes,
@@ -19,6 +20,9 @@ import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
 import type { MintStream } from './transport.js';
+import { CallTimeline } from '../timeline/call-timeline.js';
+import type { TurnObserver } from '../timeline/turn-clock.js';
+import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 
 /**
  * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
@@ -35,8 +39,10 @@ export interface MintInput {
   source?: VoiceSource | undefined;
   /** The call's audio both ways; PCM16 24 kHz when omitted. */
   audio?: VoiceAudioFormat | undefined;
-  /** The caller transport whose `stream` the mint answers (by name); the default one when omitted. */
-  transport?: string | undefined;
+  /** How the caller connects: the media WebSocket (default), or WebRTC straight to the provider with this offer. */
+  transport?: { type: 'websocket' } | { type: 'webrtc'; sdp: string } | undefined;
+  /** The caller transport (by name, internal: a phone call's mint names `twilio`) whose `stream` the mint answers (by name); the default one when omitted. */
+  callerTransport?: string | undefined;
   /** A phone call's caller number (E.164, as the carrier gave it): stored with the call, shown masked. */
   callerNumber?: string | undefined;
 }
@@ -57,7 +63,10 @@ export interface MintCaller {
 export interface MintResult {
   sessionId: string;
   conversationId: string;
-  stream: MintStream;
+  /** The media WebSocket (websocket transport). */
+  stream?: MintStream;
+  /** The provider's SDP answer (webrtc transport: the caller's audio goes to the provider, not through Parley). */
+  transport?: { type: 'webrtc'; sdp: string };
   audio: VoiceAudioFormat & { channels: 1 };
   recording: { enabled: boolean; consented: boolean };
   controlToken: string;
@@ -77,8 +86,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
   // provider session exists (a failure there would leave a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
-  const transport = input.transport === undefined ? ctx.transport : ctx.transports.get(input.transport);
+  const transport = input.callerTransport === undefined ? ctx.transport : ctx.transports.get(input.callerTransport);
   if (transport === undefined) throw new Error('the caller transport is not attached to the voice service');
+  const offer = input.transport?.type === 'webrtc' ? input.transport.sdp : undefined;
+  const direct = ctx.direct;
+  if (offer !== undefined && direct === undefined) throw new Error('no WebRTC transport is attached');
   const assistant = await resolveAssistant(ctx, principal, input.assistantId);
   const visitorId = input.visitorId ?? null;
   if (isKeyless) await ctx.keyless.admit(caller.request, assistant, visitorId);
@@ -113,7 +125,12 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const maxDurationMs = maxDurationSeconds * 1000;
   const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
-  const audio: VoiceAudioFormat = input.audio ?? DEFAULT_AUDIO_FORMAT;
+  // WebRTC negotiates its codec with the browser; the sideband reflects PCM16 24 kHz, which recordings are written in.
+  const audio: VoiceAudioFormat = offer === undefined ? (input.audio ?? DEFAULT_AUDIO_FORMAT) : DEFAULT_AUDIO_FORMAT;
+  const transportName = offer === undefined || direct === undefined ? transport.name : direct.name;
+  const timeline = new CallTimeline(transportName, undefined, Date.now(), turnObserverOf(ctx));
+  timeline.turnClock.bytesPerMs = bytesPerMs(audio);
+  timeline.record('minted', { source, audio: audio.format, sampleRateHz: audio.sampleRateHz });
   const session = new LiveVoiceSession(
     {
       id,
@@ -138,9 +155,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
       startedAt: ctx.clock.now(),
       audio,
       log,
+      timeline,
     },
     ctx.environment,
   );
+  watchTimeline(session);
   const row: q.NewVoiceSession = {
     id,
     accountId,
@@ -160,12 +179,26 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     callerNumber: principal.kind === 'phone' ? (input.callerNumber ?? null) : null,
   };
 
-  // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s).
+  // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s). A
+  // WebRTC call's answer is handed out only after the sideband echoed the lock (the same 3 s).
+  let answerSdp: string | undefined;
   try {
-    session.provider = await provider.startSession(
-      { instructions: instructionsFor(assistant), delegation: { type: 'client' }, audio },
-      { handlers: session.handlers, logger: log, signal: caller.signal },
-    );
+    const config = {
+      instructions: instructionsFor(assistant),
+      delegation: { type: 'client' as const },
+      audio,
+      // The local recognizer hears best what the documents talk about; hosted providers take no hints.
+      ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
+    };
+    const start = { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal };
+    if (offer === undefined || direct === undefined) session.provider = await provider.startSession(config, start);
+    else {
+      const handlers = { ...start.handlers, ...direct.watch(session) };
+      const started = await provider.startWebRtcSession(config, offer, { ...start, handlers });
+      session.provider = started.session;
+      answerSdp = started.answerSdp;
+    }
+    timeline.record('provider_connected');
   } catch (err) {
     await ctx.quota
       .release(quotaRequest)
@@ -191,17 +224,19 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     session.lease = lease;
     row.providerSessionId = session.provider.id;
     await deps.sql.begin(async (tx) => {
-      if (input.conversationId === undefined) {
-        await q.insertConversation(tx, {
-          id: conversationId,
-          assistantId: assistant.id,
-          accountId,
-          visitorId,
-          source,
-          callerNumber: row.callerNumber,
-        });
-      }
-      await q.insertActiveSession(tx, row);
+      // One round trip for both rows (pipelined, in this order).
+      const newConversation = {
+        id: conversationId,
+        assistantId: assistant.id,
+        accountId,
+        visitorId,
+        source,
+        callerNumber: row.callerNumber,
+      };
+      await Promise.all([
+        input.conversationId === undefined ? q.insertConversation(tx, newConversation) : undefined,
+        q.insertActiveSession(tx, row),
+      ]);
       await ctx.onSessionStored?.(tx, id);
     });
   } catch (err) {
@@ -213,6 +248,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
 
   ctx.sessions.set(id, session);
   ctx.supervisor.add(session);
+  ctx.timelines.track(id, accountId, assistant.id, timeline);
   if (source === 'widget' && visitorId !== null) {
     await deps.store
       .set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 })
@@ -227,7 +263,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   return {
     sessionId: id,
     conversationId,
-    stream: transport.stream(publicBase, id, controlToken),
+    ...(answerSdp === undefined
+      ? { stream: transport.stream(publicBase, id, controlToken) }
+      : { transport: { type: 'webrtc' as const, sdp: answerSdp } }),
     audio: { ...audio, channels: 1 },
     recording: { enabled: recorded, consented: input.recordingConsent === true },
     controlToken,
@@ -315,4 +353,11 @@ function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
   } catch {
     throw voiceErrors.hostInvalid();
   }
+}
+
+/** The metrics' view of a call's turns (none without an observer that takes them). */
+function turnObserverOf(ctx: VoiceContext): TurnObserver | undefined {
+  const observer = ctx.observer;
+  if (observer?.turn === undefined) return undefined;
+  return { turn: (latencyMs, firstAudioMs) => observer.turn?.(latencyMs, firstAudioMs) };
 }

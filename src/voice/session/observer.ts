@@ -10,4 +10,6 @@ export interface VoiceObserver {
   /** A heartbeat answer: its status, or the error code. */
   heartbeat(status: string): void;
   gate(state: string, reason: string): void;
+  /** A turn ended (the call's timeline): its latency and the provider's time to first audio, in ms. */
+  turn?(latencyMs: number, firstAudioMs: number): void;
 }

@@ -19,10 +19,16 @@ import { mintSession, type MintCaller, type MintInput, type MintResult } from '.
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
 import type { VoiceRecordings } from '../recording/recordings.js';
-import { joinedConnections, type CallerConnections, type CallerTransport } from './transport.js';
+import {
+  joinedConnections,
+  type CallerConnections,
+  type CallerTransport,
+  type DirectMediaTransport,
+} from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';
+import { TimelineWriter } from '../timeline/writer.js';
 
 export { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceOptions, type VoiceServiceDeps } from './context.js';
 export type { EndCaller, GateOpening, HeartbeatAnswer } from './control.js';
@@ -43,6 +49,8 @@ export class VoiceService {
   recordings: VoiceRecordings | undefined;
   readonly supervisor: Supervisor;
   readonly ownership: VoiceOwnership;
+  /** The calls' timelines: written every few seconds and once settled; read live by the timeline route. */
+  readonly timelines: TimelineWriter;
   private readonly ctx: VoiceContext;
   private readonly fleet: VoiceFleet;
   private readonly observer: VoiceObserver | undefined;
@@ -57,6 +65,7 @@ export class VoiceService {
     });
     const quota = options.quota ?? noVoiceQuota;
     const turns = new VoiceTurns(deps);
+    this.timelines = new TimelineWriter(deps.sql, deps.log.child({ component: 'voice-timelines' }));
     const ctx: VoiceContext = {
       deps,
       sessions: this.sessions,
@@ -77,7 +86,10 @@ export class VoiceService {
         end: async (session, reason, by) => {
           // A mint that failed after its provider session started tears that down too: never a session, not counted.
           const registered = ctx.sessions.has(session.id);
+          session.timeline.record('ended', { reason: reason ?? 'client', by });
           const final = await finishSession(ctx, turns, session, reason, by);
+          session.timeline.record('settled', { status: final.status, billableSeconds: final.billableSeconds });
+          ctx.timelines.finish(session.id);
           // `lost`: another instance settled it (and counted it).
           if (registered && final.status === 'ended')
             this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
@@ -90,6 +102,8 @@ export class VoiceService {
       draining: false,
       transport: undefined,
       transports: new Map(),
+      timelines: this.timelines,
+      direct: undefined,
       observer: options.observer,
       onSessionStored: options.onSessionStored,
       settling: new Map(),
@@ -109,6 +123,11 @@ export class VoiceService {
     this.media = joinedConnections([...this.ctx.transports.values()].map((t) => t.connections));
   }
 
+  /** The transport of calls whose audio goes straight to the provider (WebRTC). */
+  attachDirectTransport(transport: DirectMediaTransport): void {
+    this.ctx.direct = transport;
+  }
+
   get instanceId(): string {
     return this.ownership.instanceId;
   }
@@ -120,6 +139,7 @@ export class VoiceService {
     this.ctx.draining = false;
     this.supervisor.start();
     this.fleet.start();
+    this.timelines.start();
   }
 
   /**
@@ -145,6 +165,7 @@ export class VoiceService {
     await Promise.allSettled([...this.sessions.values()].map((s) => s.end('shutdown')));
     this.supervisor.stop();
     this.fleet.stop();
+    await this.timelines.stop();
   }
 
   // ---- the routes' operations -----------------------------------------------------------------------------

@@ -1,4 +1,6 @@
+import type { VoiceSessionHandlers } from '../../providers/voice/index.js';
 import type { RelayStats } from '../pump/options.js';
+import type { LiveVoiceSession } from './live-session.js';
 
 /**
  * The seam between the session core and the ways a caller reaches a call (src/voice/transports/<name>/). The core
@@ -14,6 +16,18 @@ export interface CallerTransport {
   stream(base: URL, sessionId: string, controlToken: string): MintStream;
   /** This transport's live connections and the counters of closed ones (tests and metrics read them). */
   readonly connections: CallerConnections;
+}
+
+/**
+ * A transport whose audio runs between the caller and the provider, never through Parley (WebRTC: the mint hands the
+ * caller's SDP offer to the provider and returns its answer). It cannot see the caller's connection, so it learns
+ * presence from what the provider's sideband reflects, through the provider handlers it adds to the session's.
+ */
+export interface DirectMediaTransport {
+  /** `webrtc`. */
+  readonly name: string;
+  /** Provider handlers for one session (merged into the session's own): presence and any tap on reflected audio. */
+  watch(session: LiveVoiceSession): Pick<VoiceSessionHandlers, 'onInputAudio' | 'onOutputAudio'>;
 }
 
 export interface MintStream {

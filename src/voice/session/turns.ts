@@ -43,7 +43,8 @@ export class VoiceTurns {
       outcome: turn.outcome,
       sources: turn.sources,
       provider: `voice:${this.deps.voiceProvider?.kind ?? 'unknown'}`,
-      model: this.deps.config.VOICE_MODEL,
+      // The local voice has no model: it quotes the documents (as the local chat answer, `local-extractive`).
+      model: this.deps.voiceProvider?.kind === 'local' ? 'local-extractive' : this.deps.config.VOICE_MODEL,
     };
     const previous = this.writes.get(session.id) ?? Promise.resolve();
     const next = previous

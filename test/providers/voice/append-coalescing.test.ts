@@ -1,6 +1,6 @@
 import t from 'tap';
 import { AppendCoalescer, AppendFlusher } from '../../../src/providers/voice/append-coalescer.js';
-import { ManualClock } from '../../../src/providers/voice/index.js';
+import { ManualClock, RelayResidence, residenceNow } from '../../../src/providers/voice/index.js';
 import { Recorder, seqFrame, simProvider, startSim, waitFor } from './helpers.js';
 
 // VOICE_PROVIDER_APPEND_MS: caller frames reach the provider in one append per window, the same bytes in order.
@@ -68,4 +68,43 @@ t.test('one shared flusher: partial windows leave once older than the window, wh
   a.discard();
   clock.advance(500);
   t.equal(out[0]!.length, 2, 'discarded audio never leaves');
+});
+
+t.test('residence: each staged frame is timed once, its window wait apart from its working time', async (t) => {
+  const clock = new ManualClock();
+  const flusher = new AppendFlusher(clock, 40);
+  const residence = new RelayResidence();
+  const out: Buffer[] = [];
+  const c = new AppendCoalescer(flusher, (f) => out.push(f), flusher.windowBytes, residence);
+  // 40 ms at 24 kHz PCM16 is 1,920 bytes: two 960-byte frames fill a window, the second leaves it at once.
+  c.push(seqFrame(0), residenceNow());
+  t.equal(residence.callerToProvider.count, 0, 'a staged frame is not timed until its window leaves');
+  c.push(seqFrame(1), residenceNow());
+  t.equal(out.length, 1, 'the full window left');
+  t.equal(residence.callerToProvider.count, 2, 'both frames timed (working)');
+  t.equal(residence.appendWindow.count, 2, 'and their window wait, as its own figure');
+  // A 1,440-byte frame spans two windows: it counts once, in the window its last byte is in.
+  c.push(seqFrame(2), residenceNow());
+  c.push(Buffer.alloc(1440), residenceNow());
+  t.equal(out.length, 2);
+  t.equal(residence.callerToProvider.count, 3, 'the frame completing the window counted; the spanning one not yet');
+  clock.advance(80);
+  t.equal(out.length, 3, 'the partial window aged out');
+  t.equal(residence.callerToProvider.count, 4, 'the spanning frame counted once, when its last byte left');
+  t.equal(residence.appendWindow.count, 4);
+  // More small frames than the kept slots: every one still counted.
+  for (let i = 0; i < 100; i++) c.push(Buffer.alloc(2), residenceNow());
+  c.flush();
+  t.equal(residence.callerToProvider.count, 104, 'a hundred 1-sample frames, each counted');
+  t.equal(residence.appendWindow.count, 104);
+  // Discarded audio never reached the provider: not timed.
+  c.push(seqFrame(3), residenceNow());
+  c.discard();
+  clock.advance(200);
+  t.equal(residence.callerToProvider.count, 104, 'discarded frames are not timed');
+  // Frames pushed without a read time (nothing measured) are not counted either.
+  c.push(seqFrame(4));
+  c.push(seqFrame(5));
+  t.equal(residence.callerToProvider.count, 104, 'unstamped frames are not timed');
+  t.equal(out.length, 5, 'and still go out, in order');
 });

@@ -5,6 +5,7 @@ import './styles/base.css';
 import './styles/layout.css';
 import './styles/content.css';
 import './styles/data.css';
+import './styles/timeline.css';
 
 const root = document.getElementById('app')!;
 // The static "Loading…" line is for the seconds before this script runs; Preact renders into an empty root.

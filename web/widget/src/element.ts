@@ -6,12 +6,13 @@
  *
  * Attributes: assistant-id (required), server (default: the script's origin), mode (chat | voice | both; default
  * from the widget config), visitor-id (default: a random id kept in localStorage), signature (from
- * POST /api/v1/widget/sign, sent as X-Parley-Signature), open (start expanded), position="inline" (no launcher).
+ * POST /api/v1/widget/sign, sent as X-Parley-Signature), open (start expanded), position="inline" (no launcher),
+ * transport (auto | webrtc | websocket; default auto: WebRTC to the provider, else Parley's WebSocket relay).
  * Parley's own dashboard only: source="playground" calls the API as the signed-in owner (session cookie, same origin):
  * the assistant is read from the owner routes and calls are metered as playground; elsewhere it grants nothing.
  * API: startVoice(), endVoice(), sendMessage(text), open(), close().
- * Events (bubbling, composed): parley:state {voice}, parley:message {role, text, final}, parley:ended {endReason},
- * parley:error {code, message}.
+ * Events (bubbling, composed): parley:state {voice, transport}, parley:message {role, text, final},
+ * parley:ended {endReason}, parley:error {code, message}.
  */
 import { createParleyClient, type ParleyClient } from '@parley/sdk';
 import { createAudioContext } from './audio/session.js';
@@ -56,7 +57,13 @@ export class ParleyAssistant extends HTMLElement {
       this.failVoice(code, message);
     },
     test: () => this.parleyTest,
+    transport: (transport, fallback) => {
+      this.voiceTransport = transport;
+      this.emit('parley:state', { voice: this.voiceState, transport, ...(fallback ? { fallback } : {}) });
+    },
   });
+  /** The current call's transport (parley:state detail `transport`). */
+  private voiceTransport: 'webrtc' | 'websocket' | undefined;
   /** Present only with a data-test attribute: what the browser tests read (see README, Testing). */
   parleyTest: TestHook | undefined;
 
@@ -195,6 +202,7 @@ export class ParleyAssistant extends HTMLElement {
       conversationId: this.conversationId,
       recordingConsent: recorded,
       source: this.source,
+      transport: (['webrtc', 'websocket'] as const).find((v) => v === this.getAttribute('transport')) ?? 'auto',
     });
     this.renderCall();
     const conversationId = await starting;
@@ -330,7 +338,7 @@ export class ParleyAssistant extends HTMLElement {
     this.ui.status.textContent = stateLabels[state] ?? '';
     this.ui.dot.classList.toggle('on', state === 'listening' || state === 'speaking');
     this.renderCall();
-    this.emit('parley:state', { voice: state });
+    this.emit('parley:state', { voice: state, ...(this.voiceTransport ? { transport: this.voiceTransport } : {}) });
   }
 
   private renderCall(): void {

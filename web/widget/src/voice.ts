@@ -3,7 +3,7 @@
  * heartbeats, end) joined to the browser's audio (AudioSession). The gate is honoured here once more: assistant
  * audio is played and assistant captions are shown only while it is open, and closing it drops what is queued.
  */
-import { VoiceCall, type Transcript } from '@parley/sdk';
+import { ParleyError, VoiceCall, WebRtcUnavailableError, webRtcSupported, type Transcript } from '@parley/sdk';
 import { AudioSession, AudioStartError } from './audio/session.js';
 import { joinText } from './dom.js';
 import { describeError } from './errors.js';
@@ -23,7 +23,14 @@ export interface VoiceHost {
   /** The call could not start: a stable code and a neutral message. */
   failed(code: string, message: string): void;
   test(): TestHook | undefined;
+  /** The call's transport is known (and whether WebRTC was tried first and given up). */
+  transport(transport: 'webrtc' | 'websocket', fellBack: boolean): void;
 }
+
+/** `auto`: WebRTC first, the WebSocket relay when WebRTC is unavailable or has not connected within 3 s. */
+export type TransportChoice = 'auto' | 'webrtc' | 'websocket';
+
+type Outcome = { kind: 'ok'; conversationId: string } | { kind: 'fallback' } | { kind: 'failed'; err: unknown };
 
 export interface VoiceStart {
   context: AudioContext | undefined;
@@ -35,6 +42,7 @@ export interface VoiceStart {
   conversationId: string | undefined;
   recordingConsent: boolean;
   source: 'widget' | 'playground';
+  transport: TransportChoice;
 }
 
 export class VoiceController {
@@ -77,6 +85,24 @@ export class VoiceController {
       this.host.ended(null, endMessages['client']!);
       return undefined;
     }
+    const rtc = o.transport !== 'websocket' && webRtcSupported();
+    let outcome: Outcome | undefined;
+    if (rtc) outcome = await this.run(o, 'webrtc');
+    if (outcome === undefined || (outcome.kind === 'fallback' && o.transport === 'auto' && !this.cancelled)) {
+      this.host.transport('websocket', rtc);
+      outcome = await this.run(o, 'websocket');
+    }
+    if (outcome.kind === 'ok') return outcome.conversationId;
+    this.release();
+    const err = outcome.kind === 'failed' ? outcome.err : new WebRtcUnavailableError('WebRTC did not connect.');
+    this.host.failed(...describeError(err, true));
+    return undefined;
+  }
+
+  /** One call over one transport. A WebRTC call that cannot connect (or is refused) asks for the fallback. */
+  private async run(o: VoiceStart, transport: 'webrtc' | 'websocket'): Promise<Outcome> {
+    const hook = this.host.test();
+    if (transport === 'webrtc') this.host.transport('webrtc', false);
     const call = new VoiceCall({
       baseUrl: o.server,
       assistantId: o.assistantId,
@@ -86,6 +112,7 @@ export class VoiceController {
       recordingConsent: o.recordingConsent,
       ...(o.signature !== undefined ? { signature: o.signature } : {}),
       ...(o.conversationId !== undefined ? { conversationId: o.conversationId } : {}),
+      ...(transport === 'webrtc' && this.audio ? { transport, microphone: this.audio.microphone } : {}),
     });
     this.call = call;
     this.gateOpen = false;
@@ -97,6 +124,8 @@ export class VoiceController {
     call.on('audio', (pcm) => {
       if (call.isGateOpen) this.audio?.play(pcm);
     });
+    // WebRTC: the provider's voice, heard only while the gate is open (its gain follows the gate).
+    call.on('remoteAudio', (stream) => this.audio?.playStream(stream as MediaStream, call.isGateOpen));
     call.on('transcript', (t) => {
       // Assistant captions only while the gate is open (the service withholds them too; docs/voice-protocol.md, the
       // playback gate).
@@ -109,19 +138,20 @@ export class VoiceController {
       const visible = visibleEndReason(endReason);
       this.host.ended(visible === 'client' ? null : visible, endMessages[visible]!);
     });
-    if (hook !== undefined) {
+    if (hook !== undefined && this.tapTimer === undefined) {
       hook.calls++;
       this.tapTimer = setInterval(() => hook.sample(this.audio?.tapRms()), 50);
     }
     try {
       const minted = await call.start();
       if (hook !== undefined) hook.session = { sessionId: minted.sessionId, controlToken: minted.controlToken };
-      return minted.conversationId;
+      return { kind: 'ok', conversationId: minted.conversationId };
     } catch (err) {
-      if (this.call !== call) return undefined;
-      this.release();
-      this.host.failed(...describeError(err, true));
-      return undefined;
+      if (this.call !== call) return { kind: 'failed', err };
+      this.call = undefined;
+      const refused = err instanceof ParleyError && err.status === 502;
+      if (transport === 'webrtc' && (err instanceof WebRtcUnavailableError || refused)) return { kind: 'fallback' };
+      return { kind: 'failed', err };
     }
   }
 
@@ -151,6 +181,7 @@ export class VoiceController {
     if (open === this.gateOpen) return;
     this.gateOpen = open;
     this.host.test()?.record('gate', open ? 'open' : 'closed');
+    this.audio?.setRemoteOpen(open);
     // Closed: nothing queued may still be heard.
     if (!open) this.audio?.flush();
   }

@@ -32,6 +32,8 @@ export interface LoadTestOptions {
   /** Skip the 3-second pause after the plan in a terminal. */
   yes: boolean;
   quiet: boolean;
+  /** Read the server's relay residence from /metrics before and after (--metrics-token); undefined: not read. */
+  metrics?: { url: string; token: string };
 }
 
 export const USAGE = `parley-loadtest: concurrent voice calls (and chats) against a Parley deployment.
@@ -63,6 +65,10 @@ Output
   --report FILE         write an HTML report (default parley-loadtest-report.html; --no-report for none)
   --yes                 start without the 3-second pause after the plan
   --quiet               no progress lines
+Server figures
+  --metrics-token TOKEN the server's METRICS_TOKEN (or PARLEY_METRICS_TOKEN): the report adds the time Parley itself
+                        held each audio frame, from GET /metrics before and after the test, beside the round trip
+  --metrics-url URL     where /metrics answers (default: --url + /metrics; through a proxy that is one instance)
 Durations: 500ms, 30s, 2m, or plain seconds. Ctrl-C stops cleanly (calls are ended) and still reports.`;
 
 /** "500ms" | "30s" | "2m" | "45" (seconds) -> milliseconds. */
@@ -109,6 +115,8 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       'no-report': { type: 'boolean', default: false },
       yes: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
+      'metrics-token': { type: 'string' },
+      'metrics-url': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -147,8 +155,21 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
   } catch (err) {
     throw new UsageError(`--audio: ${(err as Error).message}`);
   }
+  const metricsToken = values['metrics-token'] ?? (env['PARLEY_METRICS_TOKEN'] || undefined);
+  if (values['metrics-url'] !== undefined && metricsToken === undefined)
+    throw new UsageError('--metrics-url needs --metrics-token (or PARLEY_METRICS_TOKEN)');
+  const base = url.toString().replace(/\/+$/, '');
+  let metricsUrl = `${base}/metrics`;
+  if (values['metrics-url'] !== undefined) {
+    try {
+      metricsUrl = new URL(values['metrics-url']).toString();
+    } catch {
+      throw new UsageError(`--metrics-url: "${values['metrics-url']}" is not a URL`);
+    }
+  }
   return {
-    url: url.toString().replace(/\/+$/, ''),
+    ...(metricsToken !== undefined ? { metrics: { url: metricsUrl, token: metricsToken } } : {}),
+    url: base,
     assistantId: values.assistant,
     apiKey,
     origin: values.origin,

@@ -16,6 +16,7 @@ import { pcmFromWav, syntheticSpeech } from '../../voice/pcm.js';
 import { parseOptions, USAGE, UsageError, type LoadTestOptions } from './args.js';
 import { reportHtml } from './report-html.js';
 import { runLoadTest, type Progress } from './run.js';
+import { scrapeMetrics, serverFiguresBetween, serverText, type Scrape } from './server-figures.js';
 import { planText, progressText, summaryText } from './summary.js';
 
 /** ws with per-message compression off: PCM barely compresses and deflate would cost the load generator CPU. */
@@ -127,6 +128,11 @@ async function main(argv: string[]): Promise<number> {
   // Without --assistant: a temporary one for this run, deleted afterwards (also after Ctrl-C).
   const temporary = o.assistantId === undefined ? await createTemporaryAssistant(o) : undefined;
   if (temporary === null) return 1;
+  const scrape = async (): Promise<Scrape | string> =>
+    o.metrics === undefined
+      ? 'not read'
+      : scrapeMetrics(o.metrics.url, o.metrics.token).catch((err: unknown) => (err as Error).message);
+  const metricsBefore = await scrape();
   let report;
   try {
     report = await runLoadTest({ ...o, assistantId: o.assistantId ?? temporary!.publicId }, input.pcm, {
@@ -140,8 +146,21 @@ async function main(argv: string[]): Promise<number> {
     if (temporary !== undefined) await deleteTemporaryAssistant(o, temporary.id);
   }
   if (tty && !o.quiet) process.stderr.write('\n');
+  if (o.metrics !== undefined) {
+    const metricsAfter = await scrape();
+    report.server =
+      typeof metricsBefore === 'string' || typeof metricsAfter === 'string'
+        ? {
+            metricsUrl: o.metrics.url,
+            callerToProviderMs: null,
+            providerToCallerMs: null,
+            appendWaitMs: null,
+            error: typeof metricsBefore === 'string' ? metricsBefore : (metricsAfter as string),
+          }
+        : serverFiguresBetween(o.metrics.url, metricsBefore, metricsAfter);
+  }
 
-  const summary = summaryText(report);
+  const summary = summaryText(report) + serverText(report.server);
   if (o.reportPath !== undefined) {
     const path = resolve(o.reportPath);
     await writeFile(path, reportHtml(report, summary));

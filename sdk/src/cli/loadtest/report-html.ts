@@ -88,6 +88,13 @@ ${latencyChart([
   ['connected', v.connectMs],
   ['first assistant audio', v.firstAudioMs],
   ['round trip (echo)', v.roundTripMs],
+  ...(v.server !== null
+    ? ([
+        ['server: turn latency', v.server.turnLatencyMs],
+        ['server: provider part', v.server.providerFirstAudioMs],
+        ['server: relay part', v.server.relayMs],
+      ] as Array<[string, LatencySummary | null]>)
+    : []),
   ...(r.chat
     ? ([
         ['chat answer', r.chat.latencyMs],

@@ -1,3 +1,5 @@
+import type { ServerFigures } from './server-figures.js';
+import type { ServerFigures as ServerTimelineFigures } from './server-side.js';
 import type { LatencySummary } from './stats.js';
 
 /** What a load test measured: the JSON report (`--json`), the summary and the HTML report are made from it. */
@@ -49,6 +51,8 @@ export interface LoadTestReport {
       maxSendLagMs: number;
     };
     heartbeats: { sent: number; failed: number };
+    /** What the service measured of the same calls (their timelines; API-key runs only), beside what was heard here. */
+    server: ServerTimelineFigures | null;
   };
   chat: {
     attempted: number;
@@ -58,6 +62,8 @@ export interface LoadTestReport {
     refusals: Record<string, number>;
     errors: Record<string, number>;
   } | null;
+  /** The server's own figures from its /metrics (with --metrics-token), beside what the callers measured. */
+  server?: ServerFigures;
   /** One point per second. */
   timeline: Array<{ t: number; activeCalls: number; refusals: number; errors: number; roundTripP50: number | null }>;
 }

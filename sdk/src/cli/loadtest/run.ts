@@ -13,6 +13,7 @@ import type { WebSocketConstructor } from '../../voice/types.js';
 import type { LoadTestOptions } from './args.js';
 import { markerFor } from './marker.js';
 import type { LoadTestReport, Progress } from './report.js';
+import { serverFigures, SERVER_FIGURE_CALLS } from './server-side.js';
 import { Samples, Tally } from './stats.js';
 
 export type { LoadTestReport, Progress } from './report.js';
@@ -97,6 +98,7 @@ export async function runLoadTest(
   const endReasons = new Tally();
   const perInstance = new Tally();
   const errors = new Tally();
+  const sessionIds: string[] = [];
   const audio = {
     sentBytes: 0,
     receivedBytes: 0,
@@ -198,6 +200,8 @@ export async function runLoadTest(
         continue;
       }
       connected++;
+      if (call.session !== undefined && sessionIds.length < SERVER_FIGURE_CALLS)
+        sessionIds.push(call.session.sessionId);
       perInstance.add(/^vs_([a-z0-9]+)_/.exec(call.session?.sessionId ?? '')?.[1] ?? 'unknown');
       if (call.stats.mintMs !== undefined) mintMs.add(call.stats.mintMs);
       if (call.stats.connectMs !== undefined) connectMs.add(call.stats.connectMs);
@@ -299,6 +303,8 @@ export async function runLoadTest(
   clearInterval(pump);
   clearInterval(tick);
   hooks.signal?.removeEventListener('abort', onAbort);
+  // With a key, the service's own figures for the same calls (their timelines): keyless callers cannot read them.
+  const server = options.apiKey !== undefined && sessionIds.length > 0 ? await serverFigures(client, sessionIds) : null;
 
   const elapsedMs = performance.now() - started;
   return {
@@ -338,6 +344,7 @@ export async function runLoadTest(
       errors: errors.counts,
       audio: { ...audio, maxSendLagMs: Math.round(audio.maxSendLagMs) },
       heartbeats,
+      server,
     },
     chat:
       options.chats === 0

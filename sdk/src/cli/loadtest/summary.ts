@@ -69,6 +69,7 @@ export function summaryText(r: LoadTestReport): string {
       v.roundTripMs,
       'no echo: needs the simulator in echo mode, e.g. [sim:echo] in the assistant instructions',
     ),
+    ...serverLines(v.server),
     tally('refusals', v.refusals),
     tally('end reasons', v.endReasons),
     tally('calls per instance', v.perInstance),
@@ -90,6 +91,17 @@ export function summaryText(r: LoadTestReport): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The service's own figures of the same calls, under what this tool heard. */
+function serverLines(s: LoadTestReport['voice']['server']): string[] {
+  if (s === null) return [];
+  if (s.unavailable !== null) return [`  server-side            not read: ${s.unavailable}`];
+  return [
+    latency(`server: turn latency`, s.turnLatencyMs, `no turns in ${s.calls} calls`),
+    latency('server: provider part', s.providerFirstAudioMs, 'no turns'),
+    latency('server: relay part', s.relayMs, 'no turns'),
+  ];
 }
 
 /** One status line while running. */

@@ -24,6 +24,10 @@
  *                                     output delta every `ms` (default 100) at real-time pace, cut independently of
  *                                     the input framing, with an output transcript every 300 ms of speech
  *   delegate                          end of the first utterance creates a client delegation instead of a reply
+ *   webrtc-refused[=status]           refuse a WebRTC session create (default 503); WebSocket sessions still start
+ *   webrtc-unreachable                answer the offer, but the peer never connects (ICE cannot succeed)
+ * On a WebRTC session, drop-after cuts the sideband, refuse-reconnect refuses sideband re-attaches, and a re-attach
+ * replays the recent events (so the client must dedupe).
  */
 export interface SimulatorFaults {
   lock?: 'omit' | 'all' | 'list' | 'rejected';
@@ -41,6 +45,8 @@ export interface SimulatorFaults {
   /** Paced echo: the echoed audio leaves in deltas of this many ms, one per that many ms of wall time. */
   echoPacedMs?: number;
   delegate?: boolean;
+  webrtcRefused?: number;
+  webrtcUnreachable?: boolean;
 }
 
 function numberOr(value: string | undefined, fallback: number): number {
@@ -98,6 +104,12 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
         break;
       case 'delegate':
         faults.delegate = true;
+        break;
+      case 'webrtc-refused':
+        faults.webrtcRefused = numberOr(value, 503);
+        break;
+      case 'webrtc-unreachable':
+        faults.webrtcUnreachable = true;
         break;
       default:
         break;

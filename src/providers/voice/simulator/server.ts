@@ -10,6 +10,7 @@ import type { SimTiming } from './types.js';
 import { toneSecond } from './media.js';
 import { simAudioFor, type SimAudio } from './audio.js';
 import * as ev from './events.js';
+import { simulatorWebRtc } from './webrtc.js';
 import type { SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
 
 export interface VoiceSimulatorOptions {
@@ -97,7 +98,8 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
   };
   const pendingStarts = new Set<NodeJS.Timeout>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
-  const http = createServer((_req, res) => {
+  const http = createServer((req, res) => {
+    if (webrtc.request(req, res)) return;
     res.writeHead(426, { 'content-type': 'text/plain' }).end('WebSocket only\n');
   });
 
@@ -110,8 +112,28 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
     );
   }
 
+  const webrtc = simulatorWebRtc({
+    baseFaults,
+    apiKey: options.apiKey,
+    seed,
+    timing,
+    stats,
+    wss,
+    audio: simAudioFor(undefined, voice, voices),
+    resolveResource,
+    register: (session) => {
+      stats.sessions.set(session.id, session.record);
+      stats.sessionsStarted++;
+      stats.sessionsActive++;
+      live.set(session.id, session);
+    },
+    onSessionEnd,
+    refuse,
+  });
+
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    if (webrtc.upgrade(req, socket, head)) return;
     const url = new URL(req.url ?? '/', 'ws://simulator');
     if (url.pathname !== PATH) return refuse(socket, 404, 'invalid_request_error', 'not_found', 'Unknown path.');
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
@@ -285,7 +307,12 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
 }
 
 /** The session as the provider resolves it: defaults filled in, the lock echoed (or not, under a lock fault). */
-function resolveResource(id: string, start: SessionStartEvent, faults: SimulatorFaults, now: number): SessionResource {
+export function resolveResource(
+  id: string,
+  start: SessionStartEvent,
+  faults: SimulatorFaults,
+  now: number,
+): SessionResource {
   const asked = start.session;
   const resource: SessionResource = {
     id,

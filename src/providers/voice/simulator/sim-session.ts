@@ -177,7 +177,8 @@ export class SimSession {
     }
   }
 
-  private onAudio(base64: string): void {
+  /** Caller audio (base64, the session's format): from the primary socket, or from a WebRTC peer's hub. */
+  onAudio(base64: string): void {
     this.record.audioFramesIn++;
     this.stats.audioFramesIn++;
     if (this.faults.echo) {

@@ -89,6 +89,7 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
         clock,
         relayOptions,
         options.tapFor?.(session),
+        session.timeline,
       );
       socket.data.relay = relay;
       relays.set(session.id, relay);

@@ -10,6 +10,7 @@ import {
   type PumpStateView,
 } from '../../pump/media-pump.js';
 import type { RelayOptions, RelayStats, RelayTap } from '../../pump/options.js';
+import type { CallTimeline } from '../../timeline/call-timeline.js';
 import { encode, readCallerText } from './codec.js';
 
 /**
@@ -30,6 +31,7 @@ export const RELAY_CLOSE = { ended: 1000, replaced: 4001 } as const;
  */
 export class MediaRelay implements CallerLeg, PumpEvents {
   private readonly pump: MediaPump;
+  private muted = false;
 
   constructor(
     readonly socket: RealtimeSocket<unknown>,
@@ -37,6 +39,8 @@ export class MediaRelay implements CallerLeg, PumpEvents {
     clock: Pick<VoiceClock, 'now'>,
     options: Partial<RelayOptions> = {},
     tap?: RelayTap,
+    /** The call's timeline: this transport's own events (mute, unmute, replaced, audio_dropped, frame_refused). */
+    private readonly timeline?: CallTimeline,
   ) {
     this.pump = new MediaPump(this, link, this, clock, options, tap);
   }
@@ -79,6 +83,7 @@ export class MediaRelay implements CallerLeg, PumpEvents {
   /** A newer media socket for the same session took over: leave without telling the session we are gone. */
   replace(): void {
     if (!this.pump.replace()) return;
+    this.timeline?.record('replaced');
     this.sendEvent(encode.replaced());
     this.socket.end(RELAY_CLOSE.replaced, 'replaced by a newer connection');
   }
@@ -101,6 +106,10 @@ export class MediaRelay implements CallerLeg, PumpEvents {
   // ---- the pump's events, in this protocol (PumpEvents) ------------------------------------------------------
 
   stateChanged(view: PumpStateView): void {
+    if (view.muted !== this.muted) {
+      this.muted = view.muted;
+      this.timeline?.record(view.muted ? 'mute' : 'unmute');
+    }
     this.sendEvent(encode.state(view));
   }
 
@@ -109,10 +118,12 @@ export class MediaRelay implements CallerLeg, PumpEvents {
   }
 
   audioDropped(droppedBytes: number, droppedMs: number): void {
+    this.timeline?.record('audio_dropped', { droppedMs });
     this.sendEvent(encode.audioDropped(droppedBytes, droppedMs));
   }
 
   frameRefused(why: 'too_large' | 'not_whole_samples', bytes: number, maxFrameBytes: number): void {
+    this.timeline?.record('frame_refused', { why, bytes });
     this.sendEvent(encode.frameRefused(why, bytes, maxFrameBytes));
   }
 

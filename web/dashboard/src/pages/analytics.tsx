@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant } from '../api/client.js';
 import { BarChart } from '../ui/chart.js';
+import { VoiceLatencyChart } from '../ui/latency-chart.js';
 import { Empty, Loaded, useLoad } from '../ui/components.js';
 import { dateTime, percent } from '../ui/format.js';
 
@@ -87,6 +88,7 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
           </>
         )}
       </Loaded>
+      <VoiceLatencyChart assistantId={assistant.id} />
     </section>
   );
 }

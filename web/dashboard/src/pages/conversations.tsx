@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
+import { CallTimelinePicture } from '../ui/call-timeline.js';
 import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 import { href, navigate } from '../router.js';
@@ -254,6 +255,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                         Call {i + 1} <code>{call.sessionId}</code> · {call.source} · started {dateTime(call.startedAt)}
                       </p>
                       <p class="muted small">{callSummary(call)}</p>
+                      <CallTimelinePicture sessionId={call.sessionId} label={`call ${i + 1}`} />
                       {recording &&
                         (recording.ready ? (
                           <audio

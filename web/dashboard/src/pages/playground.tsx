@@ -160,9 +160,17 @@ function loadWidgetScript(src: string): Promise<void> {
 function VoicePlayground({ assistant }: { assistant: Assistant }) {
   const [widget, setWidget] = useState<'loading' | 'ready' | 'absent' | 'failed'>('loading');
   const [ended, setEnded] = useState<string | null>(null);
+  const [voiceNote, setVoiceNote] = useState<string | null>(null);
   const host = useRef<HTMLDivElement | null>(null);
   useEffect(() => {
     let cancelled = false;
+    // The server says here when its voice is only simulated (the offline engines are not installed).
+    fetch('/readyz')
+      .then((r) => r.json() as Promise<{ notes?: { voice?: string } }>)
+      .then(
+        (r) => !cancelled && setVoiceNote(r.notes?.voice ?? null),
+        () => undefined,
+      );
     dashboardApi
       .config()
       .then((c) => {
@@ -222,6 +230,11 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
             Talk to the assistant through the same widget your visitors use. Playground calls are metered as playground
             seconds.
           </p>
+          {voiceNote && (
+            <p role="note" class="notice">
+              Note: {voiceNote}.
+            </p>
+          )}
           <div ref={host} class="voice-widget" />
           {ended && <p class="muted">{ended}</p>}
         </>

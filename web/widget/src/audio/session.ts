@@ -37,6 +37,8 @@ export function createAudioContext(): AudioContext | undefined {
 export class AudioSession {
   private muted = false;
   private analyser: AnalyserNode | undefined;
+  /** WebRTC: the provider's voice, through a gain that is 0 while the playback gate is closed. */
+  private remote: { element: HTMLAudioElement; source: MediaStreamAudioSourceNode; gain: GainNode } | undefined;
   private readonly tapData: Float32Array<ArrayBuffer> | undefined;
 
   private constructor(
@@ -119,6 +121,34 @@ export class AudioSession {
     this.playback.port.postMessage({ type: 'audio', pcm: copy }, [copy]);
   }
 
+  /** The microphone (a WebRTC call sends it to the provider itself). */
+  get microphone(): MediaStream {
+    return this.stream;
+  }
+
+  /**
+   * WebRTC: play the provider's voice, muted until `setRemoteOpen(true)`. Chromium only feeds a remote stream into Web
+   * Audio while a media element holds it, so a muted <audio> element holds it too.
+   */
+  playStream(stream: MediaStream, open: boolean): void {
+    this.remote?.source.disconnect();
+    const element = new Audio();
+    element.muted = true;
+    element.srcObject = stream;
+    void element.play().catch(() => undefined);
+    const source = this.context.createMediaStreamSource(stream);
+    const gain = this.context.createGain();
+    gain.gain.value = open ? 1 : 0;
+    source.connect(gain);
+    gain.connect(this.analyser ?? this.context.destination);
+    this.remote = { element, source, gain };
+  }
+
+  /** WebRTC: the gate opened (the voice is heard) or closed (muted at once). */
+  setRemoteOpen(open: boolean): void {
+    if (this.remote !== undefined) this.remote.gain.gain.value = open ? 1 : 0;
+  }
+
   /** Drops queued assistant audio at once (the gate closed). */
   flush(): void {
     this.playback.port.postMessage({ type: 'flush' });
@@ -141,6 +171,9 @@ export class AudioSession {
 
   close(): void {
     this.stream.getTracks().forEach((track) => track.stop());
+    this.remote?.source.disconnect();
+    if (this.remote !== undefined) this.remote.element.srcObject = null;
+    this.remote = undefined;
     this.capture.port.onmessage = null;
     this.playback.port.onmessage = null;
     this.capture.disconnect();

@@ -109,6 +109,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Operators: granted in the database or listed in ADMIN_USER_IDS */
+        get: operations["getApiAdminOperators"];
+        put?: never;
+        /** Make a user an operator (by email or user id), effective on their next request */
+        post: operations["postApiAdminOperators"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/operators/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a user's operator grant, effective on their next request */
+        delete: operations["deleteApiAdminOperatorsUserId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/plans": {
         parameters: {
             query?: never;
@@ -643,7 +678,7 @@ export interface operations {
             400: v1["responses"]["Error"];
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
             503: v1["responses"]["ErrorRetryAfter"];
@@ -708,7 +743,7 @@ export interface operations {
             400: v1["responses"]["Error"];
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
             /** @description No such account */
             404: v1["responses"]["Error"];
@@ -770,7 +805,7 @@ export interface operations {
             400: v1["responses"]["Error"];
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
             /** @description No such account */
             404: v1["responses"]["Error"];
@@ -821,8 +856,144 @@ export interface operations {
             400: v1["responses"]["Error"];
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    getApiAdminOperators: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operators: {
+                            email: string;
+                            /** @description listed in ADMIN_USER_IDS */
+                            fromConfig: boolean;
+                            /** @description when the database grant was made; null if only ADMIN_USER_IDS lists them */
+                            grantedAt: string | null;
+                            isAdmin: boolean;
+                            name: string | null;
+                            userId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No session */
+            401: v1["responses"]["Error"];
+            /** @description Not an operator, or the request failed the Origin check */
+            403: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    postApiAdminOperators: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email?: string;
+                    userId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operator: {
+                            email: string;
+                            /** @description listed in ADMIN_USER_IDS */
+                            fromConfig: boolean;
+                            /** @description when the database grant was made; null if only ADMIN_USER_IDS lists them */
+                            grantedAt: string | null;
+                            isAdmin: boolean;
+                            name: string | null;
+                            userId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid body */
+            400: v1["responses"]["Error"];
+            /** @description No session */
+            401: v1["responses"]["Error"];
+            /** @description Not an operator, or the request failed the Origin check */
+            403: v1["responses"]["Error"];
+            /** @description No such user */
+            404: v1["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: v1["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: v1["responses"]["Error"];
+        };
+    };
+    deleteApiAdminOperatorsUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operator: {
+                            email: string;
+                            /** @description listed in ADMIN_USER_IDS */
+                            fromConfig: boolean;
+                            /** @description when the database grant was made; null if only ADMIN_USER_IDS lists them */
+                            grantedAt: string | null;
+                            isAdmin: boolean;
+                            name: string | null;
+                            userId: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: v1["responses"]["Error"];
+            /** @description No session */
+            401: v1["responses"]["Error"];
+            /** @description Not an operator, or the request failed the Origin check */
+            403: v1["responses"]["Error"];
+            /** @description No such user */
+            404: v1["responses"]["Error"];
+            /** @description Listed in ADMIN_USER_IDS */
+            409: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
             503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
@@ -860,7 +1031,7 @@ export interface operations {
             };
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
             503: v1["responses"]["ErrorRetryAfter"];
@@ -915,7 +1086,7 @@ export interface operations {
             400: v1["responses"]["Error"];
             /** @description No session */
             401: v1["responses"]["Error"];
-            /** @description Not an operator (ADMIN_USER_IDS), or the request failed the Origin check */
+            /** @description Not an operator, or the request failed the Origin check */
             403: v1["responses"]["Error"];
             /** @description No such plan */
             404: v1["responses"]["Error"];

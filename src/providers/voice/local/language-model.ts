@@ -1,0 +1,182 @@
+/**
+ * A small bigram language model (ARPA text, which pocketsphinx loads with `-lm`) built from what the caller is likely
+ * to talk about: the assistant's documents plus everyday question phrasing. A recognizer limited to a few hundred
+ * likely words hears synthetic and accented speech far better than one choosing among the 130 000 words of a
+ * general model (docs/local-voice.md has the measured difference). Words the pronunciation dictionary lacks are
+ * dropped, since the recognizer could not say them anyway.
+ */
+
+/** Everyday question phrasing, so questions are heard even when the documents never ask one. */
+export const QUESTION_PHRASES = [
+  'how much does it cost',
+  'how much is it',
+  'what does it cost',
+  'what is the price',
+  'what are your opening hours',
+  'when are you open',
+  'when do you open',
+  'when do you close',
+  'where are you',
+  'where is it',
+  'what is it',
+  'what is the',
+  'what are the',
+  'who is',
+  'how do i',
+  'how can i',
+  'can i',
+  'can you tell me',
+  'do you have',
+  'do you offer',
+  'is there',
+  'are there',
+  'tell me about',
+  'i would like to know',
+  'i want to know',
+  'please tell me',
+  'how long does it take',
+  'how many',
+  'which one',
+  'why',
+  'yes',
+  'no',
+  'thank you',
+  'hello',
+  'goodbye',
+  'per month',
+  'per year',
+  'my',
+  'i',
+  'we',
+  'our',
+  'your',
+  'me',
+  'it',
+  'is',
+  'a',
+];
+
+const ONES = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
+const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+
+/** 0..999 999 in words ("4" four, "99" ninety nine, "2024" two thousand twenty four). */
+export function numberWords(n: number): string {
+  if (n < 20) return ONES[n]!;
+  if (n < 100) return n % 10 === 0 ? TENS[Math.floor(n / 10)]! : `${TENS[Math.floor(n / 10)]} ${ONES[n % 10]}`;
+  if (n < 1000) {
+    const rest = n % 100;
+    return `${ONES[Math.floor(n / 100)]} hundred${rest === 0 ? '' : ` ${numberWords(rest)}`}`;
+  }
+  const rest = n % 1000;
+  return `${numberWords(Math.floor(n / 1000))} thousand${rest === 0 ? '' : ` ${numberWords(rest)}`}`;
+}
+
+/** Text as the words a speaker says: lower case, numbers spelt out ("4.99" four point nine nine, "9:30" nine thirty). */
+export function spokenWords(text: string): string[] {
+  const spelt = text
+    .toLowerCase()
+    .replace(/[€$£]/g, ' ')
+    .replace(/(\d),(\d{3})\b/g, '$1$2')
+    .replace(/(\d+):(\d{2})\b/g, (_, a: string, b: string) => ` ${a} ${b} `)
+    .replace(/(\d+)\.(\d+)/g, (_, a: string, b: string) => ` ${a} point ${b.split('').join(' ')} `)
+    .replace(/\d{1,6}/g, (d) => ` ${numberWords(Number(d))} `)
+    .replace(/%/g, ' percent ');
+  return spelt.match(/[a-z]+(?:'[a-z]+)?/g) ?? [];
+}
+
+/** Sentences of words, each as the recognizer could hear it (unknown words split the sentence). */
+export function corpusSentences(text: string, known: (word: string) => boolean): string[][] {
+  const out: string[][] = [];
+  for (const part of text.split(/[.!?;:\n]+/)) {
+    let run: string[] = [];
+    for (const word of spokenWords(part)) {
+      if (known(word)) run.push(word);
+      else if (run.length > 0) {
+        out.push(run);
+        run = [];
+      }
+    }
+    if (run.length > 0) out.push(run);
+  }
+  return out;
+}
+
+const DISCOUNT = 0.5;
+const log10 = (p: number): string => Math.log10(p).toFixed(4);
+
+/** An ARPA bigram model (absolute discounting, backed off to smoothed unigrams) of the sentences. */
+export function arpaBigram(sentences: string[][]): string {
+  const uni = new Map<string, number>();
+  const bi = new Map<string, Map<string, number>>();
+  let total = 0;
+  for (const words of sentences) {
+    const seq = ['<s>', ...words, '</s>'];
+    for (let i = 0; i < seq.length; i++) {
+      const w = seq[i]!;
+      if (w !== '<s>') {
+        uni.set(w, (uni.get(w) ?? 0) + 1);
+        total++;
+      }
+      if (i === 0) continue;
+      const h = seq[i - 1]!;
+      const next = bi.get(h) ?? new Map<string, number>();
+      next.set(w, (next.get(w) ?? 0) + 1);
+      bi.set(h, next);
+    }
+  }
+  const vocab = [...uni.keys()];
+  const p1 = (w: string): number => ((uni.get(w) ?? 0) + 0.5) / (total + 0.5 * vocab.length);
+  const lines1: string[] = [`-99.0000 <s> ${log10(DISCOUNT)}`];
+  const lines2: string[] = [];
+  for (const [h, next] of bi) {
+    let count = 0;
+    for (const c of next.values()) count += c;
+    const backoff = (DISCOUNT * next.size) / count;
+    for (const [w, c] of next) lines2.push(`${log10((c - DISCOUNT) / count + backoff * p1(w))} ${h} ${w}`);
+    if (h !== '<s>') lines1.push(`${log10(p1(h))} ${h} ${log10(backoff)}`);
+    else lines1[0] = `-99.0000 <s> ${log10(backoff)}`;
+  }
+  for (const w of vocab) if (!bi.has(w)) lines1.push(`${log10(p1(w))} ${w}${w === '</s>' ? '' : ' 0.0000'}`);
+  return [
+    '\\data\\',
+    `ngram 1=${lines1.length}`,
+    `ngram 2=${lines2.length}`,
+    '',
+    '\\1-grams:',
+    ...lines1,
+    '',
+    '\\2-grams:',
+    ...lines2,
+    '',
+    '\\end\\',
+    '',
+  ].join('\n');
+}
+
+/** The model for a session: its hint text (the documents, bounded) plus the question phrases. */
+export function sessionLanguageModel(hint: string, known: (word: string) => boolean): string {
+  const sentences = corpusSentences(hint, known);
+  for (const phrase of QUESTION_PHRASES) sentences.push(phrase.split(' ').filter(known));
+  return arpaBigram(sentences.filter((s) => s.length > 0));
+}

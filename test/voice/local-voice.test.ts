@@ -1,0 +1,99 @@
+import t from 'tap';
+import type { VoiceAudioFormat } from '../../src/providers/voice/index.js';
+import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
+import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
+import { bearer } from '../helpers/identity.js';
+import {
+  callAudioToWav,
+  framesOf,
+  localEngines,
+  silence,
+  spoken,
+  wavSamples,
+} from '../providers/voice/local-helpers.js';
+import { endWithKey, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from './helpers.js';
+import { mediaUrl, openMedia } from './media-client.js';
+
+/**
+ * The local voice through the whole service: an owner uploads a document, a caller asks about it aloud (espeak-ng
+ * speech over the media socket), the assistant's spoken answer, recognized back from the audio Parley sent, holds
+ * the fact, and the conversation keeps the question as it was heard.
+ */
+const DOCUMENT =
+  'Acme Notes is a note taking service for small teams. The premium plan costs 4.99 euros per month and includes ' +
+  'unlimited notebooks. Notes are kept in data centres in Frankfurt. The support team answers emails within two days.';
+
+t.test('a question asked aloud is answered aloud from the uploaded document', async (t) => {
+  const engines = localEngines();
+  const app = await startVoiceApp(t, { env: { VOICE_PROVIDER: 'local' } });
+  t.equal(app.deps.voiceProvider?.kind, 'local');
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner);
+  const headers = { ...bearer(owner.secret), 'content-type': 'application/json' };
+  const added = await fetch(`${app.url}/api/v1/documents`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ assistantId: assistant.publicId, type: 'text', name: 'Plans', text: DOCUMENT }),
+  });
+  t.equal(added.status, 201);
+  const { document } = (await added.json()) as { document: { id: string } };
+  await waitFor(async () => {
+    const res = await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers });
+    const body = (await res.json()) as { document?: { status: string }; status?: string };
+    return (body.document?.status ?? body.status) === 'ready';
+  }, 'the document to be ready');
+
+  const audio: VoiceAudioFormat = { format: 'pcm16', sampleRateHz: 24000 };
+  const minted = await mintWithKey(app, owner, assistant);
+  const media = await openMedia(mediaUrl(app, minted));
+  const question = framesOf(spoken('How much does the premium plan cost', audio), audio);
+  for (const frame of [...silence(200, audio), ...question, ...silence(1000, audio)]) media.send(frame);
+
+  const said = () =>
+    media
+      .texts('transcript')
+      .filter((e) => e.role === 'assistant')
+      .map((e) => e.text as string)
+      .join(' ');
+  await waitFor(() => said().endsWith('notebooks.'), 'the spoken answer', 30_000).catch((err: unknown) => {
+    t.comment(JSON.stringify(media.texts()));
+    throw err;
+  });
+  const asked = media
+    .texts('transcript')
+    .filter((e) => e.role === 'user')
+    .map((e) => e.text as string)
+    .join(' ');
+  t.match(asked, /premium|plan|cost/, `the caller's words are shown as heard ("${asked}")`);
+  t.match(said(), /4\.99 euros per month/, 'the assistant quotes the document');
+
+  // What Parley actually sent, recognized back.
+  const sent = Buffer.concat(media.events.filter((e) => e.kind === 'binary').map((e) => e.data));
+  const model = await prepareSessionModel(DOCUMENT, await loadPronunciations(engines.dictionary));
+  t.teardown(() => model.dispose());
+  const heard = (
+    await recognizeUtterance(wavSamples(callAudioToWav(sent, audio)), {
+      engines,
+      model,
+      signal: new AbortController().signal,
+    })
+  )
+    .map((w) => w.word)
+    .join(' ');
+  t.match(heard, /euros/, `the answer audio says the price ("${heard}")`);
+  t.match(heard, /premium|month/);
+
+  media.ws.close();
+  await endWithKey(app, owner, minted.sessionId);
+  const messages = await app.database.sql<
+    Array<{ role: string; content: string; outcome: string | null; sources: Array<{ name: string }> }>
+  >`
+    select role, content, outcome, sources, provider, model from messages where conversation_id = ${minted.conversationId}
+    order by created_at, id`;
+  t.equal(messages[0]?.role, 'user');
+  t.equal(messages[0]?.content, asked, 'the stored question is what was recognized, not invented');
+  const answer = messages.find((m) => m.role === 'assistant');
+  t.match(answer, { outcome: 'answered', sources: [{ name: 'Plans' }] }, 'the answer keeps its source');
+  t.match(answer?.content, /4\.99 euros per month/, 'the stored answer is what was spoken');
+  t.match(answer, { provider: 'voice:local', model: 'local-extractive' }, 'labelled as the local voice, no model');
+});
