@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, createOwner, type TestOwner } from '../helpers/identity.js';
-import { post, voiceAssistant, waitFor } from '../voice/helpers.js';
+import { live, post, voiceAssistant, waitFor } from '../voice/helpers.js';
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -156,19 +156,29 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
     carrier.messages.some((m) => m.event === 'mark'),
     'the audio came with marks',
   );
+  // A keypad press, then the caller hangs up: the carrier says stop.
+  carrier.send({
+    event: 'dtmf',
+    streamSid: carrier.messages[0]?.streamSid,
+    dtmf: { track: 'inbound_track', digit: '7' },
+  });
+  await waitFor(
+    () => live(app, stream.sessionId).timeline.has('dtmf') || undefined,
+    'the keypad press to reach the call',
+  );
   // The caller hangs up: the carrier says stop.
   carrier.send({ event: 'stop', streamSid: carrier.messages[0]?.streamSid, stop: {} });
   await carrier.closed;
 
-  const row = await waitFor(async () => {
+  const row = (await waitFor(async () => {
     const [r] = await app.database.sql<{ state: string; conversationId: string }[]>`
       select state, conversation_id from voice_sessions where id = ${stream.sessionId}`;
     return r?.state === 'ended' ? r : undefined;
-  }, 'the call to be settled');
-  const detail = await waitFor(async () => {
+  }, 'the call to be settled'))!;
+  const detail = (await waitFor(async () => {
     const d = await get(`/api/v1/conversations/${row.conversationId}`, owner);
     return d.body?.messages?.some((m: { role: string }) => m.role === 'assistant') ? d : undefined;
-  }, 'the transcript');
+  }, 'the transcript'))!;
   t.equal(detail.body.conversation.source, 'phone', 'the conversation is a phone call');
   t.equal(detail.body.conversation.visitorLabel, 'Phone caller');
   t.ok(
@@ -179,6 +189,16 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
   t.match(call, { sessionId: stream.sessionId, source: 'phone', state: 'ended', endReason: 'disconnected' });
   t.ok(call.billableSeconds >= 1, `billed ${call.billableSeconds} s while the caller was on the line`);
   t.notOk(JSON.stringify(detail.body).includes('+15550100777'), "the caller's full number is not shown");
+
+  const timeline = await waitFor(async () => {
+    const tl = await get(`/api/v1/voice/sessions/${stream.sessionId}/timeline`, owner);
+    return tl.body?.events?.some((e: { type: string }) => e.type === 'settled') ? tl.body : undefined;
+  }, 'the settled timeline');
+  t.equal(timeline.transport, 'phone', 'the timeline says the call came by phone');
+  const types = timeline.events.map((e: { type: string }) => e.type);
+  for (const type of ['dtmf', 'mark', 'stop'])
+    t.ok(types.includes(type), `the phone stream's ${type} is on the timeline`);
+  t.notOk(JSON.stringify(timeline).includes('"7"'), 'the digit itself is not (it is in the transcript)');
 
   const others = await get(`/api/v1/conversations/${row.conversationId}`, other);
   t.equal(others.status, 404, "another account cannot read the call's conversation");

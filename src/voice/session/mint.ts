@@ -41,7 +41,7 @@ export interface MintInput {
   audio?: VoiceAudioFormat | undefined;
   /** How the caller connects: the media WebSocket (default), or WebRTC straight to the provider with this offer. */
   transport?: { type: 'websocket' } | { type: 'webrtc'; sdp: string } | undefined;
-  /** The caller transport (by name, internal: a phone call's mint names `twilio`) whose `stream` the mint answers (by name); the default one when omitted. */
+  /** Internal: the caller transport (by name; a phone call's mint names `twilio`) whose `stream` it answers. */
   callerTransport?: string | undefined;
   /** A phone call's caller number (E.164, as the carrier gave it): stored with the call, shown masked. */
   callerNumber?: string | undefined;
@@ -127,7 +127,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
   // WebRTC negotiates its codec with the browser; the sideband reflects PCM16 24 kHz, which recordings are written in.
   const audio: VoiceAudioFormat = offer === undefined ? (input.audio ?? DEFAULT_AUDIO_FORMAT) : DEFAULT_AUDIO_FORMAT;
-  const transportName = offer === undefined || direct === undefined ? transport.name : direct.name;
+  const transportName =
+    offer === undefined || direct === undefined ? (transport.timelineName ?? transport.name) : direct.name;
   const timeline = new CallTimeline(transportName, undefined, Date.now(), turnObserverOf(ctx));
   timeline.turnClock.bytesPerMs = bytesPerMs(audio);
   timeline.record('minted', { source, audio: audio.format, sampleRateHz: audio.sampleRateHz });

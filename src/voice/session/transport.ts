@@ -12,6 +12,8 @@ import type { LiveVoiceSession } from './live-session.js';
 export interface CallerTransport {
   /** `websocket`, `twilio` (a carrier's media stream). */
   readonly name: string;
+  /** What the call's timeline says carried it (`phone` for a carrier's stream); the name when absent. */
+  readonly timelineName?: string;
   /** What the mint answers under `stream`: where and how this transport's caller connects. */
   stream(base: URL, sessionId: string, controlToken: string): MintStream;
   /** This transport's live connections and the counters of closed ones (tests and metrics read them). */

@@ -22,6 +22,7 @@ export function twilioTransport(options: PhoneStreamOptions): TwilioTransport {
   const streams = phoneStreams(options);
   return {
     name: TWILIO_TRANSPORT,
+    timelineName: 'phone',
     sockets: [streams.route],
     connections: streams,
     stream: (base, sessionId) => streamOf(base, sessionId),

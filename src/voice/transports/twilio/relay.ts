@@ -46,6 +46,8 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
   private closing = false;
   private socketEnded = false;
   private markSeq = 0;
+  /** When a `mark` was last put on the timeline (ms, performance.now). */
+  private markRecordedAt = -Infinity;
   /** Marks sent and not yet played, oldest first, with the bytes each one closes. */
   private readonly unplayed: { name: string; bytes: number }[] = [];
   private unplayedBytes = 0;
@@ -158,8 +160,21 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
     if (this.closing && this.unplayed.length === 0) this.close();
   }
 
+  /**
+   * To the sink, and onto the call's timeline: keypad presses (not the digit: it is in the transcript), clears with
+   * what they dropped, the carrier's stop with all it played, and a `mark` when the carrier has played everything sent
+   * so far, at most one a second (the timeline records nothing per audio chunk).
+   */
   private emit(event: PhoneStreamEvent): void {
     this.onEvent?.(this.session.id, event);
+    const timeline = this.session.timeline;
+    if (event.type === 'dtmf') timeline.record('dtmf');
+    else if (event.type === 'clear') timeline.record('clear', { unplayedMs: event.unplayedMs });
+    else if (event.type === 'stop') timeline.record('stop', { heardMs: Math.round(this.phone.heardBytes / 8) });
+    else if (event.type === 'mark' && this.unplayed.length === 0 && performance.now() - this.markRecordedAt >= 1000) {
+      this.markRecordedAt = performance.now();
+      timeline.record('mark', { heardMs: event.heardMs });
+    }
   }
 
   // ---- the caller leg --------------------------------------------------------------------------------------------
