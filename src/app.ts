@@ -50,9 +50,9 @@ import {
   type VoiceService,
 } from './voice/index.js';
 import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
+import { telephonyCapability } from './telephony/index.js';
 
 export const API_VERSION = '1.3.0';
-
 export interface BuildOptions {
   /** Check every success body against its schema (on in tests). */
   validateResponses?: boolean;
@@ -138,7 +138,6 @@ export function collectCapabilities(
   const lifecycle: LifecycleItem[] = [];
   const admission = admissionPools(deps.config);
   lifecycle.push({ name: 'admission', start: async () => undefined, stop: async () => admission.close() });
-
   // One meter per instance: chat, ingestion, evals and voice reserve and settle through it (src/metering).
   // Metrics only when someone can read them (METRICS_TOKEN or METRICS_PORT): otherwise nothing is counted.
   const metrics =
@@ -211,6 +210,7 @@ export function collectCapabilities(
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,
+    ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,

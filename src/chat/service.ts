@@ -1,5 +1,5 @@
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
-import { callerSource, type Principal } from '../auth/principal.js';
+import { callerSource, type CallerSource, type Principal } from '../auth/principal.js';
 import {
   findContinuableConversation,
   recentMessages,
@@ -34,7 +34,7 @@ export interface ChatBody {
   conversationId?: string | undefined;
   visitorId?: string | undefined;
   history?: Array<{ role: 'user' | 'assistant'; content: string }> | undefined;
-  source?: ConversationSource | undefined;
+  source?: CallerSource | undefined;
   voiceUnavailable?: boolean | undefined;
 }
 

@@ -15,6 +15,7 @@ type Owner = Pick<OwnerPrincipal, 'accountId'>;
  * one ("Visitor K7QM"); API conversations without a visitor read "API caller", the owner's own tests "Playground".
  */
 export function visitorLabelOf(visitorId: string | null, source: ConversationSource): string {
+  if (source === 'phone') return 'Phone caller';
   if (visitorId === null) return source === 'playground' ? 'Playground' : 'API caller';
   const digest = createHash('sha256').update(visitorId).digest();
   const alphabet = 'ABCDEFGHJKMNPQRSTVWXYZ23456789'; // no 0/O, 1/I/L, U

@@ -19,7 +19,7 @@ export const conversationSchema = z
     visitorLabel: z
       .string()
       .describe('A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM").'),
-    source: z.enum(['api', 'widget', 'playground']),
+    source: z.enum(['api', 'widget', 'playground', 'phone']),
     channel: z.enum(['chat', 'voice']).describe('voice: at least one voice call; chat: text only.'),
     callCount: z.number().int().describe('Voice calls in it.'),
     messageCount: z.number().int(),
@@ -70,7 +70,7 @@ export const recordingSchema = z
 export const voiceCallSchema = z
   .object({
     sessionId: z.string(),
-    source: z.enum(['api', 'widget', 'playground']),
+    source: z.enum(['api', 'widget', 'playground', 'phone']),
     state: z.enum(['active', 'ended', 'lost']).describe('lost: the instance running it died and another settled it.'),
     endReason: z
       .string()

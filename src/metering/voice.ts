@@ -16,7 +16,7 @@ export interface VoiceGrantRequest {
   accountId: string;
   /** The voice session the grant belongs to; concurrency counts distinct sessions holding an open grant. */
   sessionId: string;
-  source: 'api' | 'widget' | 'playground';
+  source: 'api' | 'widget' | 'playground' | 'phone';
   audience: Audience;
   assistantId?: string | null;
   /** True for the mint (checks the plan's concurrent-call limit); false for a renewal of a running call. */

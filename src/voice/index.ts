@@ -11,8 +11,10 @@ import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
-import { relayTotalsOf } from './session/transport.js';
+import { verifyControlToken } from './session/control-token.js';
+import { joinedConnections, relayTotalsOf } from './session/transport.js';
 import { timelineRoutes } from './timeline/routes.js';
+import { twilioTransport, type PhoneEventSink, type TwilioTransport } from './transports/twilio/index.js';
 import type { MediaSocketOptions } from './transports/websocket/media-socket.js';
 import { websocketTransport } from './transports/websocket/index.js';
 import { webrtcTransport } from './transports/webrtc/index.js';
@@ -22,7 +24,16 @@ export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
 export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
-export { voiceCallsOf } from './session/conversation-calls.js';
+export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
+export type { PhonePrincipal } from './session/mint.js';
+export {
+  carrierSignature,
+  signatureMatches,
+  TWILIO_TRANSPORT,
+  type PhoneStreamEvent,
+  type PhoneEventSink,
+  type TwilioTransport,
+} from './transports/twilio/index.js';
 
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
@@ -31,6 +42,8 @@ export interface VoiceMediaOptions {
   recordingNow?: () => number;
   /** How often recordings of deleted conversations are swept (default 10 minutes). */
   recordingSweepEveryMs?: number;
+  /** Phone streams' events (start, dtmf, clear, mark, stop), e.g. for a call timeline. */
+  onPhoneEvent?: PhoneEventSink;
 }
 
 /**
@@ -64,6 +77,8 @@ export interface VoiceCapabilityParts {
   lifecycle: { name: string; start(): void; stop(): Promise<void> };
   service: VoiceService;
   recordings: VoiceRecordings;
+  /** Phone calls: the carrier media-stream transport (the telephony capability mints calls onto it). */
+  phone: TwilioTransport;
   figures: VoiceFigures;
   /** SIGTERM: no new mints; resolves once every call here ended, or after `timeoutMs` (stop() ends the rest). */
   drain(timeoutMs: number): Promise<void>;
@@ -89,6 +104,15 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
     tapFor: (session) => recordings.tapFor(session),
   });
   service.attachTransport(websocket);
+  const phone = twilioTransport({
+    sessionOf: (id) => service.sessions.get(id),
+    checkToken: (id, token) => verifyControlToken(deps.config.secretKey, token, id, Date.now()),
+    ...(options.media?.relay ? { relay: options.media.relay } : {}),
+    tapFor: (session) => recordings.tapFor(session),
+    ...(options.media?.onPhoneEvent ? { onEvent: options.media.onPhoneEvent } : {}),
+  });
+  service.attachTransport(phone);
+  const connections = joinedConnections([websocket.connections, phone.connections]);
   // WebRTC callers reach the provider directly; this transport only watches the sideband for presence and recording.
   const webrtc = webrtcTransport({ tapFor: (session) => recordings.tapFor(session) });
   service.attachDirectTransport(webrtc);
@@ -100,13 +124,14 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
       ...recordingRoutes({ sql: deps.sql, recordings }),
       ...timelineRoutes({ sql: deps.sql, timelines: service.timelines }),
     ],
-    sockets: [...websocket.sockets],
+    sockets: [...websocket.sockets, ...phone.sockets],
     authenticators: { 'control-token': () => undefined },
     service,
     recordings,
+    phone,
     figures: {
       activeSessions: () => service.sessions.size,
-      relayTotals: () => relayTotalsOf(websocket.connections),
+      relayTotals: () => relayTotalsOf(connections),
       liveProviderReconnects: () => {
         let n = 0;
         for (const session of service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;

@@ -43,16 +43,25 @@ export interface NewVoiceSession {
   ownerInstance: string;
   maxDurationSeconds: number;
   idleTimeoutSeconds: number;
+  /** A phone call's caller number (E.164); null for every other source. */
+  callerNumber?: string | null;
 }
 
 /** A conversation for the call's transcript (the knowledge capability's table; source api | widget | playground). */
 export async function insertConversation(
   sql: Db,
-  row: { id: string; assistantId: string; accountId: string; visitorId: string | null; source: VoiceSource },
+  row: {
+    id: string;
+    assistantId: string;
+    accountId: string;
+    visitorId: string | null;
+    source: VoiceSource;
+    callerNumber?: string | null | undefined;
+  },
 ): Promise<void> {
   await sql`
-    insert into conversations (id, assistant_id, account_id, visitor_id, source)
-    values (${row.id}, ${row.assistantId}, ${row.accountId}, ${row.visitorId}, ${row.source})`;
+    insert into conversations (id, assistant_id, account_id, visitor_id, source, caller_number)
+    values (${row.id}, ${row.assistantId}, ${row.accountId}, ${row.visitorId}, ${row.source}, ${row.callerNumber ?? null})`;
 }
 
 /** An existing conversation of this assistant the caller may continue (bearer: same account; keyless: same visitor). */
@@ -70,10 +79,10 @@ export async function insertActiveSession(sql: Db, s: NewVoiceSession): Promise<
   await sql`
     insert into voice_sessions (id, account_id, assistant_id, conversation_id, api_key_id, source, visitor_id, state, capabilities,
       recording_enabled, recording_consent, provider, provider_session_id, owner_instance, owner_generation,
-      max_duration_seconds, idle_timeout_seconds, started_at)
+      max_duration_seconds, idle_timeout_seconds, started_at, caller_number)
     values (${s.id}, ${s.accountId}, ${s.assistantId}, ${s.conversationId}, ${s.apiKeyId}, ${s.source}, ${s.visitorId}, 'active',
       ${sql.array(s.capabilities)}, ${s.recordingEnabled}, ${s.recordingConsent}, ${s.provider}, ${s.providerSessionId},
-      ${s.ownerInstance}, 1, ${s.maxDurationSeconds}, ${s.idleTimeoutSeconds}, now())`;
+      ${s.ownerInstance}, 1, ${s.maxDurationSeconds}, ${s.idleTimeoutSeconds}, now(), ${s.callerNumber ?? null})`;
 }
 
 /** A mint the provider did not confirm: kept for the owner's records, never billed. */

@@ -9,6 +9,7 @@ import type { Sql, TransactionSql } from '../db/index.js';
 import { enqueueDocumentOutcome, enqueueVoiceEnded, enqueueVoiceStarted, type DocumentOutcome } from './events.js';
 import { webhookRoutes } from './routes.js';
 import { createSecretBox } from './secret-box.js';
+export { createSecretBox, type SecretBox } from './secret-box.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
 export { enqueueBudgetAlert, enqueueEvent } from './events.js';

@@ -24,6 +24,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   deliveryId: 'webhookDelivery',
   visitorId: 'visitor',
   userId: 'user',
+  phoneNumberId: 'phoneNumber',
 };
 
 export const ACTORS = [
@@ -356,6 +357,10 @@ function buildRouteCase(world: World, route: AnyRoute, d: RouteDraft): FuzzCase 
       ['webhook-timestamp', String([Math.floor(Date.now() / 1000), 0, 99999999999, -1][d.variant % 4])],
       ['webhook-signature', `v1,${Buffer.from(String(d.variant)).toString('base64')}`],
     );
+  }
+  // The carrier's call webhook is unauthenticated by design: a signature of the right shape, never the right one.
+  if (route.path === '/api/v1/telephony/twilio/voice' && d.variant % 2 === 0) {
+    headers.push(['x-twilio-signature', Buffer.from(`sig-${d.variant}`.padEnd(20, '.')).toString('base64')]);
   }
   const type =
     d.transport === 'wrong-type'

@@ -81,6 +81,10 @@ export function judge(c: FuzzCase, a: RawAnswer): { failure?: string; parser?: '
       return { failure: 'closed without an answer (408 expected once the body stalled)' };
     return { failure: 'closed without an answer' };
   }
+  // The carrier's call webhook is unauthenticated by design and signature-checked: nothing here can sign, so it never
+  // answers 2xx to the fuzz.
+  if (c.label.includes(' /api/v1/telephony/twilio/voice') && a.status >= 200 && a.status < 300)
+    return { failure: `answered ${a.status} to an unsigned carrier webhook` };
   if (c.kind === 'truncated-hold' && a.status !== 408 && a.status < 400)
     return { failure: `answered ${a.status} to a body that never arrived` };
   return {};
@@ -104,6 +108,7 @@ async function victimSnapshot(world: World): Promise<Snapshot> {
     feedback: sql`select f.message_id as id, f.* from message_feedback f join messages m on m.id = f.message_id join conversations c on c.id = m.conversation_id where c.account_id = ${account}`,
     keys: sql`select id, name, scopes, revoked_at from api_keys where account_id = ${account}`,
     voice: sql`select id, state, end_reason, conversation_id, visitor_id from voice_sessions where account_id = ${account}`,
+    phoneNumbers: sql`select id, phone_number, assistant_id, carrier_account, auth_token_sealed from phone_numbers where account_id = ${account}`,
   };
   const snapshot: Snapshot = new Map();
   for (const [table, rows] of Object.entries(tables))

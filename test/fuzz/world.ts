@@ -1,4 +1,5 @@
 import type { Test } from 'tap';
+import { randomBytes, randomInt } from 'node:crypto';
 import { SCOPES, createApiKey } from '../../src/auth/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -43,7 +44,8 @@ export type ResourceType =
   | 'webhookEndpoint'
   | 'webhookDelivery'
   | 'visitor'
-  | 'user';
+  | 'user'
+  | 'phoneNumber';
 
 export interface World {
   app: TestApp;
@@ -193,6 +195,24 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     'test event',
     202,
   );
+  // A phone number answered by the assistant (the carrier credentials are made up: nothing calls the carrier).
+  const phoneNumber = await must(
+    call(
+      app,
+      'POST',
+      '/api/v1/phone-numbers',
+      {
+        phoneNumber: `+1555${String(randomInt(1_000_000, 9_999_999))}`,
+        assistantId: assistant.id,
+        provider: 'twilio',
+        accountSid: `AC${randomBytes(16).toString('hex')}`,
+        authToken: randomBytes(16).toString('hex'),
+      },
+      key,
+    ),
+    'create phone number',
+    201,
+  );
   return {
     name,
     owner,
@@ -219,6 +239,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       webhookDelivery: testEvent.delivery.id,
       visitor: visitorId,
       user: owner.userId,
+      phoneNumber: phoneNumber.id,
     },
     keys: await tenantKeys(app, owner),
   };

@@ -1,7 +1,16 @@
 import type { Test } from 'tap';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestOwner } from '../helpers/identity.js';
-import { endWithKey, live, mintWithKey, ownerWithVoice, voiceAssistant, waitFor, type Minted } from './helpers.js';
+import type { Assistant } from '../../src/assistants/index.js';
+import {
+  endWithKey,
+  live,
+  mintWithKey as mintByKey,
+  ownerWithVoice,
+  voiceAssistant,
+  waitFor,
+  type Minted,
+} from './helpers.js';
 
 /**
  * The contract every caller transport passes (src/voice/transports/<name>/): run it against a transport with
@@ -26,6 +35,8 @@ export interface TransportUnderTest {
   readonly name: string;
   /** What the mint answers under `stream` for this transport. */
   readonly stream: { protocol: string; url: RegExp };
+  /** Starts a call for this transport (default: the mint route with an API key). */
+  mint?(app: TestApp, owner: TestOwner, assistant: Assistant): Promise<Minted>;
   /** Connects as the caller of a minted call. */
   connect(app: TestApp, minted: Minted): Promise<CallerUnderTest>;
   /** Tries to connect with a credential that is not the call's; resolves with the refusal's HTTP status. */
@@ -36,6 +47,8 @@ const JOIN_TIMEOUT_SECONDS = 1;
 const MEDIA_GRACE_MS = 400;
 
 export function transportContract(t: Test, transport: TransportUnderTest): void {
+  const mintWithKey = (app: TestApp, owner: TestOwner, assistant: Assistant) =>
+    transport.mint ? transport.mint(app, owner, assistant) : mintByKey(app, owner, assistant);
   let shared: Promise<{ app: TestApp; owner: TestOwner }> | undefined;
   const setup = () =>
     (shared ??= (async () => {

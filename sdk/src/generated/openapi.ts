@@ -348,6 +348,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/phone-numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List phone numbers
+         * @description Newest first (at most 100).
+         */
+        get: operations["getApiV1PhoneNumbers"];
+        put?: never;
+        /**
+         * Add a phone number
+         * @description Calls to the number reach the assistant once the carrier's voice webhook is set to voiceUrl. The auth token is never returned.
+         */
+        post: operations["postApiV1PhoneNumbers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/phone-numbers/{phoneNumberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a phone number
+         * @description Without its auth token.
+         */
+        get: operations["getApiV1PhoneNumbersPhoneNumberId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a phone number
+         * @description Calls to it are rejected from now on; calls in progress go on.
+         */
+        delete: operations["deleteApiV1PhoneNumbersPhoneNumberId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/voice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's call webhook (Twilio voice URL)
+         * @description Form-encoded, signed with X-Twilio-Signature. Answers TwiML: the media stream, a rejection for an unknown number, or a short spoken refusal.
+         */
+        post: operations["postApiV1TelephonyTwilioVoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/visitors/{visitorId}": {
         parameters: {
             query?: never;
@@ -866,7 +934,7 @@ export interface components {
             /** @description How its answers went, the worst first: model_failure, then no_answer, then answered. */
             outcome: ("answered" | "no_answer" | "model_failure") | null;
             /** @enum {string} */
-            source: "api" | "widget" | "playground";
+            source: "api" | "widget" | "playground" | "phone";
             startedAt: string;
             updatedAt: string;
             visitorId: string | null;
@@ -955,6 +1023,18 @@ export interface components {
             role: "user" | "assistant";
             sources: components["schemas"]["Source"][];
         };
+        PhoneNumber: {
+            /** @description The assistant that answers calls to this number. */
+            assistantId: string;
+            createdAt: string;
+            id: string;
+            /** @description E.164, e.g. +15550100123. */
+            phoneNumber: string;
+            /** @enum {string} */
+            provider: "twilio";
+            /** @description Paste into the carrier's console as the number's voice webhook (HTTP POST): {PUBLIC_URL}/api/v1/telephony/twilio/voice */
+            voiceUrl: string;
+        };
         Recording: {
             /** @description False while the call runs or its file is being written. */
             ready: boolean;
@@ -990,7 +1070,7 @@ export interface components {
             endReason: string | null;
             sessionId: string;
             /** @enum {string} */
-            source: "api" | "widget" | "playground";
+            source: "api" | "widget" | "playground" | "phone";
             startedAt: string;
             /**
              * @description lost: the instance running it died and another settled it.
@@ -2381,6 +2461,198 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1PhoneNumbers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        phoneNumbers: components["schemas"]["PhoneNumber"][];
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1PhoneNumbers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The carrier account's SID (AccountSid). */
+                    accountSid: string;
+                    /** @description Public asst_ or internal id of an assistant of yours. */
+                    assistantId: string;
+                    /** @description The carrier account auth token: checks the signature of every call. Write-only, stored encrypted. */
+                    authToken: string;
+                    /** @description E.164, e.g. +15550100123. */
+                    phoneNumber: string;
+                    /** @constant */
+                    provider: "twilio";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description Invalid body */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The number is already registered (TELEPHONY_NUMBER_TAKEN) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1PhoneNumbersPhoneNumberId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A phone number id (pn_...). */
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such phone number (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1PhoneNumbersPhoneNumberId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A phone number id (pn_...). */
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such phone number (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1TelephonyTwilioVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
         };

@@ -61,8 +61,10 @@ export interface VoiceContext {
   readonly environment: LiveSessionEnvironment;
   /** SIGTERM: no new mints. */
   draining: boolean;
-  /** How callers connect (the mint's `stream`); attached by the capability before any mint. */
+  /** How callers connect (the mint's `stream`) unless the mint names another; attached before any mint. */
   transport: CallerTransport | undefined;
+  /** Every attached transport by name (a phone call's mint names `twilio`). */
+  readonly transports: Map<string, CallerTransport>;
   /** Writes the calls' timelines (every few seconds, and once settled). */
   readonly timelines: TimelineWriter;
   /** How WebRTC callers reach the provider directly (mints with `transport.type` webrtc); absent: refused. */

@@ -41,10 +41,20 @@ export interface MintInput {
   audio?: VoiceAudioFormat | undefined;
   /** How the caller connects: the media WebSocket (default), or WebRTC straight to the provider with this offer. */
   transport?: { type: 'websocket' } | { type: 'webrtc'; sdp: string } | undefined;
+  /** Internal: the caller transport (by name; a phone call's mint names `twilio`) whose `stream` it answers. */
+  callerTransport?: string | undefined;
+  /** A phone call's caller number (E.164, as the carrier gave it): stored with the call, shown masked. */
+  callerNumber?: string | undefined;
+}
+
+/** A call a carrier brought in for a registered number: it acts for the account that owns the number. */
+export interface PhonePrincipal {
+  kind: 'phone';
+  accountId: string;
 }
 
 export interface MintCaller {
-  principal: Principal;
+  principal: Principal | PhonePrincipal;
   request: PolicyRequest & { host: string | undefined };
   signal: AbortSignal;
   log: Logger;
@@ -76,8 +86,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
   // provider session exists (a failure there would leave a live, billed orphan).
   const publicBase = publicBaseOf(ctx, caller.request.host);
-  const transport = ctx.transport;
-  if (transport === undefined) throw new Error('no caller transport is attached to the voice service');
+  const transport = input.callerTransport === undefined ? ctx.transport : ctx.transports.get(input.callerTransport);
+  if (transport === undefined) throw new Error('the caller transport is not attached to the voice service');
   const offer = input.transport?.type === 'webrtc' ? input.transport.sdp : undefined;
   const direct = ctx.direct;
   if (offer !== undefined && direct === undefined) throw new Error('no WebRTC transport is attached');
@@ -88,7 +98,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   if (!voice.enabled) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.disabled();
   // Playground (exempt from voice minutes by default) only for the owner's dashboard session: a keyless caller is
   // a widget and a key is api, whatever source they ask for.
-  const source: VoiceSource = callerSource(principal, input.source);
+  const source: VoiceSource =
+    principal.kind === 'phone' ? 'phone' : callerSource(principal, input.source === 'phone' ? undefined : input.source);
   // Consent: always required for widget/playground callers; for keys when the assistant says so.
   const recorded = voice.recording === 'on';
   const consentRequired = isKeyless || source === 'playground' || voice.requireConsent;
@@ -116,7 +127,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
   // WebRTC negotiates its codec with the browser; the sideband reflects PCM16 24 kHz, which recordings are written in.
   const audio: VoiceAudioFormat = offer === undefined ? (input.audio ?? DEFAULT_AUDIO_FORMAT) : DEFAULT_AUDIO_FORMAT;
-  const transportName = offer === undefined || direct === undefined ? transport.name : direct.name;
+  const transportName =
+    offer === undefined || direct === undefined ? (transport.timelineName ?? transport.name) : direct.name;
   const timeline = new CallTimeline(transportName, undefined, Date.now(), turnObserverOf(ctx));
   timeline.turnClock.bytesPerMs = bytesPerMs(audio);
   timeline.record('minted', { source, audio: audio.format, sampleRateHz: audio.sampleRateHz });
@@ -165,6 +177,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     ownerInstance: ctx.ownership.instanceId,
     maxDurationSeconds,
     idleTimeoutSeconds: voice.idleTimeoutSeconds,
+    callerNumber: principal.kind === 'phone' ? (input.callerNumber ?? null) : null,
   };
 
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s). A
@@ -213,7 +226,14 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     row.providerSessionId = session.provider.id;
     await deps.sql.begin(async (tx) => {
       // One round trip for both rows (pipelined, in this order).
-      const newConversation = { id: conversationId, assistantId: assistant.id, accountId, visitorId, source };
+      const newConversation = {
+        id: conversationId,
+        assistantId: assistant.id,
+        accountId,
+        visitorId,
+        source,
+        callerNumber: row.callerNumber,
+      };
       await Promise.all([
         input.conversationId === undefined ? q.insertConversation(tx, newConversation) : undefined,
         q.insertActiveSession(tx, row),
@@ -256,7 +276,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   };
 }
 
-async function resolveAssistant(ctx: VoiceContext, principal: Principal, assistantId: string): Promise<Assistant> {
+async function resolveAssistant(
+  ctx: VoiceContext,
+  principal: Principal | PhonePrincipal,
+  assistantId: string,
+): Promise<Assistant> {
   if (principal.kind === 'keyless') return getAssistantByPublicId(ctx.deps.sql, assistantId);
   return getOwnedAssistant(ctx.deps.sql, principal, assistantId);
 }

@@ -19,7 +19,12 @@ import { mintSession, type MintCaller, type MintInput, type MintResult } from '.
 import { OWNERSHIP_DEFAULTS, VoiceOwnership } from './ownership.js';
 import { noVoiceQuota } from './quota.js';
 import type { VoiceRecordings } from '../recording/recordings.js';
-import type { CallerConnections, CallerTransport, DirectMediaTransport } from './transport.js';
+import {
+  joinedConnections,
+  type CallerConnections,
+  type CallerTransport,
+  type DirectMediaTransport,
+} from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
 import { VoiceTurns } from './turns.js';
@@ -39,7 +44,7 @@ export type { EndAnswer } from './settlement.js';
  */
 export class VoiceService {
   readonly sessions = new Map<string, LiveVoiceSession>();
-  /** The caller transport's connections on this instance (set by voiceCapability). Tests and metrics read them. */
+  /** Every caller transport's connections on this instance (set by voiceCapability). Tests and metrics read them. */
   media: CallerConnections | undefined;
   recordings: VoiceRecordings | undefined;
   readonly supervisor: Supervisor;
@@ -96,6 +101,7 @@ export class VoiceService {
       },
       draining: false,
       transport: undefined,
+      transports: new Map(),
       timelines: this.timelines,
       direct: undefined,
       observer: options.observer,
@@ -107,10 +113,14 @@ export class VoiceService {
     this.fleet = new VoiceFleet(ctx, options.orphanSweepEveryMs ?? 30_000);
   }
 
-  /** The way callers reach this instance's calls: what the mint answers under `stream`, and its connections. */
+  /**
+   * A way callers reach this instance's calls: what the mint answers under `stream`, and its connections. The first
+   * attached is the default; a mint that names another (`MintInput.transport`) gets that one's stream.
+   */
   attachTransport(transport: CallerTransport): void {
-    this.ctx.transport = transport;
-    this.media = transport.connections;
+    this.ctx.transport ??= transport;
+    this.ctx.transports.set(transport.name, transport);
+    this.media = joinedConnections([...this.ctx.transports.values()].map((t) => t.connections));
   }
 
   /** The transport of calls whose audio goes straight to the provider (WebRTC). */

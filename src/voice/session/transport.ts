@@ -10,8 +10,10 @@ import type { LiveVoiceSession } from './live-session.js';
  * `RelayLink.attached` / `detached`), which is what billing and the join timeout go by.
  */
 export interface CallerTransport {
-  /** `websocket`, later e.g. `phone-media-stream`. */
+  /** `websocket`, `twilio` (a carrier's media stream). */
   readonly name: string;
+  /** What the call's timeline says carried it (`phone` for a carrier's stream); the name when absent. */
+  readonly timelineName?: string;
   /** What the mint answers under `stream`: where and how this transport's caller connects. */
   stream(base: URL, sessionId: string, controlToken: string): MintStream;
   /** This transport's live connections and the counters of closed ones (tests and metrics read them). */
@@ -32,7 +34,8 @@ export interface DirectMediaTransport {
 
 export interface MintStream {
   url: string;
-  protocol: 'parley.voice.v1';
+  /** `parley.voice.v1` (docs/voice-protocol.md), or `twilio.media-stream` (a carrier's Media Streams WebSocket). */
+  protocol: 'parley.voice.v1' | 'twilio.media-stream';
 }
 
 /** One caller connection as figures see it. */
@@ -47,6 +50,30 @@ export interface CallerConnections {
   readonly relays: ReadonlyMap<string, CallerConnection>;
   /** Counters of connections that have closed, summed (live ones: read `relays`). */
   readonly closedTotals: Readonly<RelayStats>;
+}
+
+/** Several transports' connections as one (tests and figures read every caller, whatever way it came). */
+export function joinedConnections(all: readonly CallerConnections[]): CallerConnections {
+  if (all.length === 1) return all[0]!;
+  return {
+    get relays() {
+      const joined = new Map<string, CallerConnection>();
+      for (const c of all) for (const [id, relay] of c.relays) joined.set(id, relay);
+      return joined;
+    },
+    get closedTotals() {
+      const sum = { ...all[0]!.closedTotals };
+      for (const c of all.slice(1)) {
+        for (const key of Object.keys(sum) as (keyof RelayStats)[]) {
+          sum[key] =
+            key === 'maxSocketBuffered' || key === 'maxPending'
+              ? Math.max(sum[key], c.closedTotals[key])
+              : sum[key] + c.closedTotals[key];
+        }
+      }
+      return sum;
+    },
+  };
 }
 
 /** Relay totals of a transport: the closed connections' counters plus the live ones'. */

@@ -1,0 +1,26 @@
+/**
+ * Telephony: phone numbers an owner routes to an assistant, and the carrier's call webhook that turns a ringing
+ * number into a voice call on the phone transport (src/voice/transports/twilio/). This file is what the app uses.
+ */
+import type { Config } from '../config/index.js';
+import type { Sql } from '../db/index.js';
+import type { AnyRoute } from '../http/index.js';
+import type { Logger } from '../log/index.js';
+import type { TwilioTransport, VoiceService } from '../voice/index.js';
+import { createSecretBox } from '../webhooks/index.js';
+import { phoneNumberRoutes } from './routes.js';
+
+export { VOICE_WEBHOOK_PATH } from './service.js';
+
+export function telephonyCapability(deps: {
+  sql: Sql;
+  config: Readonly<Config>;
+  log: Logger;
+  voice: VoiceService;
+  phone: TwilioTransport;
+}): { routes: AnyRoute[] } {
+  const tokens = createSecretBox(deps.config.secretKey, 'carrier auth tokens');
+  return {
+    routes: phoneNumberRoutes({ ...deps, log: deps.log.child({ capability: 'telephony' }), tokens }),
+  };
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { getOwnedAssistant } from '../assistants/index.js';
+import type { OwnerPrincipal } from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import type { Sql } from '../db/index.js';
+import { isAppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import {
+  carrierSignature,
+  signatureMatches,
+  TWILIO_TRANSPORT,
+  type TwilioTransport,
+  type VoiceService,
+} from '../voice/index.js';
+import type { SecretBox } from '../webhooks/index.js';
+import { telephonyErrors } from './errors.js';
+import * as q from './queries.js';
+import { connectStream, refuseCall, rejectCall, RECORDING_NOTICE } from './twiml.js';
+
+export interface TelephonyDeps {
+  sql: Sql;
+  config: Readonly<Config>;
+  log: Logger;
+  voice: VoiceService;
+  phone: TwilioTransport;
+  tokens: SecretBox;
+}
+
+export const VOICE_WEBHOOK_PATH = '/api/v1/telephony/twilio/voice';
+
+/** The base the carrier is given (PUBLIC_URL when set; else the request's own host, for a local try). */
+export function publicBase(config: Readonly<Config>, host: string | undefined): string {
+  if (config.PUBLIC_URL !== undefined) return config.PUBLIC_URL.replace(/\/+$/, '');
+  return `http://${host ?? `${config.HOST}:${config.PORT}`}`;
+}
+
+export function presentNumber(row: q.PhoneNumberRow, base: string) {
+  return {
+    id: row.id,
+    phoneNumber: row.phoneNumber,
+    assistantId: row.assistantId,
+    provider: row.provider,
+    voiceUrl: `${base}${VOICE_WEBHOOK_PATH}`,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export interface NewNumber {
+  phoneNumber: string;
+  assistantId: string;
+  provider: 'twilio';
+  accountSid: string;
+  authToken: string;
+}
+
+export async function createNumber(deps: TelephonyDeps, owner: OwnerPrincipal, input: NewNumber, host?: string) {
+  const assistant = await getOwnedAssistant(deps.sql, owner, input.assistantId);
+  const id = `pn_${randomBytes(12).toString('hex')}`;
+  const row = await q.insertNumber(deps.sql, {
+    id,
+    accountId: owner.accountId,
+    assistantId: assistant.id,
+    phoneNumber: input.phoneNumber,
+    provider: input.provider,
+    carrierAccount: input.accountSid,
+    authTokenSealed: deps.tokens.seal(input.authToken, id),
+  });
+  if (row === undefined) throw telephonyErrors.taken();
+  return presentNumber(row, publicBase(deps.config, host));
+}
+
+export async function getNumber(deps: TelephonyDeps, owner: OwnerPrincipal, id: string, host?: string) {
+  const row = await q.findNumber(deps.sql, owner.accountId, id);
+  if (row === undefined) throw telephonyErrors.notFound();
+  return presentNumber(row, publicBase(deps.config, host));
+}
+
+export async function listNumbers(deps: TelephonyDeps, owner: OwnerPrincipal, host?: string) {
+  const base = publicBase(deps.config, host);
+  return (await q.listNumbers(deps.sql, owner.accountId)).map((row) => presentNumber(row, base));
+}
+
+export async function deleteNumber(deps: TelephonyDeps, owner: OwnerPrincipal, id: string): Promise<void> {
+  if (!(await q.deleteNumber(deps.sql, owner.accountId, id))) throw telephonyErrors.notFound();
+}
+
+export interface IncomingCall {
+  params: Record<string, string>;
+  signature: string | undefined;
+  host: string | undefined;
+  headers: Readonly<Record<string, string>>;
+  ip: string;
+  signal: AbortSignal;
+}
+
+/**
+ * The carrier's call webhook. The signature is checked first, with the tokens of the numbers registered under the
+ * request's AccountSid (none, or no match: 403, nothing started). A signed call to an unknown number is rejected;
+ * a call the assistant cannot take now hears a short neutral refusal; otherwise a `pcmu` 8 kHz call is minted onto
+ * the phone transport and the carrier is told to open its stream, the control token as a stream parameter.
+ */
+export async function answerCall(deps: TelephonyDeps, call: IncomingCall): Promise<string> {
+  const { params } = call;
+  const url = `${publicBase(deps.config, call.host)}${VOICE_WEBHOOK_PATH}`;
+  const accountSid = params['AccountSid'] ?? '';
+  const numbers = accountSid === '' ? [] : await q.numbersOfCarrierAccount(deps.sql, 'twilio', accountSid);
+  let signedBy: string | undefined;
+  for (const row of numbers) {
+    const token = openToken(deps, row);
+    if (token !== undefined && signatureMatches(carrierSignature(token, url, params), call.signature)) {
+      signedBy = token;
+      break;
+    }
+  }
+  if (signedBy === undefined) throw telephonyErrors.signatureInvalid();
+  const to = params['To'] ?? '';
+  const number = numbers.find((row) => row.phoneNumber === to && openToken(deps, row) === signedBy);
+  if (number === undefined) return rejectCall();
+  const log = deps.log.child({ phoneNumberId: number.id, assistantId: number.assistantId });
+  const from = params['From'];
+  try {
+    const minted = await deps.voice.mint(
+      {
+        assistantId: number.assistantId,
+        capabilities: ['playback_gate'],
+        // The notice below is said before the stream starts: on a phone call it stands for a widget's consent.
+        recordingConsent: true,
+        audio: { format: 'pcmu', sampleRateHz: 8000 },
+        callerTransport: TWILIO_TRANSPORT,
+        ...(from !== undefined && /^\+?[0-9]{3,20}$/.test(from) ? { callerNumber: from } : {}),
+      },
+      {
+        principal: { kind: 'phone', accountId: number.accountId },
+        request: { headers: call.headers, ip: call.ip, host: call.host },
+        signal: call.signal,
+        log,
+      },
+    );
+    // A phone mint names the phone transport, so it always answers a stream (never a WebRTC answer).
+    const stream = minted.stream;
+    if (stream === undefined) throw new Error('a phone mint answered no stream');
+    deps.phone.expect(minted.sessionId, stream.url, signedBy);
+    log.info({ voiceSessionId: minted.sessionId }, 'phone call answered');
+    return connectStream(
+      stream.url,
+      { token: minted.controlToken, sessionId: minted.sessionId },
+      minted.recording.enabled ? RECORDING_NOTICE : undefined,
+    );
+  } catch (err) {
+    if (!isAppError(err)) throw err;
+    // Over the minutes or the concurrent calls, voice off, the provider down: the caller hears a neutral refusal,
+    // never a 4xx/5xx (the carrier would play its own error) and never a word of plans (docs/house-rules.md rule 20).
+    log.info({ code: err.code }, 'phone call refused');
+    return refuseCall();
+  }
+}
+
+function openToken(deps: TelephonyDeps, row: q.PhoneNumberRow): string | undefined {
+  try {
+    return deps.tokens.open(row.authTokenSealed, row.id);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,250 @@
+import type { RealtimeSocket } from '../../../http/index.js';
+import type { VoiceClock } from '../../../providers/voice/index.js';
+import { presentEndReason, type EndReason } from '../../end-reasons.js';
+import type { RelayLink } from '../../pump/link.js';
+import { MediaPump, type CallerLeg, type PumpEvents, type PumpStateView } from '../../pump/media-pump.js';
+import type { RelayOptions, RelayStats, RelayTap } from '../../pump/options.js';
+import type { LiveVoiceSession } from '../../session/live-session.js';
+import { encodeOut, readCarrierMessage } from './codec.js';
+
+/** What happened on a phone stream, for whoever keeps the call's timeline (one callback per transport). */
+export type PhoneStreamEvent =
+  | { type: 'start'; callSid: string }
+  | { type: 'dtmf'; digit: string }
+  | { type: 'clear'; unplayedMs: number }
+  | { type: 'mark'; name: string; heardMs: number }
+  | { type: 'stop' };
+
+export type PhoneEventSink = (sessionId: string, event: PhoneStreamEvent) => void;
+
+/** Counters a phone stream adds to the pump's. */
+export interface PhoneStats {
+  clears: number;
+  marksSent: number;
+  marksPlayed: number;
+  /** Assistant audio the carrier said it played (its marks came back), in bytes of μ-law (8 per ms). */
+  heardBytes: number;
+}
+
+const MAX_CARRIER_MESSAGE_BYTES = 64 * 1024;
+/** The longest an end waits for the caller to hear what was already sent (then it hangs up anyway). */
+const MAX_PLAYOUT_WAIT_MS = 10_000;
+
+/**
+ * One carrier media stream: the shared {@link MediaPump} with the Media Streams protocol in front of it. The stream
+ * is not a caller until `start` brings the call's control token (the carrier cannot put it in the URL); then μ-law
+ * frames go to the provider as they are (the call's format is `pcmu` 8 kHz: no transcoding). Assistant audio leaves
+ * as `media`, each chunk followed by a `mark`: a mark coming back means the caller heard that chunk, so the relay
+ * knows what was played. When the gate closes (the caller talks over the assistant) a `clear` leaves at once and the
+ * carrier drops what it had queued. The end waits (bounded) until the last words were played, then closes.
+ */
+export class PhoneRelay implements CallerLeg, PumpEvents {
+  readonly phone: PhoneStats = { clears: 0, marksSent: 0, marksPlayed: 0, heardBytes: 0 };
+  private readonly pump: MediaPump;
+  private streamSid = '';
+  private started = false;
+  private closing = false;
+  private socketEnded = false;
+  private markSeq = 0;
+  /** When a `mark` was last put on the timeline (ms, performance.now). */
+  private markRecordedAt = -Infinity;
+  /** Marks sent and not yet played, oldest first, with the bytes each one closes. */
+  private readonly unplayed: { name: string; bytes: number }[] = [];
+  private unplayedBytes = 0;
+  private playoutTimer: NodeJS.Timeout | undefined;
+  private endReason: EndReason = null;
+
+  constructor(
+    readonly socket: RealtimeSocket<unknown>,
+    readonly session: LiveVoiceSession,
+    readonly link: RelayLink,
+    clock: Pick<VoiceClock, 'now'>,
+    private readonly checkToken: (token: string) => boolean,
+    private readonly onEvent: PhoneEventSink | undefined,
+    options: Partial<RelayOptions> = {},
+    tap?: RelayTap,
+  ) {
+    this.pump = new MediaPump(this, link, this, clock, options, tap);
+    this.unwatch = session.subscribe({
+      onEnded: (reason) => {
+        if (!this.started) this.endSocket(1000, presentEndReason(reason, 'visitor') ?? 'ended');
+      },
+    });
+  }
+
+  /** Until `start`, the pump does not listen: a call that ends before it hangs up the stream from here. */
+  private unwatch: (() => void) | undefined;
+
+  get stats(): RelayStats {
+    return this.pump.stats;
+  }
+
+  get pendingBytes(): number {
+    return this.pump.pendingBytes;
+  }
+
+  /** A carrier message (`data` is valid only during this call). */
+  onMessage(data: ArrayBuffer, binary: boolean): void {
+    const message = binary ? undefined : readCarrierMessage(data, MAX_CARRIER_MESSAGE_BYTES);
+    if (message === undefined) {
+      this.pump.callerFrameDropped();
+      return;
+    }
+    switch (message.event) {
+      case 'connected':
+        return;
+      case 'start':
+        if (this.started) return;
+        if (message.token === undefined || !this.checkToken(message.token)) {
+          this.endSocket(1008, 'not this call');
+          return;
+        }
+        if (this.session.status !== 'active') {
+          this.endSocket(1000, presentEndReason(this.session.endReason, 'visitor') ?? 'ended');
+          return;
+        }
+        this.started = true;
+        this.unwatch?.();
+        this.streamSid = message.streamSid;
+        this.emit({ type: 'start', callSid: message.callSid });
+        this.pump.start();
+        return;
+      case 'media':
+        if (this.started) this.pump.callerAudio(Buffer.from(message.payload, 'base64'));
+        return;
+      case 'mark':
+        this.played(message.name);
+        return;
+      case 'dtmf':
+        if (this.started && this.pump.state === 'open') this.keypad(message.digit);
+        return;
+      case 'stop':
+        this.emit({ type: 'stop' });
+        // The caller hung up: the call ends now (no grace period: a carrier never reconnects a stream).
+        if (this.started && this.pump.state === 'open') void this.session.end('disconnected');
+        this.endSocket(1000, 'stopped');
+        return;
+    }
+  }
+
+  onDrain(): void {
+    this.pump.onDrain();
+  }
+
+  /** The socket closed: the caller is gone (a dropped line ends the call at once, as a `stop` does). */
+  onClose(): void {
+    this.socketEnded = true;
+    this.unwatch?.();
+    if (this.playoutTimer !== undefined) clearTimeout(this.playoutTimer);
+    const wasOpen = this.started && this.pump.state === 'open';
+    this.pump.onClose();
+    if (wasOpen) void this.session.end('disconnected');
+  }
+
+  /** Digits are part of what the caller said: written to the transcript and told to the assistant as text. */
+  private keypad(digit: string): void {
+    this.emit({ type: 'dtmf', digit });
+    this.session.transcripts.add('user', `[keypad ${digit}]`);
+    this.session.provider.appendInstructions(`The caller pressed ${digit} on the phone keypad.`);
+  }
+
+  private played(name: string): void {
+    const at = this.unplayed.findIndex((m) => m.name === name);
+    if (at < 0) return; // a mark of audio already cleared
+    for (const m of this.unplayed.splice(0, at + 1)) {
+      this.unplayedBytes -= m.bytes;
+      this.phone.heardBytes += m.bytes;
+      this.phone.marksPlayed++;
+    }
+    this.emit({ type: 'mark', name, heardMs: Math.round(this.phone.heardBytes / 8) });
+    if (this.closing && this.unplayed.length === 0) this.close();
+  }
+
+  /**
+   * To the sink, and onto the call's timeline: keypad presses (not the digit: it is in the transcript), clears with
+   * what they dropped, the carrier's stop with all it played, and a `mark` when the carrier has played everything sent
+   * so far, at most one a second (the timeline records nothing per audio chunk).
+   */
+  private emit(event: PhoneStreamEvent): void {
+    this.onEvent?.(this.session.id, event);
+    const timeline = this.session.timeline;
+    if (event.type === 'dtmf') timeline.record('dtmf');
+    else if (event.type === 'clear') timeline.record('clear', { unplayedMs: event.unplayedMs });
+    else if (event.type === 'stop') timeline.record('stop', { heardMs: Math.round(this.phone.heardBytes / 8) });
+    else if (event.type === 'mark' && this.unplayed.length === 0 && performance.now() - this.markRecordedAt >= 1000) {
+      this.markRecordedAt = performance.now();
+      timeline.record('mark', { heardMs: event.heardMs });
+    }
+  }
+
+  // ---- the caller leg --------------------------------------------------------------------------------------------
+
+  sendAudio(audio: Uint8Array): 'sent' | 'backpressure' | 'dropped' {
+    const sent = this.socket.send(encodeOut.media(this.streamSid, audio), false);
+    if (sent === 'dropped') return sent;
+    const name = `a${++this.markSeq}`;
+    this.socket.send(encodeOut.mark(this.streamSid, name), false);
+    this.unplayed.push({ name, bytes: audio.length });
+    this.unplayedBytes += audio.length;
+    this.phone.marksSent++;
+    return sent;
+  }
+
+  bufferedAmount(): number {
+    return this.socket.bufferedAmount();
+  }
+
+  // ---- the pump's events ----------------------------------------------------------------------------------------
+
+  stateChanged(view: PumpStateView): void {
+    // Barge-in: the gate closed (the caller talks over the assistant): what the carrier still queues is dropped now.
+    if (!view.gateOpen && this.unplayed.length > 0) this.clear();
+  }
+
+  private clear(): void {
+    const unplayedMs = Math.round(this.unplayedBytes / 8);
+    this.socket.send(encodeOut.clear(this.streamSid), false);
+    this.unplayed.length = 0;
+    this.unplayedBytes = 0;
+    this.phone.clears++;
+    this.emit({ type: 'clear', unplayedMs });
+  }
+
+  transcript(): void {
+    // A phone has no captions: the transcript is kept with the conversation.
+  }
+
+  audioDropped(): void {
+    // Counted by the pump; a carrier has nowhere to show it.
+  }
+
+  frameRefused(): void {
+    // Counted by the pump.
+  }
+
+  /** The call is over: hang up once the caller heard what was sent (bounded), the reason in the close frame. */
+  ended(endReason: EndReason): void {
+    this.endReason = endReason;
+    this.closing = true;
+    if (this.unplayed.length === 0) {
+      this.close();
+      return;
+    }
+    const waitMs = Math.min(MAX_PLAYOUT_WAIT_MS, Math.round(this.unplayedBytes / 8) + 1000);
+    this.playoutTimer = setTimeout(() => this.close(), waitMs);
+    this.playoutTimer.unref();
+  }
+
+  private close(): void {
+    if (this.playoutTimer !== undefined) clearTimeout(this.playoutTimer);
+    this.playoutTimer = undefined;
+    // The carrier never shows it to the caller; still, the visitor's words (no usage reasons) for a caller's line.
+    this.endSocket(1000, presentEndReason(this.endReason, 'visitor') ?? 'ended');
+  }
+
+  private endSocket(code: number, reason: string): void {
+    if (this.socketEnded) return;
+    this.socketEnded = true;
+    this.socket.end(code, reason);
+  }
+}
