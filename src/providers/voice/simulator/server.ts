@@ -6,12 +6,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { SessionResource, SessionStartEvent } from 'openai/resources/live/live';
 import { faultsFromInstructions, parseFaults, type SimulatorFaults } from './faults.js';
 import { SimSession } from './sim-session.js';
-import type { SimTiming } from './types.js';
+import { newSessionRecord, type SimTiming } from './types.js';
 import { toneSecond } from './media.js';
 import { simAudioFor, type SimAudio } from './audio.js';
 import * as ev from './events.js';
 import { simulatorWebRtc } from './webrtc.js';
-import type { SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
+import type { VoiceSimulatorStats } from './types.js';
 
 export interface VoiceSimulatorOptions {
   /** 0 (default) picks an ephemeral port. */
@@ -229,24 +229,8 @@ export async function startVoiceSimulator(options: VoiceSimulatorOptions = {}): 
         return fail('session_refused', 'Session refused.', faults.startRefused >= 500 ? 1011 : 1008);
       const id = `sess_${randomBytes(8).toString('hex')}`;
       const resource = resolveResource(id, start, faults, timing.now());
-      const record: SimulatedSessionRecord = {
-        id,
-        faults,
-        usageSeconds: 0,
-        ended: false,
-        endReason: undefined,
-        closedSent: false,
-        muted: false,
-        audioFramesIn: 0,
-        audioFramesOut: 0,
-        resumes: 0,
-        inputTranscripts: [],
-        outputTranscripts: [],
-        delegations: [],
-        clientEvents: ['session.start'],
-        wireIn: timing.recordWire ? [(data as Buffer).toString('utf8')] : [],
-        wireOut: [],
-      };
+      const wireIn = timing.recordWire ? [(data as Buffer).toString('utf8')] : [];
+      const record = newSessionRecord(id, faults, 'session.start', wireIn);
       const begin = (): void => {
         if (ws.readyState !== ws.OPEN) return;
         const session = new SimSession(

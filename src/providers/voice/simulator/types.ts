@@ -59,3 +59,30 @@ export interface SimTiming {
   recordWire: boolean;
   now: () => number;
 }
+
+/** A new session's record: nothing heard, said or billed yet; `clientEvent` is how it was opened. */
+export function newSessionRecord(
+  id: string,
+  faults: SimulatorFaults,
+  clientEvent: string,
+  wireIn: string[] = [],
+): SimulatedSessionRecord {
+  return {
+    id,
+    faults,
+    usageSeconds: 0,
+    ended: false,
+    endReason: undefined,
+    closedSent: false,
+    muted: false,
+    audioFramesIn: 0,
+    audioFramesOut: 0,
+    resumes: 0,
+    inputTranscripts: [],
+    outputTranscripts: [],
+    delegations: [],
+    clientEvents: [clientEvent],
+    wireIn,
+    wireOut: [],
+  };
+}

@@ -9,7 +9,7 @@ import type { SimAudio } from './audio.js';
 import { SidebandHub } from './sideband.js';
 import { SimPeer } from './webrtc-peer.js';
 import { offersPcmu } from './rtp.js';
-import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
+import { newSessionRecord, type SimTiming, type VoiceSimulatorStats } from './types.js';
 
 /** What the WebRTC endpoints share with the simulator's server (server.ts). */
 export interface SimWebRtcContext {
@@ -84,7 +84,7 @@ export function simulatorWebRtc(ctx: SimWebRtcContext) {
     const id = `sess_${randomBytes(8).toString('hex')}`;
     const start: SessionStartEvent = { type: 'session.start', session: { ...body.session, audio: {} } };
     const resource = ctx.resolveResource(id, start, faults, ctx.timing.now());
-    const record = newRecord(id, faults);
+    const record = newSessionRecord(id, faults, 'webrtc.create');
     let hub: SidebandHub | undefined;
     let session: SimSession | undefined;
     let answerSdp: string;
@@ -166,27 +166,6 @@ export function simulatorWebRtc(ctx: SimWebRtcContext) {
       });
       return true;
     },
-  };
-}
-
-function newRecord(id: string, faults: SimulatorFaults): SimulatedSessionRecord {
-  return {
-    id,
-    faults,
-    usageSeconds: 0,
-    ended: false,
-    endReason: undefined,
-    closedSent: false,
-    muted: false,
-    audioFramesIn: 0,
-    audioFramesOut: 0,
-    resumes: 0,
-    inputTranscripts: [],
-    outputTranscripts: [],
-    delegations: [],
-    clientEvents: ['webrtc.create'],
-    wireIn: [],
-    wireOut: [],
   };
 }
 
