@@ -11,8 +11,7 @@ import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
 import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
 import { startTestApp } from '../helpers/app.js';
 import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
-import { bearer } from '../helpers/identity.js';
-import { callAudioToWav, localEngines, wavSamples } from '../providers/voice/local-helpers.js';
+import { addReadyTextDocument, callAudioToWav, localEngines, wavSamples } from '../providers/voice/local-helpers.js';
 import { live, ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
 
@@ -49,19 +48,7 @@ async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeout
 }
 
 t.test('asked aloud in the playground, answered aloud from the document', async (t) => {
-  const headers = { ...bearer(owner.secret), 'content-type': 'application/json' };
-  const added = await fetch(`${app.url}/api/v1/documents`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ assistantId: assistant.publicId, type: 'text', name: 'Plans', text: DOCUMENT }),
-  });
-  t.equal(added.status, 201);
-  const { document } = (await added.json()) as { document: { id: string } };
-  await waitFor(async () => {
-    const res = await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers });
-    const body = (await res.json()) as { document?: { status: string }; status?: string };
-    return (body.document?.status ?? body.status) === 'ready';
-  }, 'the document to be ready');
+  t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
 
   await page.goto(`${app.url}/dashboard/sign-in`);
   await page.getByLabel('Email').fill(owner.email);

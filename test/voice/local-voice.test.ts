@@ -2,8 +2,8 @@ import t from 'tap';
 import type { VoiceAudioFormat } from '../../src/providers/voice/index.js';
 import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
 import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
-import { bearer } from '../helpers/identity.js';
 import {
+  addReadyTextDocument,
   callAudioToWav,
   framesOf,
   localEngines,
@@ -29,19 +29,7 @@ t.test('a question asked aloud is answered aloud from the uploaded document', as
   t.equal(app.deps.voiceProvider?.kind, 'local');
   const owner = await ownerWithVoice(app);
   const assistant = await voiceAssistant(app, owner);
-  const headers = { ...bearer(owner.secret), 'content-type': 'application/json' };
-  const added = await fetch(`${app.url}/api/v1/documents`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ assistantId: assistant.publicId, type: 'text', name: 'Plans', text: DOCUMENT }),
-  });
-  t.equal(added.status, 201);
-  const { document } = (await added.json()) as { document: { id: string } };
-  await waitFor(async () => {
-    const res = await fetch(`${app.url}/api/v1/documents/${document.id}`, { headers });
-    const body = (await res.json()) as { document?: { status: string }; status?: string };
-    return (body.document?.status ?? body.status) === 'ready';
-  }, 'the document to be ready');
+  t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
 
   const audio: VoiceAudioFormat = { format: 'pcm16', sampleRateHz: 24000 };
   const minted = await mintWithKey(app, owner, assistant);

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { findLocalVoiceEngines, type VoiceAudioFormat } from '../../../src/providers/voice/index.js';
+import { bearer } from '../../helpers/identity.js';
+import { waitFor } from '../../voice/helpers.js';
 
 /** The local engines of this machine (the suite's install step brings them); the tests need them. */
 export function localEngines() {
@@ -74,4 +76,31 @@ export function silence(ms: number, audio: VoiceAudioFormat): Buffer[] {
 export function wavSamples(wav: Buffer): Buffer {
   const at = wav.indexOf('data', 12);
   return wav.subarray(at + 8);
+}
+
+/**
+ * Adds a text document to an assistant over the API and, when it was accepted, waits until it is ready to answer
+ * from. Returns the create's HTTP status for the caller to assert.
+ */
+export async function addReadyTextDocument(
+  baseUrl: string,
+  secret: string,
+  assistantId: string,
+  name: string,
+  text: string,
+): Promise<number> {
+  const headers = { ...bearer(secret), 'content-type': 'application/json' };
+  const added = await fetch(`${baseUrl}/api/v1/documents`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ assistantId, type: 'text', name, text }),
+  });
+  if (added.status !== 201) return added.status;
+  const { document } = (await added.json()) as { document: { id: string } };
+  await waitFor(async () => {
+    const res = await fetch(`${baseUrl}/api/v1/documents/${document.id}`, { headers });
+    const body = (await res.json()) as { document?: { status: string }; status?: string };
+    return (body.document?.status ?? body.status) === 'ready';
+  }, 'the document to be ready');
+  return added.status;
 }
