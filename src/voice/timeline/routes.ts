@@ -39,9 +39,11 @@ export function timelineRoutes(deps: { sql: Sql; timelines: TimelineWriter }): A
       },
       handler: async (ctx) => {
         const { accountId } = ownerOf(ctx);
+        // Memory first: a call leaves memory only once its last write has landed, so the row read after is never
+        // older than what memory held (the other order could miss both when the last write lands in between).
+        const live = deps.timelines.live(ctx.params.sessionId);
         const row = await findTimeline(deps.sql, accountId, ctx.params.sessionId);
         if (row === undefined) throw voiceErrors.notFound();
-        const live = deps.timelines.live(row.sessionId);
         return reply.json(presentTimeline(row, live?.accountId === accountId ? live.snapshot : undefined));
       },
     }),

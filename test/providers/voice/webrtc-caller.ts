@@ -73,7 +73,11 @@ export class WebRtcCaller {
         packet[12 + i] = linearToMulaw(
           voiced ? Math.round(8000 * Math.sin((2 * Math.PI * 440 * (this.ts + i)) / 8000)) : 0,
         );
-      this.track.sendMessageBinary(packet);
+      try {
+        this.track.sendMessageBinary(packet);
+      } catch {
+        // The far end hung up: the track closes on libdatachannel's own thread, so it can close after isOpen().
+      }
     }, 20);
   }
 

@@ -78,15 +78,23 @@ export class SimPeer {
   send(pcm24k: Buffer): void {
     const track = this.track;
     if (this.closed || track === undefined || !track.isOpen()) return;
-    for (const packet of this.packetizer.packets(pcm24kToPcmu(pcm24k))) {
-      if (track.sendMessageBinary(packet)) this.packetsOut++;
+    try {
+      for (const packet of this.packetizer.packets(pcm24kToPcmu(pcm24k))) {
+        if (track.sendMessageBinary(packet)) this.packetsOut++;
+      }
+    } catch {
+      // The caller hung up: the track closes on libdatachannel's own thread, so it can close after isOpen().
     }
   }
 
   /** A server event on the browser's data channel (the caller only reads it). */
   sendEvent(frame: string): void {
     const channel = this.channels[0];
-    if (!this.closed && channel?.isOpen()) channel.sendMessage(frame);
+    try {
+      if (!this.closed && channel?.isOpen()) channel.sendMessage(frame);
+    } catch {
+      // Closed on libdatachannel's own thread between the check and the send: the caller is gone.
+    }
   }
 
   close(): void {
