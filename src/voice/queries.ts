@@ -270,3 +270,53 @@ export async function speechHintsOf(sql: Db, assistantId: string, maxChars: numb
           order by document_id, ordinal limit 2000) c`;
   return rows[0]?.hints ?? '';
 }
+
+/** What a survivor needs to take a WebRTC call over from its dead owner (session/takeover.ts). */
+export interface TakeoverRow extends VoiceSessionRow {
+  capabilities: string[];
+  recordingEnabled: boolean;
+  recordingConsent: boolean;
+  maxDurationSeconds: number;
+  idleTimeoutSeconds: number;
+  startedAt: Date;
+}
+
+export async function findTakeoverRow(sql: Db, id: string): Promise<TakeoverRow | undefined> {
+  const [row] = await sql<TakeoverRow[]>`
+    select ${sql.unsafe(COLUMNS)}, capabilities, recording_enabled, recording_consent, max_duration_seconds,
+      idle_timeout_seconds, started_at
+    from voice_sessions where id = ${id}`;
+  return row;
+}
+
+/** Instances other than `instanceId` that own active calls (the takeover loop asks which of them are gone). */
+export async function activeOwnersBesides(sql: Db, instanceId: string): Promise<string[]> {
+  const rows = await sql<{ ownerInstance: string }[]>`
+    select distinct owner_instance from voice_sessions where state = 'active' and owner_instance <> ${instanceId}`;
+  return rows.map((r) => r.ownerInstance);
+}
+
+export async function activeSessionsOf(sql: Db, ownerInstance: string, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from voice_sessions where state = 'active' and owner_instance = ${ownerInstance} limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Take an active call over from a dead owner: the row moves to `instanceId` at the next generation, only while it is
+ * still active, still the dead owner's and at the generation read (one survivor wins; the old owner, should it come
+ * back, is fenced). Returns the new generation, or undefined when someone else settled or took it first.
+ */
+export async function takeOverSession(
+  sql: Db,
+  id: string,
+  instanceId: string,
+  from: { ownerInstance: string; generation: number },
+): Promise<number | undefined> {
+  const [row] = await sql<{ ownerGeneration: number }[]>`
+    update voice_sessions set owner_instance = ${instanceId}, owner_generation = owner_generation + 1, renewed_at = now()
+    where id = ${id} and state = 'active' and owner_instance = ${from.ownerInstance}
+      and owner_generation = ${from.generation}
+    returning owner_generation`;
+  return row?.ownerGeneration;
+}

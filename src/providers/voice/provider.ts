@@ -7,7 +7,7 @@ import { AppendFlusher } from './append-coalescer.js';
 import { RelayResidence } from './residence.js';
 import { keepaliveTicker } from './shared-ticker.js';
 import { SIDEBAND_PING_MS, SIDEBAND_REATTACH_DELAYS_MS, SIDEBAND_REATTACH_WINDOW_MS } from './sideband-session.js';
-import { startWebRtcSession } from './webrtc-start.js';
+import { resumeWebRtcSession, startWebRtcSession } from './webrtc-start.js';
 import type {
   StartSessionOptions,
   VoiceAdapterTuning,
@@ -120,6 +120,8 @@ export function createVoiceProvider(options: VoiceProviderOptions): VoiceProvide
     residence: deps.residence,
     startWebRtcSession: (config: VoiceSessionConfig, offerSdp: string, start: StartSessionOptions = {}) =>
       startWebRtcSession(sideband, config, offerSdp, { ...start, logger: start.logger ?? deps.logger }),
+    resumeWebRtcSession: (providerSessionId: string, start: StartSessionOptions = {}) =>
+      resumeWebRtcSession(sideband, providerSessionId, { ...start, logger: start.logger ?? deps.logger }),
     startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const session = new GptLiveSession(deps, config, start.handlers, start.logger ?? deps.logger);
       return start.signal === undefined ? session.start() : session.start(start.signal);

@@ -168,6 +168,18 @@ export class SidebandSession implements VoiceSession {
     return waiting;
   }
 
+  /**
+   * Let go of the sideband without ending the call: another instance took the session over (a newer ownership
+   * generation), so this one closes its socket quietly: no hangup, no `onClosed`.
+   */
+  detach(): void {
+    if (this.phase === 'done') return;
+    this.phase = 'done';
+    this.clearTimer();
+    this.deps.keepalive?.delete(this.probe);
+    this.wire.shut();
+  }
+
   /** `POST …/{id}/hangup`, once (errors logged: the provider also ends a call whose caller left). */
   hangup(): Promise<void> {
     this.hungUp ??= fetch(`${this.deps.httpBase}/${encodeURIComponent(this.id)}/hangup`, {

@@ -172,6 +172,12 @@ export interface VoiceProvider {
     options?: StartSessionOptions,
   ): Promise<VoiceWebRtcStart>;
   /**
+   * Take over a running WebRTC session another instance held (it died): attach its sideband anew and wait for
+   * `session.started` with the lock still echoed. The caller's media never stopped; the provider replays its recent
+   * events after the attach.
+   */
+  resumeWebRtcSession(providerSessionId: string, options?: StartSessionOptions): Promise<VoiceSession>;
+  /**
    * Open a provider session with the data-channel lock (`allowed_client_events: []`). Resolves only when the
    * provider echoed an empty list within the lock timeout; otherwise rejects with a VoiceProviderError.
    */

@@ -2,7 +2,7 @@ import type { LiveCreateParams, LiveCreateResponse } from 'openai/resources/live
 import { VoiceProviderError, VoiceProviderErrorCodes as Codes, errorFromHttpStatus } from './errors.js';
 import { buildSessionStart } from './protocol.js';
 import { SidebandSession, type SidebandDeps } from './sideband-session.js';
-import type { StartSessionOptions, VoiceSessionConfig, VoiceWebRtcStart } from './types.js';
+import type { StartSessionOptions, VoiceSession, VoiceSessionConfig, VoiceWebRtcStart } from './types.js';
 
 const CREATE_TIMEOUT_MS = 10_000;
 const MAX_ERROR_BODY = 4096;
@@ -49,4 +49,20 @@ export async function startWebRtcSession(
   const sideband = new SidebandSession(deps, id, options.handlers ?? {}, options.logger);
   await sideband.attach(options.signal);
   return { session: sideband, answerSdp };
+}
+
+/**
+ * Take over a WebRTC session another instance supervised (it died): attach the sideband anew and wait for
+ * `session.started` echoing the lock for this very session. The provider replays its recent events after the attach
+ * (deduplicated by event_id within this attach). Rejects when the provider refuses the attach or no longer knows the
+ * session (the session is then hung up, as a sideband that cannot be re-attached is).
+ */
+export async function resumeWebRtcSession(
+  deps: SidebandDeps,
+  providerSessionId: string,
+  options: StartSessionOptions = {},
+): Promise<VoiceSession> {
+  const sideband = new SidebandSession(deps, providerSessionId, options.handlers ?? {}, options.logger);
+  await sideband.attach(options.signal);
+  return sideband;
 }

@@ -77,6 +77,8 @@ export interface VoiceContext {
    * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands.
    */
   readonly settling: Map<string, () => Promise<void>>;
+  /** Take a WebRTC call over from its dead owner (takeover.ts): true once it runs here. */
+  takeOver(id: string): Promise<boolean>;
   /** True while this instance cannot reach its shared state (store or database): heartbeats answer `degraded`. */
   sharedStateDegraded(): boolean;
 }

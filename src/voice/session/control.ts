@@ -40,7 +40,7 @@ function checkToken(ctx: VoiceContext, id: string, token: string): void {
 export async function heartbeat(ctx: VoiceContext, id: string, token: string): Promise<HeartbeatAnswer> {
   checkToken(ctx, id, token);
   const interval = ctx.deps.config.VOICE_HEARTBEAT_INTERVAL_MS;
-  const live = ctx.sessions.get(id);
+  const live = ctx.sessions.get(id) ?? (await takenOver(ctx, id));
   if (live !== undefined) {
     if (live.status !== 'active') {
       return {
@@ -90,7 +90,7 @@ export async function locateForMedia(ctx: VoiceContext, id: string, token: strin
 
 export async function openGate(ctx: VoiceContext, id: string, token: string): Promise<GateOpening> {
   checkToken(ctx, id, token);
-  const live = ctx.sessions.get(id);
+  const live = ctx.sessions.get(id) ?? (await takenOver(ctx, id));
   if (live !== undefined) {
     const stream = live.gate.open();
     if (stream === null) throw voiceErrors.gateStreamLimit(4);
@@ -108,7 +108,7 @@ export async function openGate(ctx: VoiceContext, id: string, token: string): Pr
 
 /** End by the caller (endReason null), or the final answer of a session that already ended (5 minutes). */
 export async function endSession(ctx: VoiceContext, id: string, caller: EndCaller): Promise<EndAnswer> {
-  const live = ctx.sessions.get(id);
+  const live = ctx.sessions.get(id) ?? (await takenOver(ctx, id));
   if (live !== undefined) {
     await authorizeEnd(ctx, caller, {
       accountId: live.accountId,
@@ -193,6 +193,11 @@ async function finalElsewhere(ctx: VoiceContext, id: string): Promise<VoiceFinal
     return settleOrphan(ctx, row);
   }
   return finalOfRow(row);
+}
+
+/** A WebRTC call whose owner died, taken over here now (its sideband attaching), or undefined. */
+async function takenOver(ctx: VoiceContext, id: string): Promise<LiveVoiceSession | undefined> {
+  return (await ctx.takeOver(id)) ? ctx.sessions.get(id) : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { LiveVoiceSession } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
 import * as q from '../queries.js';
 import { settleOrphan } from './settlement.js';
+import { relinquishOrEnd } from './takeover.js';
 
 const ORPHAN_SWEEP_BATCH = 100;
 
@@ -110,7 +111,7 @@ export class VoiceFleet {
               { owner: current.instanceId, generation: current.generation },
               'voice ownership record taken; this instance no longer controls the session',
             );
-            void session.end('control_lost');
+            void relinquishOrEnd(ctx, session);
           } catch (err) {
             failed = true;
             session.log.debug(
@@ -202,7 +203,7 @@ export class VoiceFleet {
           if (session.status !== 'active' || this.reasserting.has(session.id)) return;
           if (session.lease.record.generation !== generations[i]) return;
           session.log.warn('voice session settled elsewhere; this instance no longer controls it');
-          void session.end('control_lost');
+          void relinquishOrEnd(ctx, session);
         });
       } catch (err) {
         failed = true;
@@ -244,6 +245,8 @@ export class VoiceFleet {
       for (const row of stale) {
         if (ctx.sessions.has(row.id)) continue;
         if ((await ctx.ownership.read(row.id)) !== null) continue;
+        // A WebRTC call goes on without its owner: taken over here rather than settled lost.
+        if (await ctx.takeOver(row.id)) continue;
         const final = await settleOrphan(ctx, row);
         if (final.status === 'lost') settled++;
       }

@@ -14,32 +14,12 @@ import { CallTimeline } from '../timeline/call-timeline.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
+import type { SessionLimits } from './limits.js';
 import type { Supervised } from './supervisor.js';
 import { TranscriptAssembler, type TranscriptTurn, type TurnSource } from './transcripts.js';
 import type { VoiceFinal, VoiceSource } from '../types.js';
 
-/** Supervision limits of one session, resolved at mint (assistant settings, capped by the deployment). */
-export interface SessionLimits {
-  /** 45 s: only enforced when the client declared `heartbeat`. */
-  heartbeatLossMs: number;
-  maxDurationMs: number;
-  /** Spoken warning this long before the cap. */
-  maxDurationWarningMs: number;
-  idleTimeoutMs: number;
-  /** Spoken check-in this long before the idle end. */
-  idleCheckInMs: number;
-  /** The media socket may be gone this long before the session ends `disconnected`. */
-  mediaGraceMs: number;
-  /**
-   * A session whose media socket never connects ends `disconnected` this long after the mint, billed nothing
-   * (VOICE_JOIN_TIMEOUT_SECONDS, default 15 s), so an abandoned mint does not run up a bill.
-   */
-  joinTimeoutMs: number;
-  /** At most one heartbeat per this many ms. */
-  heartbeatMinGapMs: number;
-  /** How often the quota is asked whether the call may go on. */
-  quotaCheckEveryMs: number;
-}
+export type { SessionLimits } from './limits.js';
 
 /**
  * What the relay (and tests) subscribe to: the provider's callbacks fanned out. Called synchronously from the
@@ -141,6 +121,8 @@ export class LiveVoiceSession implements Supervised {
   private firstAttachedAt: number | undefined;
   /** Time after the join without a connected caller or a live provider link (closed periods), not billed. */
   private unbilledMs = 0;
+  /** Seconds billed before this instance took the call over from a dead owner (takeover.ts). */
+  private carriedSeconds = 0;
   /** The last sign of life from the provider (usage update, transcript): where a silent link's silence began. */
   private lastProviderEventAt: number;
   /** Since when the provider link is down or silent (undefined: connected). */
@@ -301,7 +283,14 @@ export class LiveVoiceSession implements Supervised {
     // A figure newer than the last report (the provider's final one, at the close) is as of the end.
     const reportedAt = usageSeconds === this.usageSeconds ? this.usageAt : now;
     const ahead = usageSeconds - (reportedAt - this.startedAt) / 1000;
-    return connected + Math.max(0, ahead);
+    return this.carriedSeconds + connected + Math.max(0, ahead);
+  }
+
+  /** Taken over from a dead owner that had billed `seconds` as of `at`: the caller counts as connected since then. */
+  resumeBilling(seconds: number, at: number): void {
+    this.carriedSeconds = seconds;
+    this.firstAttachedAt = at;
+    this.mediaAttached = true;
   }
 
   /** Whole seconds billed for a call whose provider counted `usageSeconds`. */

@@ -18,6 +18,7 @@ import { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
+import { rememberDirect } from './takeover.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
 import type { MintStream } from './transport.js';
 import { CallTimeline } from '../timeline/call-timeline.js';
@@ -224,6 +225,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     if (lease === null) throw new Error('voice session id collision');
     session.lease = lease;
     row.providerSessionId = session.provider.id;
+    // A WebRTC call outlives this instance: a survivor finds its provider session here (takeover.ts).
+    if (answerSdp !== undefined) await rememberDirect(ctx, id, session.provider.id, maxDurationMs + TOKEN_GRACE_MS);
     await deps.sql.begin(async (tx) => {
       // One round trip for both rows (pipelined, in this order).
       const newConversation = {

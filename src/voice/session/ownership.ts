@@ -134,6 +134,20 @@ export class VoiceOwnership {
     return true;
   }
 
+  /**
+   * Write the record for a call this instance has just taken over at `generation` (granted by the database, see
+   * takeOverSession in queries.ts): whatever the record says now (a dead owner's, or nothing) is replaced.
+   */
+  async seize(sessionId: string, generation: number): Promise<OwnerLease> {
+    const record: OwnerRecord = { instanceId: this.instanceId, generation, expiresAt: this.now() + this.timing.ttlMs };
+    const raw = JSON.stringify(record);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = await this.store.get(ownerKey(sessionId));
+      if (await this.store.compareAndSet(ownerKey(sessionId), current, raw, this.timing.ttlMs)) break;
+    }
+    return { sessionId, record, raw };
+  }
+
   /** Say this instance is alive (PRESENCE_TTL_MS). */
   async announce(): Promise<void> {
     await this.store.set(presenceKey(this.instanceId), String(this.now()), { ttlMs: PRESENCE_TTL_MS });

@@ -27,6 +27,7 @@ import {
 } from './transport.js';
 import { finishSession, type EndAnswer } from './settlement.js';
 import { Supervisor } from './supervisor.js';
+import { VoiceTakeover } from './takeover.js';
 import { VoiceTurns } from './turns.js';
 import { TimelineWriter } from '../timeline/writer.js';
 
@@ -53,6 +54,7 @@ export class VoiceService {
   readonly timelines: TimelineWriter;
   private readonly ctx: VoiceContext;
   private readonly fleet: VoiceFleet;
+  private readonly takeover: VoiceTakeover;
   private readonly observer: VoiceObserver | undefined;
 
   constructor(deps: VoiceServiceDeps, options: VoiceOptions = {}) {
@@ -108,9 +110,11 @@ export class VoiceService {
       onSessionStored: options.onSessionStored,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
+      takeOver: (id) => this.takeover.takeOver(id),
     };
     this.ctx = ctx;
     this.fleet = new VoiceFleet(ctx, options.orphanSweepEveryMs ?? 30_000);
+    this.takeover = new VoiceTakeover(ctx);
   }
 
   /**
@@ -139,6 +143,7 @@ export class VoiceService {
     this.ctx.draining = false;
     this.supervisor.start();
     this.fleet.start();
+    this.takeover.start();
     this.timelines.start();
   }
 
@@ -165,6 +170,7 @@ export class VoiceService {
     await Promise.allSettled([...this.sessions.values()].map((s) => s.end('shutdown')));
     this.supervisor.stop();
     this.fleet.stop();
+    this.takeover.stop();
     await this.timelines.stop();
   }
 

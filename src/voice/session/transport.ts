@@ -28,8 +28,14 @@ export interface CallerTransport {
 export interface DirectMediaTransport {
   /** `webrtc`. */
   readonly name: string;
-  /** Provider handlers for one session (merged into the session's own): presence and any tap on reflected audio. */
-  watch(session: LiveVoiceSession): Pick<VoiceSessionHandlers, 'onInputAudio' | 'onOutputAudio'>;
+  /**
+   * Provider handlers for one session (merged into the session's own): presence and any tap on reflected audio.
+   * `present`: the caller is known to be connected already (a call taken over from a dead owner).
+   */
+  watch(
+    session: LiveVoiceSession,
+    options?: { present?: boolean },
+  ): Pick<VoiceSessionHandlers, 'onInputAudio' | 'onOutputAudio'>;
 }
 
 export interface MintStream {

@@ -55,6 +55,11 @@ export class TimelineWriter {
     void this.flush();
   }
 
+  /** Stop writing a call's timeline (another instance took the call over and writes it now). */
+  forget(sessionId: string): void {
+    this.tracked.delete(sessionId);
+  }
+
   /** The in-memory timeline of a call this instance runs (or ran, until its last write landed). */
   live(sessionId: string): { accountId: string; snapshot: TimelineSnapshot } | undefined {
     const t = this.tracked.get(sessionId);

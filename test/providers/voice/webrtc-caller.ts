@@ -16,6 +16,8 @@ export class WebRtcCaller {
   packetsIn = 0;
   /** Largest absolute sample heard from the other side (PCM16 scale). */
   peakIn = 0;
+  /** Packets heard whose audio is not silence (a sample above 1000 on the PCM16 scale). */
+  voicedPacketsIn = 0;
 
   constructor() {
     const audio = new Audio('0', 'SendRecv');
@@ -26,8 +28,10 @@ export class WebRtcCaller {
     this.track.onMessage((packet) => {
       if (packet.length <= 12 || (packet[1]! & 0x7f) !== 0) return;
       this.packetsIn++;
-      for (let i = 12; i < packet.length; i++)
-        this.peakIn = Math.max(this.peakIn, Math.abs(MULAW_TO_LINEAR[packet[i]!]!));
+      let peak = 0;
+      for (let i = 12; i < packet.length; i++) peak = Math.max(peak, Math.abs(MULAW_TO_LINEAR[packet[i]!]!));
+      this.peakIn = Math.max(this.peakIn, peak);
+      if (peak > 1000) this.voicedPacketsIn++;
     });
     this.channel = this.pc.createDataChannel('oai-events');
     // node-datachannel frees native callbacks (which keep the process alive) only from onClosed.

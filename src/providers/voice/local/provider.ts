@@ -45,6 +45,11 @@ export function createLocalVoiceProvider(options: LocalProviderOptions): VoicePr
         ),
       );
     },
+    resumeWebRtcSession(): Promise<never> {
+      return Promise.reject(
+        new VoiceProviderError(VoiceProviderErrorCodes.REFUSED, 'The local voice holds no WebRTC sessions.'),
+      );
+    },
     async startSession(config: VoiceSessionConfig, start: StartSessionOptions = {}): Promise<VoiceSession> {
       const aborted = (): VoiceProviderError =>
         new VoiceProviderError(VoiceProviderErrorCodes.ABORTED, 'The voice session start was aborted.');

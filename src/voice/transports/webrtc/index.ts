@@ -49,8 +49,10 @@ export function webrtcTransport(options: WebRtcTransportOptions = {}): DirectMed
 
   return {
     name: 'webrtc',
-    watch(session) {
-      const w: Watched = { session, tap: undefined, present: false, lastHeardAt: 0, watchedAt: Date.now() };
+    watch(session, watchOptions) {
+      const present = watchOptions?.present === true;
+      const now = Date.now();
+      const w: Watched = { session, tap: undefined, present, lastHeardAt: present ? now : 0, watchedAt: now };
       let tapAsked = false;
       const tap = (): RelayTap | undefined => {
         // Asked once the call is registered and running (a recording starts with the call, not the mint attempt).

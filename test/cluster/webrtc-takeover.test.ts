@@ -1,0 +1,180 @@
+import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startVoiceSimulator } from '../../src/providers/voice/index.js';
+import { startTestApp, TEST_SECRET_KEY } from '../helpers/app.js';
+import { TEST_REDIS_URL } from '../helpers/env.js';
+import { bearer } from '../helpers/identity.js';
+import { assertBilledRealTime, assertSettledOnce, FAULT_ENV, voiceSetup, type Call } from '../fault/voice.js';
+import { timedRequest } from '../fault/helpers.js';
+import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
+import { waitFor, type Minted } from '../voice/helpers.js';
+
+const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+/** The instance that mints the call, as a real process (so it can be killed -9). */
+async function startDoomedInstance(
+  t: Test,
+  env: Record<string, string>,
+): Promise<{ url: string; kill: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async () => {
+    child.kill('SIGKILL');
+    await exited;
+  };
+  t.teardown(kill);
+  const port = await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
+      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    },
+    'the instance to listen',
+    60_000,
+  );
+  return { url: `http://127.0.0.1:${port}`, kill };
+}
+
+/**
+ * A WebRTC call outlives the instance that minted it: the caller's audio runs to the provider, so when the owner is
+ * killed -9 the survivor takes the call over (the next ownership generation) and re-attaches the sideband; the caller
+ * keeps hearing the assistant, heartbeats on the survivor come back healthy, and the call is settled once.
+ */
+t.test(
+  'the owner of a WebRTC call is killed: the survivor takes it over, the call goes on, settled once',
+  async (t) => {
+    const sim = await startVoiceSimulator({ usageIntervalMs: 200, transcriptChunkMs: 100, wordMs: 40 });
+    t.teardown(() => sim.close());
+    const survivor = await startTestApp(t, {
+      env: { ...FAULT_ENV, VOICE_PROVIDER_URL: sim.url },
+      voice: { ownership: { renewEveryMs: 1000, ttlMs: 3000 } },
+    });
+    const doomed = await startDoomedInstance(t, {
+      ...FAULT_ENV,
+      DATABASE_URL: survivor.database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: survivor.redisPrefix,
+      SECRET_KEY: TEST_SECRET_KEY,
+      VOICE_PROVIDER_URL: sim.url,
+      INSTANCE_ID: 'instance-doomed',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-webrtc-takeover-')),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      VOICE_OWNERSHIP_TTL_SECONDS: '3', // renewed every second
+    });
+    const { owner: account, assistant } = await voiceSetup(survivor);
+    const caller = new WebRtcCaller();
+    t.teardown(() => caller.close());
+
+    const res = await timedRequest(`${doomed.url}/api/v1/voice/sessions`, {
+      json: {
+        assistantId: assistant.publicId,
+        capabilities: ['heartbeat', 'playback_gate'],
+        transport: { type: 'webrtc', sdp: await caller.offer() },
+      },
+      headers: bearer(account.secret),
+    });
+    t.equal(res.status, 200, 'minted on the instance that will die');
+    const minted = res.body as Minted & { transport: { sdp: string } };
+    caller.answer(minted.transport.sdp);
+    caller.talk(true);
+    const joinedAt = performance.now();
+    const call: Call = { minted, media: undefined as never, joinedAt, owner: account, app: survivor };
+    const beat = (base: string) =>
+      timedRequest(`${base}/api/v1/voice/sessions/${minted.sessionId}/heartbeat`, {
+        json: { token: minted.controlToken },
+      });
+
+    await waitFor(async () => (await beat(doomed.url)).body?.status === 'healthy', 'the owner answers healthy');
+    // A turn before the kill: the caller hears the assistant over WebRTC.
+    const record = await waitFor(() => [...sim.stats.sessions.values()][0], 'the provider session');
+    await waitFor(() => record.inputTranscripts.length >= 2, 'the provider hears the caller', 15_000);
+    caller.talk(false);
+    await waitFor(() => caller.voicedPacketsIn > 0, 'the assistant heard before the kill', 15_000);
+    await waitFor(async () => {
+      const [row] = await survivor.database.sql<{ n: number }[]>`
+      select count(*)::int as n from messages where conversation_id = ${minted.conversationId}`;
+      return row!.n >= 1;
+    }, 'a transcript line stored by the owner');
+    caller.talk(true);
+
+    await doomed.kill();
+    const killedAt = performance.now();
+
+    // Heartbeats to the survivor from the kill on, once a second (what a client behind the proxy sends).
+    const statuses: string[] = [];
+    await waitFor(
+      async () => {
+        const r = await beat(survivor.url);
+        const status = r.status === 200 ? r.body.status : `http_${r.status}`;
+        if (statuses.at(-1) !== status) statuses.push(status);
+        if (status === 'healthy') return true;
+        await new Promise((resolve) => setTimeout(resolve, 1050));
+        return false;
+      },
+      'the survivor to answer healthy',
+      20_000,
+    );
+    const session = survivor.app.voice.sessions.get(minted.sessionId);
+    t.ok(session, 'the call runs on the survivor');
+    t.equal(session?.linkState, 'connected', 'its sideband is attached');
+    const takenOverMs = performance.now() - killedAt;
+    t.comment(
+      `heartbeats on the survivor after the kill: ${statuses.join(' -> ')} (healthy ${takenOverMs.toFixed(0)} ms after the kill)`,
+    );
+    t.notOk(
+      statuses.some((s) => s === 'lost' || s === 'ended'),
+      'never told the call was lost or ended',
+    );
+    t.ok(record.resumes >= 1, 'the sideband re-attached at the provider');
+    t.notOk(record.ended, 'the provider session never stopped');
+
+    // The caller keeps talking and keeps hearing the assistant.
+    const heardBefore = caller.voicedPacketsIn;
+    let words = 0;
+    session!.subscribe({ onInputTranscript: () => void words++ });
+    await waitFor(() => words >= 2, "the caller's words reach the survivor over the sideband", 15_000);
+    const transcribedBefore = record.inputTranscripts.length;
+    await waitFor(() => record.inputTranscripts.length > transcribedBefore, 'more of the caller heard', 15_000);
+    caller.talk(false);
+    const spokenBefore = record.outputTranscripts.length;
+    await waitFor(
+      () => caller.voicedPacketsIn > heardBefore && record.outputTranscripts.length > spokenBefore,
+      'the assistant answers and is still heard after the takeover',
+      15_000,
+    );
+
+    const [row] = await survivor.database.sql<{ ownerInstance: string; ownerGeneration: number }[]>`
+    select owner_instance, owner_generation from voice_sessions where id = ${minted.sessionId}`;
+    t.equal(row!.ownerInstance, survivor.config.instanceId, 'the row names the survivor');
+    t.equal(row!.ownerGeneration, 2, 'at the next generation');
+
+    const ended = await timedRequest(`${survivor.url}/api/v1/voice/sessions/${minted.sessionId}/end`, {
+      json: {},
+      headers: bearer(account.secret),
+    });
+    t.equal(ended.status, 200, 'ended by its caller on the survivor');
+    t.equal(ended.body.endReason, null);
+    const connectedMs = performance.now() - joinedAt;
+    const settled = await assertSettledOnce(t, survivor.database.sql, call, { state: 'ended' });
+    t.equal(settled.billableSeconds, ended.body.billableSeconds, 'stored as the caller was told');
+    // Billed from the dead owner's last persisted usage (every second) plus the survivor's time.
+    assertBilledRealTime(t, settled.billableSeconds, connectedMs, 'the call across both instances', 3);
+    await waitFor(() => record.ended, 'hung up at the provider');
+    t.equal(record.clientEvents.filter((e) => e === 'hangup').length, 1, 'hung up once');
+    const lines = await survivor.database.sql<{ role: string }[]>`
+    select role from messages where conversation_id = ${minted.conversationId} order by created_at`;
+    t.ok(lines.filter((l) => l.role === 'user').length >= 2, 'transcript lines from before and after the takeover');
+  },
+);
