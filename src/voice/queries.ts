@@ -320,3 +320,14 @@ export async function takeOverSession(
     returning owner_generation`;
   return row?.ownerGeneration;
 }
+
+/** The last turns stored in a conversation (a takeover skips the provider's replay of what is already there). */
+export async function recentTurns(
+  sql: Db,
+  conversationId: string,
+  limit: number,
+): Promise<{ role: string; content: string }[]> {
+  return sql<{ role: string; content: string }[]>`
+    select role, content from messages where conversation_id = ${conversationId}
+    order by created_at desc limit ${limit}`;
+}

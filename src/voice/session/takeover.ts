@@ -4,7 +4,7 @@ import { CallTimeline } from '../timeline/call-timeline.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 import * as q from '../queries.js';
 import { HEARTBEAT_LOSS_MS, type VoiceContext } from './context.js';
-import { LiveVoiceSession } from './live-session.js';
+import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
 
 /**
@@ -25,6 +25,8 @@ import { PRESENCE_EVERY_MS } from './ownership.js';
 const directKey = (id: string) => `voice:direct:${id}`;
 /** Calls of one dead owner taken over per pass (the rest on the next pass, a second later). */
 const TAKEOVER_BATCH = 100;
+/** Stored turns a taken-over call compares the provider's replay with. */
+const REPLAY_CHECK_TURNS = 6;
 
 /** The mint of a WebRTC call: record its provider session so a survivor can take it over. */
 export async function rememberDirect(
@@ -114,6 +116,7 @@ export class VoiceTakeover {
     const generation = await q.takeOverSession(ctx.deps.sql, id, ctx.ownership.instanceId, from);
     if (generation === undefined) return false;
     const lease = await ctx.ownership.seize(id, generation);
+    const stored = await q.recentTurns(ctx.deps.sql, row.conversationId, REPLAY_CHECK_TURNS).catch(() => []);
 
     const startedAtMs = (row.startedAt ?? row.renewedAt).getTime();
     const sinceMint = Math.max(0, Date.now() - startedAtMs);
@@ -147,7 +150,7 @@ export class VoiceTakeover {
         log,
         timeline,
       },
-      ctx.environment,
+      { ...ctx.environment, writeTurn: skipReplayed(ctx.environment.writeTurn, stored) },
     );
     watchTimeline(session);
     session.lease = lease;
@@ -197,6 +200,24 @@ export async function relinquishOrEnd(ctx: VoiceContext, session: LiveVoiceSessi
   detach.call(session.provider);
   session.status = 'ended';
   session.notifyEnded('control_lost');
+}
+
+/**
+ * The provider replays its recent events after the attach: transcript lines the dead owner already stored come again.
+ * The first turns of a taken-over call that an already stored turn of the same speaker contains are not stored twice;
+ * the first new one ends the check. (What the dead owner had not stored yet is stored from the replay: no line lost
+ * within the provider's replay.)
+ */
+function skipReplayed(
+  write: LiveSessionEnvironment['writeTurn'],
+  stored: { role: string; content: string }[],
+): LiveSessionEnvironment['writeTurn'] {
+  let checking = stored.length > 0;
+  return (session, turn) => {
+    if (checking && stored.some((m) => m.role === turn.role && m.content.includes(turn.text))) return;
+    checking = false;
+    write(session, turn);
+  };
 }
 
 /** A monotonic clock whose first reading (the timeline's origin) lies `sinceMintMs` back: the call's times stay since its mint. */
