@@ -29,6 +29,8 @@ const UNREGISTERED_FORGET_MS = 30_000;
  * joins and billing runs); none for `absentAfterMs` means the caller is away (billing pauses and the session's grace
  * period runs, as when a media socket closes). A consented recording is written from the reflected audio both ways
  * (the assistant's only while the playback gate is open, as a relayed call records what the caller may hear).
+ * The call's turns are timed from the sideband too: from the caller's end of speech (the provider's transcript, on the
+ * reflected audio's timeline) to the answer's first audio the sideband reflects with the gate open.
  */
 export function webrtcTransport(options: WebRtcTransportOptions = {}): DirectMediaTransport & { stop(): void } {
   const absentAfterMs = options.absentAfterMs ?? 3000;
@@ -62,11 +64,14 @@ export function webrtcTransport(options: WebRtcTransportOptions = {}): DirectMed
         }
         return w.tap;
       };
+      const clock = session.timeline.turnClock;
       watched.set(session.id, w);
       session.subscribe({ onEnded: () => watched.delete(session.id) });
       timer ??= setInterval(check, checkEveryMs).unref();
       return {
         onInputAudio: (pcm) => {
+          // The turn clock's caller audio: the provider's audio timeline, as Parley sees it reflected.
+          clock.callerAudio(pcm.length);
           w.lastHeardAt = Date.now();
           if (!w.present && session.status === 'active' && session.lease !== undefined) {
             w.present = true;
@@ -75,8 +80,12 @@ export function webrtcTransport(options: WebRtcTransportOptions = {}): DirectMed
           tap()?.caller(pcm);
         },
         onOutputAudio: (pcm) => {
-          if (session.gate.isOpen) tap()?.assistant(pcm);
+          const open = session.gate.isOpen;
+          if (open) tap()?.assistant(pcm);
           session.handlers.onOutputAudio?.(pcm);
+          // The provider sends the answer to the caller itself: its first audio on the sideband (with the gate open,
+          // so the widget plays it) ends the turn. Nothing is held by Parley, so the relay's parts are 0.
+          if (open) clock.assistantAudioWritten();
         },
       };
     },
