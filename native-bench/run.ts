@@ -6,6 +6,8 @@
  *   npm run bench -- --only=voice       or --only=http
  *   npm run bench -- --only=fleet       a fleet behind HAProxy: a burst of mints, load per live call (fleet/run.ts)
  *   npm run bench -- --only=fleet --fleet-sizes=3,10 --burst=300 --fleet-calls=3 --window=20
+ *   npm run bench -- --only=webrtc      Parley's CPU per call-second, WebRTC vs WebSocket (webrtc/run.ts)
+ *   npm run bench -- --only=webrtc --webrtc-calls=10 --window=10
  *   npm run bench -- --sessions=50,200  voice concurrency levels
  *   npm run bench -- --relays=ws-relay,uws-relay,parley   (direct always runs: it is the latency floor)
  *   npm run bench -- --workers=2 --parley=tsx --no-pin
@@ -36,6 +38,7 @@ import { runOverloadScenario } from './overload/scenario.js';
 import { runUsageScenario, usageTargets } from './usage/scenario.js';
 import { runVoiceScenario } from './voice/scenario.js';
 import { runFleetBench } from './fleet/run.js';
+import { runWebRtcBench } from './webrtc/run.js';
 import { isRelayName, type RelayName } from './voice/implementations.js';
 import type { TrafficShape } from './voice/protocol.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,6 +73,8 @@ const { values } = parseArgs({
     'fleet-sizes': { type: 'string', default: '3,10' },
     burst: { type: 'string', default: '300' },
     'fleet-calls': { type: 'string', default: '3' },
+    /** --only=webrtc: simultaneous calls of each transport. */
+    'webrtc-calls': { type: 'string', default: '10' },
     /** --only=overload: run even when other work already loads the machine (the figures then say so). */
     force: { type: 'boolean', default: false },
   },
@@ -92,8 +97,8 @@ if (only === 'overload') {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   process.exit(result.refused !== undefined ? 2 : result.targets.every((target) => target.ok) ? 0 : 1);
 }
-if (only !== undefined && only !== 'voice' && only !== 'http' && only !== 'usage' && only !== 'fleet')
-  throw new Error('--only must be voice, http, usage, fleet or overload');
+if (only !== undefined && !['voice', 'http', 'usage', 'fleet', 'webrtc'].includes(only))
+  throw new Error('--only must be voice, http, usage, fleet, webrtc or overload');
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1))
   throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
@@ -169,9 +174,43 @@ async function fleet(): Promise<void> {
   log('wrote native-bench/results/fleet-latest.json');
 }
 
+/** --only=webrtc: one instance, N calls of each transport; writes results/webrtc-latest.json. */
+async function webrtc(): Promise<void> {
+  const calls = Number(values['webrtc-calls']);
+  if (!Number.isInteger(calls) || calls < 1 || calls > 200) throw new Error('--webrtc-calls: 1 to 200');
+  const machine = describeMachine();
+  const cpuPlan = planCpus(machine.cpuCount, hasTaskset() && !values['no-pin']);
+  const build = await buildParley(values.parley as 'built' | 'tsx', log);
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  assertLoopback(databaseUrl);
+  const fixture = await prepareFixture(build, log, databaseUrl);
+  try {
+    const result = await runWebRtcBench({
+      calls,
+      windowSeconds: Number(values.window ?? (quick ? 5 : 10)),
+      warmupSeconds: 3,
+      build,
+      fixture,
+      serverCpus: cpuPlan.server.length > 0 ? cpuPlan.server : undefined,
+      simulatorCpus: cpuPlan.simulator.length > 0 ? cpuPlan.simulator : undefined,
+      log,
+    });
+    const dir = join(BENCH_DIR, 'results');
+    mkdirSync(dir, { recursive: true });
+    const record = { argv: process.argv.slice(2), machine, parley: build.note, ...result };
+    writeFileSync(join(dir, 'webrtc-latest.json'), `${JSON.stringify(record, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    log('wrote native-bench/results/webrtc-latest.json');
+  } finally {
+    await removeFixture(fixture);
+    await dropRedisKeys(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', fixture.redisPrefix);
+  }
+}
+
 async function main(): Promise<void> {
   if (values.report) return reportOnly();
   if (only === 'fleet') return fleet();
+  if (only === 'webrtc') return webrtc();
   if (!canSampleProcesses()) throw new Error('native-bench reads server CPU and RSS from /proc: run it on Linux');
   const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   assertLoopback(redisUrl);

@@ -3,7 +3,7 @@ import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import { EventDedupe } from './event-dedupe.js';
 import { errorFromEvent, readCloseReason, readDelegation, readTranscript } from './inbound.js';
-import { decodeOutputAudioFast, parseServerFrame, type WireEvent } from './protocol.js';
+import { decodeInputAudioFast, decodeOutputAudioFast, parseServerFrame, type WireEvent } from './protocol.js';
 import { residenceNow, type RelayResidence } from './residence.js';
 import { openProviderSocket, type ProviderSocketEvents } from './provider-socket.js';
 import type { VoiceCloseReason, VoiceSessionHandlers, VoiceSessionStats } from './types.js';
@@ -141,6 +141,11 @@ export class GptLiveWire {
         this.stats.audioChunksReceived++;
         this.h.onOutputAudio?.(pcm);
         return;
+      }
+      // A sideband's reflected caller audio (50 frames a second): no parsed object either.
+      if (this.h.onInputAudio !== undefined) {
+        const input = decodeInputAudioFast(data);
+        if (input !== undefined) return this.h.onInputAudio(input);
       }
     }
     const event = isBinary ? undefined : parseServerFrame(data);

@@ -59,7 +59,6 @@ export function appendFrameAudioBytes(frame: Buffer): number {
 /** The output-delta shape the fast path recognises; anything else takes the JSON.parse path. */
 const OUTPUT_DELTA_TYPE: OutputAudioDeltaEvent['type'] = 'session.output_audio.delta';
 const OUTPUT_PREFIX = Buffer.from(`{"type":"${OUTPUT_DELTA_TYPE}","delta":"`, 'latin1');
-const OUTPUT_PREFIX_LENGTH = OUTPUT_PREFIX.length;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const CLOSE_BRACE = 0x7d;
@@ -70,14 +69,26 @@ const CLOSE_BRACE = 0x7d;
  * the frame has any other shape (other key order, extra fields, escapes), so the caller falls back to JSON.parse.
  */
 export function decodeOutputAudioFast(data: Buffer): Buffer | undefined {
+  return decodeAudioFast(data, OUTPUT_PREFIX);
+}
+
+/** A sideband's reflection of the caller's audio, `{"type":"session.input_audio.append","audio":"<b64>"}`, the same way. */
+const INPUT_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
+
+export function decodeInputAudioFast(data: Buffer): Buffer | undefined {
+  return decodeAudioFast(data, INPUT_PREFIX);
+}
+
+function decodeAudioFast(data: Buffer, prefix: Buffer): Buffer | undefined {
   const length = data.length;
-  if (length < OUTPUT_PREFIX_LENGTH + 2) return undefined;
+  const prefixLength = prefix.length;
+  if (length < prefixLength + 2) return undefined;
   if (data[length - 1] !== CLOSE_BRACE) return undefined;
-  if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX_LENGTH, 0, OUTPUT_PREFIX_LENGTH) !== 0) return undefined;
+  if (data.compare(prefix, 0, prefixLength, 0, prefixLength) !== 0) return undefined;
   // The only quote after the prefix must be the closing one, and JSON escapes (e.g. "\/") rule the fast path out.
-  if (data.indexOf(QUOTE, OUTPUT_PREFIX_LENGTH) !== length - 2) return undefined;
-  if (data.indexOf(BACKSLASH, OUTPUT_PREFIX_LENGTH) !== -1) return undefined;
-  return Buffer.from(data.toString('latin1', OUTPUT_PREFIX_LENGTH, length - 2), 'base64');
+  if (data.indexOf(QUOTE, prefixLength) !== length - 2) return undefined;
+  if (data.indexOf(BACKSLASH, prefixLength) !== -1) return undefined;
+  return Buffer.from(data.toString('latin1', prefixLength, length - 2), 'base64');
 }
 
 /** The session.start command: the data-channel lock is always set here and nowhere else. */
