@@ -1,5 +1,6 @@
 import t from 'tap';
 import { Recorder, simProvider, startSim, waitFor } from './helpers.js';
+import { decodeInputAudioFast } from '../../../src/providers/voice/protocol.js';
 import { WebRtcCaller } from './webrtc-caller.js';
 
 /** WebRTC sessions: the simulator answers with a real peer; Parley's adapter holds only the sideband. */
@@ -99,4 +100,13 @@ t.test('a sideband that cannot be re-attached is lost and hung up', async (t) =>
   t.equal(session.state, 'lost');
   await waitFor(() => sim.stats.sessions.get(session.id)!.ended, 'hung up at the provider');
   t.ok(sim.stats.sessions.get(session.id)!.clientEvents.includes('hangup'));
+});
+
+t.test("the sideband's reflected caller audio is decoded without parsing; any other shape falls back", async (t) => {
+  const pcm = Buffer.from([1, 2, 3, 4, 5, 6]);
+  const frame = Buffer.from(`{"type":"session.input_audio.append","audio":"${pcm.toString('base64')}"}`);
+  t.same(decodeInputAudioFast(frame), pcm);
+  const withId = `{"type":"session.input_audio.append","audio":"${pcm.toString('base64')}","event_id":"e1"}`;
+  t.equal(decodeInputAudioFast(Buffer.from(withId)), undefined, 'an extra field takes the JSON path');
+  t.equal(decodeInputAudioFast(Buffer.from('{"type":"session.output_audio.delta","delta":"AAAA"}')), undefined);
 });
