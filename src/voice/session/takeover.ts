@@ -1,6 +1,7 @@
 import { getAssistantById } from '../../assistants/index.js';
 import { DEFAULT_AUDIO_FORMAT } from '../../providers/voice/index.js';
 import { CallTimeline } from '../timeline/call-timeline.js';
+import { findTimeline } from '../timeline/queries.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 import * as q from '../queries.js';
 import { HEARTBEAT_LOSS_MS, type VoiceContext } from './context.js';
@@ -117,6 +118,7 @@ export class VoiceTakeover {
     if (generation === undefined) return false;
     const lease = await ctx.ownership.seize(id, generation);
     const stored = await q.recentTurns(ctx.deps.sql, row.conversationId, REPLAY_CHECK_TURNS).catch(() => []);
+    const written = await findTimeline(ctx.deps.sql, row.accountId, id).catch(() => undefined);
 
     const startedAtMs = (row.startedAt ?? row.renewedAt).getTime();
     const sinceMint = Math.max(0, Date.now() - startedAtMs);
@@ -152,6 +154,14 @@ export class VoiceTakeover {
       },
       { ...ctx.environment, writeTurn: skipReplayed(ctx.environment.writeTurn, stored) },
     );
+    // What the dead owner last wrote of the timeline (at most 5 s behind) comes first.
+    if (written?.events != null)
+      timeline.carryOn({
+        events: written.events,
+        eventsOmitted: written.eventsOmitted,
+        turns: written.turns ?? [],
+        turnsOmitted: written.turnsOmitted ?? 0,
+      });
     watchTimeline(session);
     session.lease = lease;
     session.linkState = 'reconnecting';

@@ -60,8 +60,24 @@ export class CallTimeline {
    */
   record(type: string, detail?: TimelineDetail, at?: number): void {
     const atMs = Math.max(this.lastAtMs, Math.round(this.elapsed(at)));
-    this.lastAtMs = atMs;
-    const event: TimelineEvent = detail === undefined ? { atMs, type } : { atMs, type, detail };
+    this.keep(detail === undefined ? { atMs, type } : { atMs, type, detail });
+  }
+
+  /**
+   * Carry on what another instance wrote of this call (it died and this one took the call over): its events and turns
+   * come first, in the same bounds; the turns counted on from there. Call before recording anything.
+   */
+  carryOn(earlier: Pick<TimelineSnapshot, 'events' | 'eventsOmitted' | 'turns' | 'turnsOmitted'>): void {
+    if (earlier.eventsOmitted !== null)
+      this.omitted = { ...earlier.eventsOmitted, byType: { ...earlier.eventsOmitted.byType } };
+    for (const event of earlier.events) this.keep(event);
+    for (const turn of earlier.turns) this.addTurn(turn);
+    this.turnsOmitted += earlier.turnsOmitted;
+    this.turnClock.countFrom(earlier.turns.length + earlier.turnsOmitted);
+  }
+
+  private keep(event: TimelineEvent): void {
+    this.lastAtMs = Math.max(this.lastAtMs, event.atMs);
     this.dirty = true;
     if (this.head.length < TIMELINE_HEAD_EVENTS) {
       this.head.push(event);

@@ -65,6 +65,11 @@ export class TurnClock {
     private readonly observer?: TurnObserver,
   ) {}
 
+  /** Turns already counted elsewhere (a call taken over from a dead instance): the next one is `turns + 1`. */
+  countFrom(turns: number): void {
+    this.turns = Math.max(this.turns, turns);
+  }
+
   // ---- per frame (the pump and the provider adapter): no allocation -------------------------------------------
 
   /** Caller audio Parley read and handed to the provider link. */
