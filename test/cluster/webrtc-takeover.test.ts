@@ -175,6 +175,7 @@ t.test(
     t.match(
       timeline.events.find((e) => e.type === 'taken_over'),
       { detail: { from: 'instance-doomed', generation: 2 } },
+      'then the takeover',
     );
 
     const [row] = await survivor.database.sql<{ ownerInstance: string; ownerGeneration: number }[]>`
