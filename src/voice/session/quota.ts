@@ -38,6 +38,11 @@ export interface VoiceQuota {
   /** A mint that failed after admission (provider unconfirmed): release without billing. */
   release(request: VoiceQuotaRequest): Promise<void>;
   /**
+   * A call this instance took over from a dead one (a WebRTC call outlives its instance): its grants, as the database
+   * has them, become this instance's, so the call is extended and settled here as if it had been admitted here.
+   */
+  resume?(request: VoiceQuotaRequest): Promise<void>;
+  /**
    * The call stopped running here: its place under VOICE_MAX_CONCURRENT_SESSIONS is free at once, even when its
    * settlement waits for the database (a burst of ends must not hold the slots of calls that are over).
    */
@@ -185,6 +190,28 @@ export function meteredVoiceQuota(
 
     ended(request) {
       local.delete(request.sessionId);
+    },
+
+    async resume(request) {
+      if (chains.has(request.sessionId)) return;
+      const quotaExempt = meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground';
+      const blocks: Block[] = [];
+      let start = 0;
+      for (const g of await listVoiceGrants(meter, request.sessionId)) {
+        if (g.status !== 'open' && g.status !== 'settled') continue;
+        const grant: VoiceGrant = {
+          id: g.id,
+          accountId: request.accountId,
+          sessionId: request.sessionId,
+          seconds: g.seconds,
+          quotaExempt,
+        };
+        blocks.push({ grant, start, settled: g.status === 'settled' });
+        start += g.seconds;
+      }
+      if (blocks.length === 0) return;
+      local.add(request.sessionId);
+      chains.set(request.sessionId, { request, blocks, granted: start, exhausted: false, renewing: undefined });
     },
 
     async settle(request, billableSeconds) {

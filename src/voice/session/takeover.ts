@@ -168,6 +168,13 @@ export class VoiceTakeover {
     // Billed what the dead owner persisted, and the caller connected since (its audio never stopped).
     session.resumeBilling(row.usageSeconds, clockNow - Math.max(0, Date.now() - row.renewedAt.getTime()));
     timeline.record('taken_over', { from: row.ownerInstance, generation });
+    // Its voice-minute grants become this instance's (renewed and settled here); without them it is settled from the
+    // database's grants all the same.
+    await ctx.quota
+      .resume?.(session.quotaRequest)
+      .catch((err: unknown) =>
+        log.warn({ err: { message: (err as Error).message } }, 'taken-over call: its grants could not be read'),
+      );
     ctx.sessions.set(id, session);
     ctx.timelines.track(id, row.accountId, row.assistantId, timeline);
     log.warn({ from: row.ownerInstance, generation }, 'voice call taken over from a dead instance');
