@@ -286,11 +286,15 @@ export class LiveVoiceSession implements Supervised {
     return this.carriedSeconds + connected + Math.max(0, ahead);
   }
 
-  /** Taken over from a dead owner that had billed `seconds` as of `at`: the caller counts as connected since then. */
-  resumeBilling(seconds: number, at: number): void {
+  /**
+   * Taken over from a dead owner that had billed `seconds` as of `at`: the caller counts as connected since then, and
+   * the heartbeat, idle and provider deadlines start again now (the dead owner's last sight of them died with it).
+   */
+  resume(seconds: number, at: number): void {
     this.carriedSeconds = seconds;
     this.firstAttachedAt = at;
     this.mediaAttached = true;
+    this.lastHeartbeatAt = this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
   }
 
   /** Whole seconds billed for a call whose provider counted `usageSeconds`. */

@@ -166,7 +166,7 @@ export class VoiceTakeover {
     session.lease = lease;
     session.linkState = 'reconnecting';
     // Billed what the dead owner persisted, and the caller connected since (its audio never stopped).
-    session.resumeBilling(row.usageSeconds, clockNow - Math.max(0, Date.now() - row.renewedAt.getTime()));
+    session.resume(row.usageSeconds, clockNow - Math.max(0, Date.now() - row.renewedAt.getTime()));
     timeline.record('taken_over', { from: row.ownerInstance, generation });
     // Its voice-minute grants become this instance's (renewed and settled here); without them it is settled from the
     // database's grants all the same.
