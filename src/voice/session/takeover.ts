@@ -24,7 +24,8 @@ import { PRESENCE_EVERY_MS } from './ownership.js';
  */
 
 const directKey = (id: string) => `voice:direct:${id}`;
-/** Calls of one dead owner taken over per pass (the rest on the next pass, a second later). */
+/** Calls of one dead owner looked at per pass (the rest on the next pass), and taken over at once. */
+const TAKEOVER_SCAN = 2000;
 const TAKEOVER_BATCH = 100;
 /** Stored turns a taken-over call compares the provider's replay with. */
 const REPLAY_CHECK_TURNS = 6;
@@ -43,6 +44,8 @@ export class VoiceTakeover {
   private readonly inFlight = new Map<string, Promise<boolean>>();
   private timer: NodeJS.Timeout | undefined;
   private scanning = false;
+  /** Calls of dead owners found to be relayed (nothing to take over): the loop does not ask about them again. */
+  private readonly relayed = new Set<string>();
 
   constructor(private readonly ctx: VoiceContext) {}
 
@@ -59,13 +62,25 @@ export class VoiceTakeover {
   /** One pass: instances that own active calls and are gone; their WebRTC calls are taken over here. */
   async scan(): Promise<void> {
     const { ctx } = this;
-    if (this.scanning || ctx.direct === undefined || ctx.draining) return;
+    // The local voice holds no WebRTC calls: nothing to take over, no query.
+    const provider = ctx.deps.voiceProvider;
+    if (
+      this.scanning ||
+      ctx.direct === undefined ||
+      ctx.draining ||
+      provider === undefined ||
+      provider.kind === 'local'
+    )
+      return;
     this.scanning = true;
     try {
       for (const owner of await q.activeOwnersBesides(ctx.deps.sql, ctx.ownership.instanceId)) {
         if (await ctx.ownership.ownerAlive({ instanceId: owner, generation: 0, expiresAt: 0 })) continue;
-        const ids = await q.activeSessionsOf(ctx.deps.sql, owner, TAKEOVER_BATCH);
-        await Promise.all(ids.map((id) => this.takeOver(id)));
+        const ids = (await q.activeSessionsOf(ctx.deps.sql, owner, TAKEOVER_SCAN)).filter(
+          (id) => !this.relayed.has(id),
+        );
+        for (let i = 0; i < ids.length; i += TAKEOVER_BATCH)
+          await Promise.all(ids.slice(i, i + TAKEOVER_BATCH).map((id) => this.takeOver(id)));
       }
     } catch (err) {
       ctx.deps.log.debug({ err: { message: (err as Error).message } }, 'voice takeover pass failed; next pass retries');
@@ -99,7 +114,11 @@ export class VoiceTakeover {
     const direct = ctx.direct;
     if (provider === undefined || direct === undefined || ctx.draining) return false;
     const providerSessionId = await ctx.deps.store.get(directKey(id));
-    if (providerSessionId === null) return false;
+    if (providerSessionId === null) {
+      if (this.relayed.size >= 10_000) this.relayed.clear();
+      this.relayed.add(id);
+      return false;
+    }
     const record = await ctx.ownership.read(id);
     if (record !== null && (await ctx.ownership.ownerAlive(record))) return false;
     const row = await q.findTakeoverRow(ctx.deps.sql, id);
