@@ -53,7 +53,13 @@ async function startDoomedInstance(
 t.test(
   'the owner of a WebRTC call is killed: the survivor takes it over, the call goes on, settled once',
   async (t) => {
-    const sim = await startVoiceSimulator({ usageIntervalMs: 200, transcriptChunkMs: 100, wordMs: 40 });
+    // The provider replays everything it sent after a re-attach: lines the dead owner stored come again.
+    const sim = await startVoiceSimulator({
+      usageIntervalMs: 200,
+      transcriptChunkMs: 100,
+      wordMs: 40,
+      replayCount: 1000,
+    });
     t.teardown(() => sim.close());
     const survivor = await startTestApp(t, {
       env: { ...FAULT_ENV, VOICE_PROVIDER_URL: sim.url },
