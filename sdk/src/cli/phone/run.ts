@@ -31,6 +31,8 @@ export interface PhoneSimOptions {
   durationMs: number;
   /** Spread the calls' starts over this long. */
   rampUpMs: number;
+  /** Every caller hangs up `durationMs` after the run's start (a load test's window), not after its own start. */
+  sharedEnd?: boolean;
   playback?: Playback;
 }
 
@@ -241,7 +243,8 @@ export async function runPhoneCalls(
       });
     talking.add(me);
     peak = Math.max(peak, talking.size);
-    const timeUp = sleep(options.durationMs, hooks.signal).then(() => 'time' as const);
+    const holdMs = options.sharedEnd === true ? started + options.durationMs - performance.now() : options.durationMs;
+    const timeUp = sleep(holdMs, hooks.signal).then(() => 'time' as const);
     const over = await Promise.race([stream.closed.then(() => 'closed' as const), timeUp]);
     talking.delete(me);
     if (over === 'time') stream.hangUp();
