@@ -207,7 +207,7 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
     const body = (await res.json()) as { days: { bySource: { source: string; costMicros: number }[] }[] };
     return body.days.flatMap((d) => d.bySource).find((s) => s.source === 'phone');
   }, 'the call in the usage by source');
-  t.ok(usage.costMicros > 0, `usage shows the phone source (${usage.costMicros} micro-dollars)`);
+  t.ok(usage!.costMicros > 0, `usage shows the phone source (${usage!.costMicros} micro-dollars)`);
 
   const timeline = await waitFor(async () => {
     const tl = await get(`/api/v1/voice/sessions/${stream.sessionId}/timeline`, owner);
