@@ -293,9 +293,10 @@ async function main(): Promise<void> {
       results.phone = await runPhoneScenario({
         calls: Number(values['phone-calls']),
         windowS: values.window === undefined ? (quick ? 3 : 10) : Number(values.window),
-        rampUpS: 5,
+        rampUpS: quick ? 5 : 10,
         bargeInCalls: Number(values['barge-in-calls']),
         serverCpus: pin(cpuPlan.server),
+        simulatorCpus: pin(cpuPlan.simulator),
         parley,
         ...(parleyUnavailable === undefined ? {} : { parleyUnavailable }),
         log,

@@ -15,7 +15,7 @@ import { runLoadTest } from '../../sdk/src/cli/loadtest/run.js';
 import { runPhoneCalls } from '../../sdk/src/cli/phone/run.js';
 import { fromPcm16 } from '../../sdk/src/voice/formats.js';
 import { syntheticSpeech } from '../../sdk/src/voice/pcm.js';
-import { ROOT, sampleProcess } from '../harness/children.js';
+import { ROOT, sampleProcess, startSimulator, type Child } from '../harness/children.js';
 import { startParley, type ParleyBuild, type ParleyFixture } from '../harness/parley.js';
 import { percentile, round } from '../harness/stats.js';
 
@@ -27,6 +27,7 @@ export interface PhoneBenchOptions {
   /** Barge-in calls (their timelines give the clear latency). */
   bargeInCalls: number;
   serverCpus: number[] | undefined;
+  simulatorCpus: number[] | undefined;
   parley: { build: ParleyBuild; fixture: ParleyFixture } | undefined;
   parleyUnavailable?: string;
   log: (line: string) => void;
@@ -44,6 +45,8 @@ export interface TransportRun {
   roundTripP95Ms: number | null;
   firstAudioP50Ms: number | null;
   maxSendLagMs: number;
+  /** Why calls were not answered or ended early: refusals by reason, end reasons other than the caller's. */
+  notAnswered: Record<string, number>;
 }
 
 export interface PhoneBenchResult {
@@ -141,11 +144,15 @@ export async function runPhoneScenario(o: PhoneBenchOptions): Promise<PhoneBench
   const empty = { audio: 'pcmu/8000' as const, windowS: o.windowS, loadAverage: loadavg(), runs: [] };
   if (o.parley === undefined)
     return { status: 'skipped', reason: o.parleyUnavailable ?? 'Parley could not be prepared', ...empty };
-  // The provider: in this process, answering 1.8 s of speech at twice real time, cut when the caller talks over it.
-  const sim = await startVoiceSimulator({ transcriptChunkMs: 100, wordMs: 600, outputFrameIntervalMs: 10 });
-  const parley = await startParley(o.parley.build, o.parley.fixture, sim.url, o.serverCpus, {
-    env: { VOICE_MAX_CONCURRENT_SESSIONS: String(o.calls * 2 + 50), VOICE_PROVIDER_APPEND_MS: '0' },
-  });
+  // The provider of the load: a simulator process of its own (its CPU is not Parley's nor the generators').
+  const simulator = await startSimulator(o.simulatorCpus);
+  let parley: Child;
+  try {
+    parley = await startBenchParley(o, simulator.info);
+  } catch (err) {
+    await simulator.stop();
+    throw err;
+  }
   const key = o.parley.fixture.apiKey;
   const url = parley.info;
   const speech = fromPcm16(syntheticSpeech({ utterances: 4, speechMs: 1500, pauseMs: 2500, seed: 7 }), MULAW);
@@ -197,6 +204,7 @@ export async function runPhoneScenario(o: PhoneBenchOptions): Promise<PhoneBench
       roundTripP95Ms: ws.voice.roundTripMs?.p95 ?? null,
       firstAudioP50Ms: ws.voice.firstAudioMs?.p50 ?? null,
       maxSendLagMs: ws.voice.audio.maxSendLagMs,
+      notAnswered: { ...ws.voice.refusals, ...ws.voice.errors },
     });
 
     o.log(`phone bench: ${o.calls} phone calls, ${o.windowS} s measured`);
@@ -218,14 +226,19 @@ export async function runPhoneScenario(o: PhoneBenchOptions): Promise<PhoneBench
       roundTripP95Ms: phone.summary.roundTripMs?.p95 ?? null,
       firstAudioP50Ms: phone.summary.firstAudioMs?.p50 ?? null,
       maxSendLagMs: phone.summary.maxSendLagMs,
+      notAnswered: {
+        ...Object.fromEntries(Object.entries(phone.summary.endReasons).filter(([k]) => k !== 'hangup')),
+        ...phone.summary.errors,
+      },
     });
 
-    const bargeIn = await clearLatency(url, key, timelineKey(o.parley.build, o.parley.fixture), o);
+    const bargeIn = await clearLatency(key, timelineKey(o.parley.build, o.parley.fixture), o);
     const result: PhoneBenchResult = { status: 'ok', ...empty, loadAverage: loadavg(), runs, bargeIn };
     for (const r of runs)
       o.log(
         `  ${r.transport.padEnd(9)} answered ${r.answered}/${r.calls}, dropped ${r.dropped}, CPU ${r.cpuMsPerCallSecond} ms per call-second ` +
-          `(${r.callsLiveInWindow} live), round trip p50 ${r.roundTripP50Ms} ms p95 ${r.roundTripP95Ms} ms, send lag max ${r.maxSendLagMs} ms`,
+          `(${r.callsLiveInWindow} live), round trip p50 ${r.roundTripP50Ms} ms p95 ${r.roundTripP95Ms} ms, send lag max ${r.maxSendLagMs} ms; ` +
+          `not answered: ${JSON.stringify(r.notAnswered)}`,
       );
     o.log(`  clear after the gate closed: ${JSON.stringify(bargeIn.clearAfterGateMs)} (${bargeIn.clears} clears)`);
     return result;
@@ -233,15 +246,46 @@ export async function runPhoneScenario(o: PhoneBenchOptions): Promise<PhoneBench
     return { status: 'failed', reason: err instanceof Error ? err.message : String(err), ...empty, runs };
   } finally {
     await parley.stop();
-    await sim.close();
+    await simulator.stop();
   }
+}
+
+/**
+ * Parley on the fixture. Admission's shedding is off as the fixture's rate limits are: the bench measures the calls,
+ * not the refusals of a busy machine (a loaded event loop would shed mints within the ramp).
+ */
+function startBenchParley(o: PhoneBenchOptions, simulatorUrl: string): Promise<Child> {
+  return startParley(o.parley!.build, o.parley!.fixture, simulatorUrl, o.serverCpus, {
+    env: {
+      VOICE_MAX_CONCURRENT_SESSIONS: String(o.calls * 2 + 50),
+      VOICE_PROVIDER_APPEND_MS: '0',
+      ADMISSION_MINT_QUEUE_WAIT_MS: '60000',
+      ADMISSION_LOOP_DELAY_MS: '10000',
+    },
+  });
 }
 
 /**
  * Callers who talk over the answer: 0.6 s question, 0.5 s pause, then 1 s more while the assistant answers (4 s,
  * looped). From each call's timeline: every `clear` against the `gate_closed` before it.
  */
-async function clearLatency(url: string, key: string, readKey: string, o: PhoneBenchOptions) {
+async function clearLatency(key: string, readKey: string, o: PhoneBenchOptions) {
+  // A provider answering 1.8 s of speech at twice real time, cut when the caller talks over it (in this process: the
+  // load is over), and a Parley of its own on it.
+  const sim = await startVoiceSimulator({ transcriptChunkMs: 100, wordMs: 600, outputFrameIntervalMs: 10 });
+  const parley = await startBenchParley(o, sim.url).catch(async (err: unknown) => {
+    await sim.close();
+    throw err;
+  });
+  try {
+    return await clearLatencyOn(parley.info, key, readKey, o);
+  } finally {
+    await parley.stop();
+    await sim.close();
+  }
+}
+
+async function clearLatencyOn(url: string, key: string, readKey: string, o: PhoneBenchOptions) {
   const line = await numberFor(url, key, 'Be brief. [sim:barge-in]', 2);
   const pcm = new Uint8Array(4 * 24_000 * 2);
   const voiced = syntheticSpeech({ utterances: 1, speechMs: 1000, pauseMs: 0, seed: 3 });
