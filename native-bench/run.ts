@@ -35,6 +35,7 @@ import { renderChart } from './harness/chart.js';
 import { evaluateTargets } from './harness/targets.js';
 import { runHttpScenario } from './http/scenario.js';
 import { runOverloadScenario } from './overload/scenario.js';
+import { runPhoneScenario } from './phone/scenario.js';
 import { runUsageScenario, usageTargets } from './usage/scenario.js';
 import { runVoiceScenario } from './voice/scenario.js';
 import { runFleetBench } from './fleet/run.js';
@@ -77,6 +78,9 @@ const { values } = parseArgs({
     'webrtc-calls': { type: 'string', default: '10' },
     /** --only=overload: run even when other work already loads the machine (the figures then say so). */
     force: { type: 'boolean', default: false },
+    /** --only=phone: simulated phone calls (and as many WebSocket calls) measured, and barge-in calls. */
+    'phone-calls': { type: 'string', default: '200' },
+    'barge-in-calls': { type: 'string', default: '20' },
   },
   strict: true,
 });
@@ -97,8 +101,8 @@ if (only === 'overload') {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   process.exit(result.refused !== undefined ? 2 : result.targets.every((target) => target.ok) ? 0 : 1);
 }
-if (only !== undefined && !['voice', 'http', 'usage', 'fleet', 'webrtc'].includes(only))
-  throw new Error('--only must be voice, http, usage, fleet, webrtc or overload');
+if (only !== undefined && !['voice', 'http', 'usage', 'fleet', 'webrtc', 'phone'].includes(only))
+  throw new Error('--only must be voice, http, usage, fleet, webrtc, phone or overload');
 const sessions = (values.sessions ?? (quick ? '200' : '50,100,200,400')).split(',').map(Number);
 if (sessions.some((n) => !Number.isInteger(n) || n < 1))
   throw new Error('--sessions takes positive integers, e.g. --sessions=50,200');
@@ -316,6 +320,19 @@ async function main(): Promise<void> {
         log,
       });
       results.http = { ...http, seconds };
+    }
+    if (only === 'phone') {
+      results.phone = await runPhoneScenario({
+        calls: Number(values['phone-calls']),
+        windowS: values.window === undefined ? (quick ? 3 : 10) : Number(values.window),
+        rampUpS: quick ? 5 : 10,
+        bargeInCalls: Number(values['barge-in-calls']),
+        serverCpus: pin(cpuPlan.server),
+        simulatorCpus: pin(cpuPlan.simulator),
+        parley,
+        ...(parleyUnavailable === undefined ? {} : { parleyUnavailable }),
+        log,
+      });
     }
     if (only === 'usage') {
       results.usage = await runUsageScenario({

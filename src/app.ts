@@ -210,7 +210,7 @@ export function collectCapabilities(
     }),
     ...usageRoutes(meter),
     ...webhooks.routes,
-    ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone }).routes,
+    ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,

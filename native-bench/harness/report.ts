@@ -3,6 +3,7 @@ import { residenceCell } from '../voice/residence.js';
 import type { HttpResult } from '../http/scenario.js';
 import { usageLines } from '../usage/scenario.js';
 import type { UsageResult } from '../usage/scenario.js';
+import type { PhoneBenchResult } from '../phone/scenario.js';
 import type { Spread, VoiceResult, VoiceSummary } from '../voice/scenario.js';
 import type { CpuPlan, MachineInfo } from './machine.js';
 import { fmt } from './stats.js';
@@ -33,6 +34,8 @@ export interface BenchResults {
   };
   http?: HttpResult & { seconds: number };
   usage?: UsageResult;
+  /** --only=phone: phone calls against WebSocket calls in one run, and the barge-in clear latency. */
+  phone?: PhoneBenchResult;
   targets: TargetCheck[];
 }
 

@@ -26,6 +26,8 @@ export interface ConversationFilter {
 
 /** A conversation with what the list shows: calls, cost, the first question, how it went and when it last moved. */
 export interface ConversationSummaryRow extends ConversationRow {
+  /** A phone call's caller (E.164 as the carrier gave it); null for every other source. Shown masked. */
+  callerNumber: string | null;
   callCount: number;
   /** Chat turns (their recorded cost) plus voice calls (their settled usage events). */
   chatCostMicros: number;
@@ -49,7 +51,7 @@ export async function summaryPage(
 ): Promise<ConversationSummaryRow[]> {
   return sql<ConversationSummaryRow[]>`
     select c.id, c.assistant_id, c.account_id, c.visitor_id, c.source, c.message_count, c.created_at, c.updated_at,
-           v.call_count, coalesce(m.cost, 0)::bigint as chat_cost_micros, coalesce(v.cost, 0)::bigint as voice_cost_micros,
+           c.caller_number, v.call_count, coalesce(m.cost, 0)::bigint as chat_cost_micros, coalesce(v.cost, 0)::bigint as voice_cost_micros,
            (select left(content, 300) from messages fm where fm.conversation_id = c.id and fm.role = 'user'
              order by fm.seq limit 1) as first_message,
            m.outcome, greatest(c.updated_at, m.last_at, v.last_at) as last_activity_at

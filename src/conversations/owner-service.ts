@@ -24,6 +24,18 @@ export function visitorLabelOf(visitorId: string | null, source: ConversationSou
   return `${source === 'playground' ? 'Playground visitor' : 'Visitor'} ${label}`;
 }
 
+/**
+ * A phone caller's number as lists show it: the country code, the area code (NANP) or first digits, and the last
+ * four, the rest hidden ("+1 555 ••• 0123"); enough to tell callers apart, not to call them back.
+ */
+export function maskCallerNumber(number: string): string {
+  const digits = number.replace(/[^0-9]/g, '');
+  if (digits.length < 7) return '•••';
+  const last = digits.slice(-4);
+  if (digits.length === 11 && digits.startsWith('1')) return `+1 ${digits.slice(1, 4)} ••• ${last}`;
+  return `+${digits.slice(0, 2)} ••• ${last}`;
+}
+
 export function presentSummary(row: lq.ConversationSummaryRow) {
   const last = row.lastActivityAt ?? row.updatedAt;
   return {
@@ -32,6 +44,7 @@ export function presentSummary(row: lq.ConversationSummaryRow) {
     visitorId: row.visitorId,
     visitorLabel: visitorLabelOf(row.visitorId, row.source),
     source: row.source,
+    callerNumber: row.callerNumber === null ? null : maskCallerNumber(row.callerNumber),
     channel: (row.callCount > 0 ? 'voice' : 'chat') as lq.Channel,
     callCount: row.callCount,
     messageCount: row.messageCount,

@@ -20,6 +20,10 @@ export const conversationSchema = z
       .string()
       .describe('A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM").'),
     source: z.enum(['api', 'widget', 'playground', 'phone']),
+    callerNumber: z
+      .string()
+      .nullable()
+      .describe('A phone call\'s caller number, masked ("+1 555 ••• 0123"); null for every other source.'),
     channel: z.enum(['chat', 'voice']).describe('voice: at least one voice call; chat: text only.'),
     callCount: z.number().int().describe('Voice calls in it.'),
     messageCount: z.number().int(),

@@ -2,6 +2,7 @@
  * Telephony: phone numbers an owner routes to an assistant, and the carrier's call webhook that turns a ringing
  * number into a voice call on the phone transport (src/voice/transports/twilio/). This file is what the app uses.
  */
+import type { Admission } from '../admission/index.js';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
 import type { AnyRoute } from '../http/index.js';
@@ -18,6 +19,8 @@ export function telephonyCapability(deps: {
   log: Logger;
   voice: VoiceService;
   phone: TwilioTransport;
+  /** The voice mints' admission pool: a call takes a slot of it like any mint. */
+  admission?: Admission;
 }): { routes: AnyRoute[] } {
   const tokens = createSecretBox(deps.config.secretKey, 'carrier auth tokens');
   return {

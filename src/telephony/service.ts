@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AdmissionErrorCodes, type Admission } from '../admission/index.js';
 import { getOwnedAssistant } from '../assistants/index.js';
 import type { OwnerPrincipal } from '../auth/index.js';
 import type { Config } from '../config/index.js';
@@ -24,6 +25,7 @@ export interface TelephonyDeps {
   voice: VoiceService;
   phone: TwilioTransport;
   tokens: SecretBox;
+  admission?: Admission | undefined;
 }
 
 export const VOICE_WEBHOOK_PATH = '/api/v1/telephony/twilio/voice';
@@ -100,6 +102,24 @@ export interface IncomingCall {
  * the phone transport and the carrier is told to open its stream, the control token as a stream parameter.
  */
 export async function answerCall(deps: TelephonyDeps, call: IncomingCall): Promise<string> {
+  // A slot of the mints' pool before any query (src/admission), queued per carrier account: a burst of calls waits
+  // as a burst of mints does. A busy instance answers the caller with the neutral refusal, never a 5xx the carrier
+  // would read out.
+  let release: (() => void) | undefined;
+  try {
+    release = await deps.admission?.acquire(`carrier:${call.params['AccountSid'] ?? ''}`, call.signal);
+  } catch (err) {
+    if (isAppError(err) && err.code === AdmissionErrorCodes.OVERLOADED) return refuseCall();
+    throw err;
+  }
+  try {
+    return await answerAdmitted(deps, call);
+  } finally {
+    release?.();
+  }
+}
+
+async function answerAdmitted(deps: TelephonyDeps, call: IncomingCall): Promise<string> {
   const { params } = call;
   const url = `${publicBase(deps.config, call.host)}${VOICE_WEBHOOK_PATH}`;
   const accountSid = params['AccountSid'] ?? '';

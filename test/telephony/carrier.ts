@@ -1,7 +1,13 @@
-import WebSocket from 'ws';
 import type { Assistant } from '../../src/assistants/index.js';
 import { linearToMulaw } from '../../src/providers/voice/g711.js';
-import { carrierSignature } from '../../src/voice/index.js';
+import {
+  callParams as carrierCallParams,
+  CarrierStream,
+  postWebhook,
+  readTwiml,
+  VOICE_WEBHOOK_PATH,
+  type Playback,
+} from '../../sdk/src/cli/phone/carrier.js';
 import type { TestApp } from '../helpers/app.js';
 import { bearer, type TestOwner } from '../helpers/identity.js';
 import { post, type Minted } from '../voice/helpers.js';
@@ -35,45 +41,25 @@ export async function addNumber(
 }
 
 /** POSTs the call webhook as the carrier does (form-encoded, signed unless `signature` is given). */
-export async function callWebhook(
+export function callWebhook(
   app: TestApp,
   params: Record<string, string>,
   options: { signature?: string | null; authToken?: string } = {},
 ): Promise<{ status: number; text: string }> {
-  const url = `${app.url}/api/v1/telephony/twilio/voice`;
-  const signature =
-    options.signature === undefined
-      ? carrierSignature(options.authToken ?? AUTH_TOKEN, url, params)
-      : options.signature;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      ...(signature === null ? {} : { 'x-twilio-signature': signature }),
-    },
-    body: new URLSearchParams(params).toString(),
-  });
-  return { status: res.status, text: await res.text() };
+  return postWebhook(`${app.url}${VOICE_WEBHOOK_PATH}`, params, options.authToken ?? AUTH_TOKEN, options);
 }
 
 export function callParams(to: string, from = '+15550100123'): Record<string, string> {
-  return {
-    AccountSid: ACCOUNT_SID,
-    CallSid: 'CA' + Math.random().toString(16).slice(2).padEnd(32, '0'),
-    From: from,
-    To: to,
-    CallStatus: 'ringing',
-    Direction: 'inbound',
-  };
+  return carrierCallParams(ACCOUNT_SID, to, from);
 }
 
 /** The stream the TwiML names, with its parameters (the control token). */
 export function streamOfTwiml(twiml: string): { url: string; token: string; sessionId: string } | undefined {
-  const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
-  const token = /<Parameter name="token" value="([^"]+)"/.exec(twiml)?.[1];
-  const sessionId = /<Parameter name="sessionId" value="([^"]+)"/.exec(twiml)?.[1];
-  if (url === undefined || token === undefined || sessionId === undefined) return undefined;
-  return { url: url.replace(/&amp;/g, '&'), token, sessionId };
+  const answer = readTwiml(twiml);
+  if (answer.kind !== 'stream') return undefined;
+  const { token, sessionId } = answer.parameters;
+  if (token === undefined || sessionId === undefined) return undefined;
+  return { url: answer.url, token, sessionId };
 }
 
 /** A call to a fresh number of this assistant, answered: the Minted shape the voice tests use. */
@@ -90,8 +76,9 @@ export async function phoneMint(app: TestApp, owner: TestOwner, assistant: Assis
   };
 }
 
-export interface CarrierStream {
-  ws: WebSocket;
+export interface TestCarrierStream {
+  ws: CarrierStream['ws'];
+  stream: CarrierStream;
   messages: any[];
   closed: Promise<{ code: number; reason: string }>;
   /** Assistant audio received (μ-law bytes). */
@@ -102,64 +89,33 @@ export interface CarrierStream {
 }
 
 /**
- * Opens the carrier's stream (signed over its URL) and, unless `start: false`, says `connected` and `start` with
- * the token. Marks are echoed at once (audio "played" as it comes) unless `echoMarks: false`.
+ * Opens the carrier's stream (signed over its URL) with the simulator's carrier core, having said `connected` and
+ * `start` with the token. Marks are echoed at once (audio "played" as it comes) unless `playback` says otherwise.
  */
-export function openCarrierStream(
+export async function openCarrierStream(
   url: string,
   token: string,
-  options: { authToken?: string; signature?: string; echoMarks?: boolean } = {},
-): Promise<CarrierStream> {
-  const signature = options.signature ?? carrierSignature(options.authToken ?? AUTH_TOKEN, url);
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: { 'x-twilio-signature': signature }, perMessageDeflate: false });
-    const messages: any[] = [];
-    const streamSid = 'MZ' + Math.random().toString(16).slice(2);
-    ws.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString('utf8'));
-      messages.push(message);
-      if (message.event === 'mark' && options.echoMarks !== false) {
-        ws.send(JSON.stringify({ event: 'mark', streamSid, mark: message.mark }));
-      }
-    });
-    const closed = new Promise<{ code: number; reason: string }>((res) =>
-      ws.once('close', (code, reason) => res({ code, reason: reason.toString() })),
-    );
-    ws.once('unexpected-response', (_req, res) =>
-      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
-    );
-    ws.once('error', reject);
-    ws.once('open', () => {
-      const send = (m: unknown) => ws.send(JSON.stringify(m));
-      send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      send({
-        event: 'start',
-        sequenceNumber: '1',
-        start: {
-          streamSid,
-          accountSid: ACCOUNT_SID,
-          callSid: 'CA0001',
-          tracks: ['inbound'],
-          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-          customParameters: { token },
-        },
-        streamSid,
-      });
-      resolve({
-        ws,
-        messages,
-        closed,
-        heardBytes: () =>
-          messages
-            .filter((m) => m.event === 'media')
-            .reduce((n, m) => n + Buffer.from(m.media.payload, 'base64').length, 0),
-        clears: () => messages.filter((m) => m.event === 'clear').length,
-        send,
-        media: (mulaw) =>
-          send({ event: 'media', streamSid, media: { track: 'inbound', payload: mulaw.toString('base64') } }),
-      });
-    });
+  options: { authToken?: string; signature?: string; playback?: Playback } = {},
+): Promise<TestCarrierStream> {
+  const stream = await CarrierStream.open({
+    url,
+    authToken: options.authToken ?? AUTH_TOKEN,
+    accountSid: ACCOUNT_SID,
+    parameters: { token },
+    playback: options.playback ?? 'instant',
+    keepMessages: true,
+    ...(options.signature !== undefined ? { signature: options.signature } : {}),
   });
+  return {
+    ws: stream.ws,
+    stream,
+    messages: stream.messages,
+    closed: stream.closed,
+    heardBytes: () => stream.receivedBytes,
+    clears: () => stream.clears,
+    send: (m) => stream.send(m),
+    media: (mulaw) => stream.media(mulaw),
+  };
 }
 
 /** 20 ms μ-law frames of a square wave at speech level (the simulator hears speech), or of silence. */

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { bearer, createOwner, type TestOwner } from '../helpers/identity.js';
+import { bearer, createOwner, dashboardHeaders, login, type TestOwner } from '../helpers/identity.js';
 import { live, post, voiceAssistant, waitFor } from '../voice/helpers.js';
 import {
   ACCOUNT_SID,
@@ -189,6 +189,25 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
   t.match(call, { sessionId: stream.sessionId, source: 'phone', state: 'ended', endReason: 'disconnected' });
   t.ok(call.billableSeconds >= 1, `billed ${call.billableSeconds} s while the caller was on the line`);
   t.notOk(JSON.stringify(detail.body).includes('+15550100777'), "the caller's full number is not shown");
+  t.equal(detail.body.conversation.callerNumber, '+1 555 ••• 0777', 'the caller number is shown masked');
+  const listed = await get(`/api/v1/conversations?assistantId=${assistant.publicId}`, owner);
+  t.same(
+    listed.body.conversations.map((c: { source: string; callerNumber: string | null }) => [c.source, c.callerNumber]),
+    [['phone', '+1 555 ••• 0777']],
+    'and masked in the list',
+  );
+  t.notOk(JSON.stringify(listed.body).includes('0100777'), 'the list never has the full number');
+  const [stored] = await app.database.sql<{ callerNumber: string }[]>`
+    select caller_number from conversations where id = ${row.conversationId}`;
+  t.equal(stored!.callerNumber, '+15550100777', 'the whole number is stored with the conversation');
+  const usage = await waitFor(async () => {
+    const res = await fetch(`${app.url}/api/v1/account/usage/daily`, {
+      headers: dashboardHeaders(app.url, await login(app.url, owner.email, owner.password)),
+    });
+    const body = (await res.json()) as { days: { bySource: { source: string; costMicros: number }[] }[] };
+    return body.days.flatMap((d) => d.bySource).find((s) => s.source === 'phone');
+  }, 'the call in the usage by source');
+  t.ok(usage!.costMicros > 0, `usage shows the phone source (${usage!.costMicros} micro-dollars)`);
 
   const timeline = await waitFor(async () => {
     const tl = await get(`/api/v1/voice/sessions/${stream.sessionId}/timeline`, owner);

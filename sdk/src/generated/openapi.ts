@@ -917,6 +917,8 @@ export interface components {
             assistantId: string;
             /** @description Voice calls in it. */
             callCount: number;
+            /** @description A phone call's caller number, masked ("+1 555 ••• 0123"); null for every other source. */
+            callerNumber: string | null;
             /**
              * @description voice: at least one voice call; chat: text only.
              * @enum {string}

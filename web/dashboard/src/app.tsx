@@ -6,6 +6,7 @@ import { AssistantPage } from './pages/assistant.js';
 import { AssistantsPage } from './pages/assistants.js';
 import { BillingPage } from './pages/billing.js';
 import { KeysPage } from './pages/keys.js';
+import { PhoneNumbersPage } from './pages/phone-numbers.js';
 import { SignInPage } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
 import { WebhooksPage } from './pages/webhooks.js';
@@ -101,6 +102,7 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
   };
   const links: Array<[string, string]> = [
     ['/assistants', 'Assistants'],
+    ['/phone-numbers', 'Phone numbers'],
     ['/usage', 'Usage'],
     ['/keys', 'API keys'],
     ['/webhooks', 'Webhooks'],
@@ -160,6 +162,8 @@ function Page({ session, path }: { session: SessionUser; path: string }) {
     case 'assistants':
       if (parts.length === 1) return <AssistantsPage />;
       return <AssistantPage key={parts[1]} assistantId={parts[1]!} tab={parts[2] ?? 'settings'} sub={parts[3]} />;
+    case 'phone-numbers':
+      return <PhoneNumbersPage />;
     case 'usage':
       return <UsagePage />;
     case 'keys':

@@ -34,6 +34,11 @@ export interface LoadTestOptions {
   quiet: boolean;
   /** Read the server's relay residence from /metrics before and after (--metrics-token); undefined: not read. */
   metrics?: { url: string; token: string };
+  /**
+   * Phone calls instead (--phone): placed as a carrier does, through the phone simulator. Without a number, the API
+   * key adds a temporary one (made-up carrier credentials) to the assistant and deletes it afterwards.
+   */
+  phone?: { number: string; accountSid: string; authToken: string } | { number: undefined };
 }
 
 export const USAGE = `parley-loadtest: concurrent voice calls (and chats) against a Parley deployment.
@@ -65,6 +70,13 @@ Output
   --report FILE         write an HTML report (default parley-loadtest-report.html; --no-report for none)
   --yes                 start without the 3-second pause after the plan
   --quiet               no progress lines
+Phone calls
+  --phone               the calls are phone calls, placed as a carrier (Twilio) places them: the signed webhook, then
+                        the media stream (μ-law 8 kHz, marks, clear). Without --number, the API key adds a temporary
+                        number (made-up carrier credentials) to the assistant and deletes it afterwards
+  --number E164         the registered number to call (with --account-sid and --auth-token or PARLEY_PHONE_AUTH_TOKEN)
+  --account-sid SID     the carrier account SID the number was registered with
+  --auth-token TOKEN    its auth token (signs the webhook and the stream)
 Server figures
   --metrics-token TOKEN the server's METRICS_TOKEN (or PARLEY_METRICS_TOKEN): the report adds the time Parley itself
                         held each audio frame, from GET /metrics before and after the test, beside the round trip
@@ -117,6 +129,10 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       quiet: { type: 'boolean', default: false },
       'metrics-token': { type: 'string' },
       'metrics-url': { type: 'string' },
+      phone: { type: 'boolean', default: false },
+      number: { type: 'string' },
+      'account-sid': { type: 'string' },
+      'auth-token': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -130,12 +146,13 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be http:// or https://');
   const apiKey = values['api-key'] ?? (env['PARLEY_API_KEY'] || undefined);
+  const phone = values.phone ? phoneOptions(values, apiKey, env) : undefined;
   if (apiKey !== undefined && values.origin !== undefined)
     throw new UsageError('use either --api-key (or PARLEY_API_KEY) or --origin (keyless), not both');
-  if (apiKey === undefined && values.origin === undefined)
+  if (apiKey === undefined && values.origin === undefined && phone?.number === undefined)
     throw new UsageError('give --api-key (or PARLEY_API_KEY), or --origin for keyless calls');
   if (values.sign && values.origin === undefined) throw new UsageError('--sign is for keyless calls (with --origin)');
-  if (values.assistant === undefined && apiKey === undefined)
+  if (values.assistant === undefined && apiKey === undefined && phone?.number === undefined)
     throw new UsageError('keyless calls need --assistant (the public asst_ id)');
   const calls = count(values.calls, '--calls', 10, LIMITS.maxCalls);
   const chats = count(values.chats, '--chats', 0, LIMITS.maxChats);
@@ -167,8 +184,11 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       throw new UsageError(`--metrics-url: "${values['metrics-url']}" is not a URL`);
     }
   }
+  if (phone !== undefined && (chats > 0 || audio !== undefined))
+    throw new UsageError('--phone calls are μ-law 8 kHz voice only: no --chats or --audio with it');
   return {
     ...(metricsToken !== undefined ? { metrics: { url: metricsUrl, token: metricsToken } } : {}),
+    ...(phone !== undefined ? { phone, audio: { format: 'pcmu' as const, sampleRateHz: 8000 as const } } : {}),
     url: base,
     assistantId: values.assistant,
     apiKey,
@@ -183,9 +203,29 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     callMs,
     inputPath: values.input,
     ...(audio !== undefined ? { audio } : {}),
+    ...(phone !== undefined ? { audio: { format: 'pcmu' as const, sampleRateHz: 8000 as const } } : {}),
     json: values.json,
     reportPath: values['no-report'] ? undefined : (values.report ?? 'parley-loadtest-report.html'),
     yes: values.yes,
     quiet: values.quiet,
   };
+}
+
+function phoneOptions(
+  values: { number?: string | undefined; 'account-sid'?: string | undefined; 'auth-token'?: string | undefined },
+  apiKey: string | undefined,
+  env: Record<string, string | undefined>,
+): NonNullable<LoadTestOptions['phone']> {
+  const authToken = values['auth-token'] ?? (env['PARLEY_PHONE_AUTH_TOKEN'] || undefined);
+  if (values.number === undefined) {
+    if (apiKey === undefined)
+      throw new UsageError('--phone needs --number with its --account-sid and --auth-token, or an API key');
+    return { number: undefined };
+  }
+  if (!/^\+[1-9][0-9]{6,14}$/.test(values.number))
+    throw new UsageError('--number must be E.164 (+ and 7 to 15 digits)');
+  if (values['account-sid'] === undefined || !/^AC[0-9a-fA-F]{32}$/.test(values['account-sid']))
+    throw new UsageError('--number needs --account-sid (AC + 32 hex digits)');
+  if (authToken === undefined) throw new UsageError('--number needs --auth-token (or PARLEY_PHONE_AUTH_TOKEN)');
+  return { number: values.number, accountSid: values['account-sid'], authToken };
 }

@@ -14,6 +14,7 @@ import { ParleyError } from '../../errors.js';
 import { DEFAULT_AUDIO, fromPcm16 } from '../../voice/formats.js';
 import { pcmFromWav, syntheticSpeech } from '../../voice/pcm.js';
 import { parseOptions, USAGE, UsageError, type LoadTestOptions } from './args.js';
+import { dropPhoneLine, phoneLineFor, runPhoneLoadTest } from './phone.js';
 import { reportHtml } from './report-html.js';
 import { runLoadTest, type Progress } from './run.js';
 import { scrapeMetrics, serverFiguresBetween, serverText, type Scrape } from './server-figures.js';
@@ -126,7 +127,9 @@ async function main(argv: string[]): Promise<number> {
     }
   };
   // Without --assistant: a temporary one for this run, deleted afterwards (also after Ctrl-C).
-  const temporary = o.assistantId === undefined ? await createTemporaryAssistant(o) : undefined;
+  const calledNumber = o.phone !== undefined ? o.phone.number : undefined;
+  const temporary =
+    o.assistantId === undefined && calledNumber === undefined ? await createTemporaryAssistant(o) : undefined;
   if (temporary === null) return 1;
   const scrape = async (): Promise<Scrape | string> =>
     o.metrics === undefined
@@ -134,14 +137,30 @@ async function main(argv: string[]): Promise<number> {
       : scrapeMetrics(o.metrics.url, o.metrics.token).catch((err: unknown) => (err as Error).message);
   const metricsBefore = await scrape();
   let report;
+  const assistantId = o.assistantId ?? temporary?.publicId;
   try {
-    report = await runLoadTest({ ...o, assistantId: o.assistantId ?? temporary!.publicId }, input.pcm, {
-      WebSocket: PlainWebSocket,
-      signal: stop.signal,
-      onProgress,
-      inputLabel: input.label,
-      temporaryAssistant: temporary !== undefined,
-    });
+    if (o.phone !== undefined) {
+      // Phone calls: through a number (the one given, or a temporary one on the assistant).
+      const line = await phoneLineFor(o, assistantId!);
+      try {
+        report = await runPhoneLoadTest(o, line, input.pcm, {
+          signal: stop.signal,
+          onProgress,
+          inputLabel: input.label,
+          assistantId: assistantId ?? null,
+        });
+      } finally {
+        await dropPhoneLine(o, line);
+      }
+    } else {
+      report = await runLoadTest({ ...o, assistantId: assistantId! }, input.pcm, {
+        WebSocket: PlainWebSocket,
+        signal: stop.signal,
+        onProgress,
+        inputLabel: input.label,
+        temporaryAssistant: temporary !== undefined,
+      });
+    }
   } finally {
     if (temporary !== undefined) await deleteTemporaryAssistant(o, temporary.id);
   }

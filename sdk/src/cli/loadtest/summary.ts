@@ -24,15 +24,20 @@ export function planText(o: LoadTestOptions, inputLabel: string): string {
         ? 'G.711 μ-law'
         : 'G.711 A-law';
   const rate = `${(o.audio?.sampleRateHz ?? 24000) / 1000} kHz`;
+  const number = o.phone?.number;
   const lines = [
     `parley-loadtest plan`,
-    `  target      ${o.url}  ${o.assistantId !== undefined ? `assistant ${o.assistantId}` : 'a temporary assistant (voice on, [sim:echo] for the simulator), deleted afterwards'}`,
-    `  identity    ${o.apiKey !== undefined ? `API key ${maskKey(o.apiKey)}` : `keyless, Origin ${o.origin}${o.sign ? ', signed visitors' : ''}`}${o.recordingConsent ? ', recording consent sent' : ''}`,
+    `  target      ${o.url}  ${number !== undefined ? `the assistant of ${number}` : o.assistantId !== undefined ? `assistant ${o.assistantId}` : 'a temporary assistant (voice on, [sim:echo] for the simulator), deleted afterwards'}`,
+    `  identity    ${o.apiKey !== undefined ? `API key ${maskKey(o.apiKey)}` : number !== undefined ? 'the carrier account of the number (signed requests)' : `keyless, Origin ${o.origin}${o.sign ? ', signed visitors' : ''}`}${o.recordingConsent ? ', recording consent sent' : ''}`,
     `  voice       ${o.calls} concurrent call${o.calls === 1 ? '' : 's'}, started over ${seconds(o.rampUpMs)}, held for ${seconds(o.durationMs)} in all` +
       (o.callMs !== undefined ? `, each hanging up and redialing every ${seconds(o.callMs)}` : ''),
     `  audio       ${inputLabel}, ${format} ${rate} in real time: ${(perCall / 1000).toFixed(0)} kB/s per call, ${upstream.toFixed(1)} Mbit/s up in all`,
     `  usage       up to ~${voiceMinutes.toFixed(1)} voice minutes will be metered against the assistant's account`,
   ];
+  if (o.phone !== undefined)
+    lines.push(
+      `  phone       placed as a carrier places them (signed webhook, then the media stream) to ${o.phone.number ?? 'a temporary number on the assistant, deleted afterwards'}`,
+    );
   if (o.chats > 0)
     lines.push(
       `  chat        ${o.chats} loop${o.chats === 1 ? '' : 's'} asking "${o.chatMessage}" back to back (each answer is metered)`,

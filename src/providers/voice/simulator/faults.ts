@@ -24,6 +24,8 @@
  *                                     output delta every `ms` (default 100) at real-time pace, cut independently of
  *                                     the input framing, with an output transcript every 300 ms of speech
  *   delegate                          end of the first utterance creates a client delegation instead of a reply
+ *   barge-in                          caller speech cuts the answer being spoken (what is left of it is never sent),
+ *                                     as a provider's own voice activity detection interrupts its response
  *   webrtc-refused[=status]           refuse a WebRTC session create (default 503); WebSocket sessions still start
  *   webrtc-unreachable                answer the offer, but the peer never connects (ICE cannot succeed)
  * On a WebRTC session, drop-after cuts the sideband, refuse-reconnect refuses sideband re-attaches, and a re-attach
@@ -45,6 +47,7 @@ export interface SimulatorFaults {
   /** Paced echo: the echoed audio leaves in deltas of this many ms, one per that many ms of wall time. */
   echoPacedMs?: number;
   delegate?: boolean;
+  bargeIn?: boolean;
   webrtcRefused?: number;
   webrtcUnreachable?: boolean;
 }
@@ -104,6 +107,9 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
         break;
       case 'delegate':
         faults.delegate = true;
+        break;
+      case 'barge-in':
+        faults.bargeIn = true;
         break;
       case 'webrtc-refused':
         faults.webrtcRefused = numberOr(value, 503);

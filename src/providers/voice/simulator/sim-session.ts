@@ -212,6 +212,8 @@ export class SimSession {
       const endMs = Math.round(this.inputMs);
       this.record.inputTranscripts.push({ text: word, startMs: this.chunkStartMs, endMs });
       this.emit(ev.transcript('session.input_transcript.delta', this.eventId(), word, this.chunkStartMs, endMs));
+      // The caller talks over the answer: a provider that hears it stops speaking (what was left is never sent).
+      if (this.faults.bargeIn === true) this.speech = [];
     } else if (this.voiced) {
       this.onUtteranceEnd();
     }

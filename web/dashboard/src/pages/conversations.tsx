@@ -154,8 +154,11 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                           {dateTime(c.startedAt)}
                         </a>
                       </td>
-                      <td>{c.channel === 'voice' ? `Voice (${c.callCount})` : 'Chat'}</td>
-                      <td title={c.visitorId ?? undefined}>{c.visitorLabel}</td>
+                      <td>{channelOf(c)}</td>
+                      <td title={c.visitorId ?? undefined}>
+                        {c.visitorLabel}
+                        {c.callerNumber !== null && <span class="muted"> {c.callerNumber}</span>}
+                      </td>
                       <td class="first-message">{c.firstMessage ?? '—'}</td>
                       <td>{seconds(c.durationSeconds)}</td>
                       <td>{dollars(c.costMicros)}</td>
@@ -179,6 +182,12 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
 }
 
 type VoiceCall = ConversationDetail['voiceCalls'][number];
+
+/** The list's channel cell: a phone call is marked as such (its calls came through a carrier). */
+function channelOf(c: Conversation): string {
+  if (c.source === 'phone') return `Phone (${c.callCount})`;
+  return c.channel === 'voice' ? `Voice (${c.callCount})` : 'Chat';
+}
 
 /** A call's outcome in words: how long it ran, what was billed, and why it ended (the real reason: owners see it). */
 function callSummary(call: VoiceCall): string {
@@ -210,8 +219,9 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
         {({ conversation, messages, recordings, voiceCalls }) => (
           <>
             <p class="muted">
-              {conversation.channel === 'voice' ? 'Voice' : 'Chat'} · {conversation.source} · started{' '}
-              {dateTime(conversation.startedAt)} · {seconds(conversation.durationSeconds)} ·{' '}
+              {conversation.source === 'phone' ? 'Phone call' : conversation.channel === 'voice' ? 'Voice' : 'Chat'}
+              {conversation.callerNumber !== null ? ` from ${conversation.callerNumber}` : ''} · {conversation.source} ·
+              started {dateTime(conversation.startedAt)} · {seconds(conversation.durationSeconds)} ·{' '}
               <span title={conversation.visitorId ?? undefined}>{conversation.visitorLabel}</span> ·{' '}
               {conversation.messageCount} messages · {dollars(conversation.costMicros)}
             </p>
