@@ -26,8 +26,8 @@ import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 
 /**
  * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
- * draining / provider -> supersede -> quota -> provider session with the lock confirmed -> ownership record -> rows
- * -> control token. Every step that fails undoes what the earlier ones took.
+ * draining / provider -> supersede -> quota -> provider session with the lock confirmed (the ownership record is claimed
+ * meanwhile) -> rows -> control token. Every step that fails undoes what the earlier ones took.
  */
 
 export interface MintInput {
