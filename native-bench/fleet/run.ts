@@ -222,6 +222,13 @@ async function measureSize(
         SECRET_KEY: 'fleet-bench-secret-key-that-is-at-least-32-bytes',
         METRICS_TOKEN,
         DATABASE_POOL_SIZE: '4',
+        // ADMISSION_* and DATABASE_POOL_SIZE from the bench's environment: compare settings run by run.
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(
+            (entry): entry is [string, string] =>
+              (entry[0].startsWith('ADMISSION_') || entry[0] === 'DATABASE_POOL_SIZE') && entry[1] !== undefined,
+          ),
+        ),
       },
     });
     const assistant = await createAssistant(cluster.url, fixture.apiKey);

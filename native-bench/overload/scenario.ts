@@ -10,7 +10,7 @@
  * (`--force` runs anyway, and says so next to every figure).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,8 +65,12 @@ export async function runOverloadScenario(options: {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-overload-'));
   const burners: ChildProcess[] = [];
   let server: ChildProcess | undefined;
+  const stdoutPath = join(dataDir, 'server.log');
+  const stdoutFd = openSync(stdoutPath, 'w');
   try {
-    server = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    // BENCH_PARLEY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): profile the server as in the other scenarios.
+    const nodeArgs = (process.env.BENCH_PARLEY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    server = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', MAIN], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',
@@ -78,10 +82,17 @@ export async function runOverloadScenario(options: {
         SIGNUP_ENABLED: 'true',
         HOSTED_USAGE_ENFORCEMENT: 'off',
         API_RATE_LIMIT_PER_MINUTE: '1000000',
+        // ADMISSION_* and DATABASE_POOL_SIZE from the bench's environment: compare admission settings run by run.
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(([k]) => k.startsWith('ADMISSION_') || k === 'DATABASE_POOL_SIZE'),
+        ),
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      // stdout to a file, not a pipe: on Linux a pipe makes every log line a synchronous write that waits for this
+      // busy process to read it (a CPU profile of the server showed 38% of its time there).
+      stdio: ['ignore', stdoutFd, 'inherit'],
     });
-    const base = await listening(server);
+    closeSync(stdoutFd);
+    const base = await listening(server, stdoutPath);
     log(`overload: Parley on ${base}`);
     const flooder = await tenant(base, 'flooder@example.com');
     const reader = await tenant(base, 'reader@example.com');
@@ -102,6 +113,12 @@ export async function runOverloadScenario(options: {
     if (server) await new Promise((r) => server!.once('exit', r));
     await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => undefined);
     await admin.end();
+    // BENCH_KEEP_OUTPUT=DIR keeps the server's log (as for the other scenarios).
+    const keep = process.env.BENCH_KEEP_OUTPUT;
+    if (keep !== undefined && keep !== '') {
+      mkdirSync(keep, { recursive: true });
+      cpSync(stdoutPath, join(keep, `overload-parley.log`));
+    }
     rmSync(dataDir, { recursive: true, force: true });
   }
   const best = Math.max(...result.levels.map((l) => l.answeredPerS));
@@ -128,18 +145,24 @@ export async function runOverloadScenario(options: {
   return result;
 }
 
-function listening(server: ChildProcess): Promise<string> {
+function listening(server: ChildProcess, stdoutPath: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('Parley did not start within 60 s')), 60_000);
-    server.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.includes('"parley listening"'));
-      if (line === undefined) return;
+    const timer = setTimeout(() => finish(new Error('Parley did not start within 60 s')), 60_000);
+    const poll = setInterval(() => {
+      const line = readFileSync(stdoutPath, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"parley listening"'));
+      if (line !== undefined) finish(undefined, `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`);
+    }, 50);
+    const onExit = (code: number | null) => finish(new Error(`Parley exited ${code}`));
+    server.once('exit', onExit);
+    function finish(error: Error | undefined, base?: string): void {
       clearTimeout(timer);
-      resolve(`http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`);
-    });
-    server.once('exit', (code) => reject(new Error(`Parley exited ${code}`)));
+      clearInterval(poll);
+      server.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(base!);
+    }
   });
 }
 

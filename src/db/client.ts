@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import type { Logger } from '../log/index.js';
 import { deadlineSocket } from './deadline-socket.js';
 import { withQueryDeadline } from './query-deadline.js';
+import { withReservingBegin } from './transaction.js';
 import type { Sql } from './types.js';
 
 export type { Sql, TransactionSql } from './types.js';
@@ -74,7 +75,8 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     },
   });
   // The custom int8 type widens the client's type parameter; callers only ever see the plain alias.
-  const client = sql as unknown as Sql;
+  // Transactions take their connection before sending BEGIN (transaction.ts).
+  const client = withReservingBegin(sql as unknown as Sql);
   return options.queryTimeoutMs ? withQueryDeadline(client, options.queryTimeoutMs) : client;
 }
 

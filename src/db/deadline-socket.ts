@@ -1,6 +1,28 @@
 import { connect, type Socket } from 'node:net';
 import { AppError, dependencyUnavailable } from '../errors/index.js';
 
+/** The errors this module's sockets fail with: each means the connection is gone (see {@link isConnectionLost}). */
+const lostConnection = new WeakSet<object>();
+
+function lost(cause: unknown): AppError {
+  const error = dependencyUnavailable('database', cause);
+  lostConnection.add(error);
+  return error;
+}
+
+/**
+ * True when `error` says the connection a statement ran on is gone (closed, reset, cut by the deadline): the server
+ * has rolled back whatever transaction it held, and postgres.js has already reused the connection for other work.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (lostConnection.has(error)) return true;
+  // A FATAL error from the server (the backend was terminated, the server shuts down) closes the connection too.
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  if (severity === 'FATAL' || severity === 'PANIC') return true;
+  return typeof code === 'string' && /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|CONNECT_TIMEOUT)$/.test(code);
+}
+
 /** What postgres.js hands its `socket` option (its parsed connection options). */
 interface SocketTarget {
   host: string[];
@@ -32,9 +54,15 @@ export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Pro
       // Every socket error reaches postgres.js as the 503 (it rejects the connection's queries with it).
       const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
       (socket as { emit: (event: string | symbol, ...args: unknown[]) => boolean }).emit = (event, ...args) =>
-        event === 'error' && !(args[0] instanceof AppError)
-          ? emit('error', dependencyUnavailable('database', args[0]))
-          : emit(event, ...args);
+        event === 'error' && !lostConnection.has(args[0] as object)
+          ? emit('error', lost(args[0]))
+          : // 'drain' is dropped: postgres.js answers it by handing the connection back to its pool when no query is
+            // in flight, even when the connection is reserved for a transaction between two statements (its queued
+            // queries would then run inside that transaction). Every connection already returns to the pool when its
+            // last answer arrives, so nothing waits for 'drain'.
+            event === 'drain'
+            ? false
+            : emit(event, ...args);
 
       let lastWriteAt = 0;
       let lastReadAt = 0;
@@ -54,9 +82,7 @@ export function deadlineSocket(timeoutMs: number): (target: SocketTarget) => Pro
         if (!socket.connecting && lastWriteAt <= lastReadAt) return;
         // Without an error listener (postgres.js detached it while closing) an emitted error would be thrown.
         if (socket.listenerCount('error') > 0)
-          socket.destroy(
-            dependencyUnavailable('database', new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)),
-          );
+          socket.destroy(lost(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)));
         else socket.destroy();
       });
       // Handed over while still connecting (postgres.js writes the startup message, which waits for the connection):

@@ -27,8 +27,8 @@ import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 
 /**
  * Mint admission (POST /api/v1/voice/sessions, docs/voice-protocol.md): assistant + widget policy -> voice enabled -> consent ->
- * draining / provider -> supersede -> quota -> provider session with the lock confirmed -> ownership record -> rows
- * -> control token. Every step that fails undoes what the earlier ones took.
+ * draining / provider -> supersede -> quota -> provider session with the lock confirmed (the ownership record is claimed
+ * meanwhile) -> rows -> control token. Every step that fails undoes what the earlier ones took.
  */
 
 export interface MintInput {
@@ -181,6 +181,11 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     callerNumber: principal.kind === 'phone' ? (input.callerNumber ?? null) : null,
   };
 
+  // Ownership is claimed while the provider starts (its round trip is off the mint's path), and always before the
+  // row: a row is never active without a record, so no instance can mistake a session being minted for an orphan.
+  // A start that fails releases the record with the rest.
+  const claiming = ctx.ownership.claim(id);
+  claiming.catch(() => undefined); // awaited below, after the start, whatever the start did
   // The provider session starts with the data-channel lock; start() resolves only once it is confirmed (3 s). A
   // WebRTC call's answer is handed out only after the sideband echoed the lock (the same 3 s).
   let answerSdp: string | undefined;
@@ -202,6 +207,8 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
     }
     timeline.record('provider_connected');
   } catch (err) {
+    const claimed = await claiming.catch(() => null);
+    if (claimed !== null) await ctx.ownership.release(claimed).catch(() => undefined);
     await ctx.quota
       .release(quotaRequest)
       .catch((e: unknown) => log.error({ err: e }, 'releasing a voice grant failed'));
@@ -219,16 +226,14 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   }
 
   try {
-    // Ownership before the row: a row is never active without a record, so no instance can mistake a session
-    // being minted for an orphan.
-    const lease = await ctx.ownership.claim(id);
+    const lease = await claiming;
     if (lease === null) throw new Error('voice session id collision');
     session.lease = lease;
     row.providerSessionId = session.provider.id;
     // A WebRTC call outlives this instance: a survivor finds its provider session here (takeover.ts).
     if (answerSdp !== undefined) await rememberDirect(ctx, id, session.provider.id, maxDurationMs + TOKEN_GRACE_MS);
     await deps.sql.begin(async (tx) => {
-      // One round trip for both rows (pipelined, in this order).
+      // One round trip for both rows and BEGIN (pipelined, in this order).
       const newConversation = {
         id: conversationId,
         assistantId: assistant.id,
@@ -237,11 +242,13 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
         source,
         callerNumber: row.callerNumber,
       };
-      await Promise.all([
+      const rows = Promise.all([
         input.conversationId === undefined ? q.insertConversation(tx, newConversation) : undefined,
         q.insertActiveSession(tx, row),
       ]);
-      await ctx.onSessionStored?.(tx, id);
+      // The stored-session hook's first statement goes in the same round trip, queued after the rows it reads (the
+      // inserts above were handed to the connection first, and one connection runs statements in order).
+      await Promise.all([rows, ctx.onSessionStored?.(tx, id)]);
     });
   } catch (err) {
     if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
@@ -279,13 +286,31 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   };
 }
 
-async function resolveAssistant(
+/** Assistant lookups in flight per voice service, by who asks and for what (see {@link resolveAssistant}). */
+const lookups = new WeakMap<VoiceContext, Map<string, Promise<Assistant>>>();
+
+/**
+ * The assistant a mint is for. Identical lookups running at the same time share one query: a burst of one
+ * assistant's calls reads its row once per round trip instead of once per call, each answer as fresh as the query
+ * that was already on its way when the caller arrived.
+ */
+function resolveAssistant(
   ctx: VoiceContext,
   principal: Principal | PhonePrincipal,
   assistantId: string,
 ): Promise<Assistant> {
-  if (principal.kind === 'keyless') return getAssistantByPublicId(ctx.deps.sql, assistantId);
-  return getOwnedAssistant(ctx.deps.sql, principal, assistantId);
+  const key = `${principal.kind === 'keyless' ? '' : principal.accountId}\n${assistantId}`;
+  let inFlight = lookups.get(ctx);
+  if (inFlight === undefined) lookups.set(ctx, (inFlight = new Map()));
+  const pending = inFlight.get(key);
+  if (pending !== undefined) return pending;
+  const lookup = (
+    principal.kind === 'keyless'
+      ? getAssistantByPublicId(ctx.deps.sql, assistantId)
+      : getOwnedAssistant(ctx.deps.sql, principal, assistantId)
+  ).finally(() => inFlight.delete(key));
+  inFlight.set(key, lookup);
+  return lookup;
 }
 
 /** Continue a conversation of this assistant (keyless: only the same visitor's), or start a new one. */
