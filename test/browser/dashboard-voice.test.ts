@@ -7,10 +7,9 @@
  * do not include the dashboard: the owner needs none.
  */
 import t from 'tap';
-import type { Page } from 'playwright-core';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, untilWidgetHook } from '../helpers/browser.js';
 import { balanceOf } from '../helpers/metering.js';
 import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
@@ -24,25 +23,6 @@ const wav = await makeSpeechWav(t, 'Hello there. When are you open tomorrow?');
 const browser = await launchBrowser(t, { fakeAudioWav: wav });
 const page = await browser.newPage();
 page.setDefaultTimeout(20_000);
-
-const hook = () =>
-  page.evaluate(
-    `JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest ?? null))`,
-  ) as Promise<any>;
-
-/** Waits (bounded) until the widget's test hook satisfies `ok`; on timeout the error shows what it saw. */
-async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeoutMs = 30_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const h = await hook();
-    if (h && ok(h)) return h;
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}; hook: ${JSON.stringify(h).slice(-2000)}; page errors: ${browser.errors.join(' | ')}`,
-      );
-    await p.waitForTimeout(50);
-  }
-}
 
 t.test('a playground voice call through the widget, metered as playground seconds', async (t) => {
   await page.goto(`${app.url}/dashboard/sign-in`);
@@ -61,21 +41,23 @@ t.test('a playground voice call through the widget, metered as playground second
     `(() => { const el = document.querySelector('parley-assistant'); el.setAttribute('data-test', ''); el.parentNode.append(el); })()`,
   );
   await start.click();
-  const listening = await untilHook(
+  const listening = await untilWidgetHook(
     page,
     (h) => h.timeline.some((e: any) => e.kind === 'state' && e.value === 'listening'),
     'listening',
+    { errors: browser.errors },
   );
   const sessionId = listening.session?.sessionId as string;
   t.match(sessionId, /^vs_/, 'a voice session was minted');
   const [row] = await app.database.sql`select source, account_id from voice_sessions where id = ${sessionId}`;
   t.match(row, { source: 'playground', accountId: owner.accountId }, 'as the signed-in owner, source playground');
 
-  const heard = await untilHook(
+  const heard = await untilWidgetHook(
     page,
     (h) =>
       h.audibleSamples >= 3 && h.timeline.some((e: any) => e.kind === 'caption' && e.value.startsWith('assistant:')),
     'the spoken answer',
+    { errors: browser.errors },
   );
   t.ok(heard.maxOutputRms > 0.01, `the assistant's answer was heard (max RMS ${heard.maxOutputRms.toFixed(3)})`);
 

@@ -5,12 +5,11 @@
  * question as recognized.
  */
 import t from 'tap';
-import type { Page } from 'playwright-core';
 import { buildWidget } from '../../web/widget/build.js';
 import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
 import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, untilWidgetHook } from '../helpers/browser.js';
 import { addReadyTextDocument, callAudioToWav, localEngines, wavSamples } from '../providers/voice/local-helpers.js';
 import { live, ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
@@ -31,22 +30,6 @@ const browser = await launchBrowser(t, { fakeAudioWav: wav });
 const page = await browser.newPage();
 page.setDefaultTimeout(20_000);
 
-const hook = () =>
-  page.evaluate(
-    `JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest ?? null))`,
-  ) as Promise<any>;
-
-async function untilHook(p: Page, ok: (h: any) => boolean, what: string, timeoutMs = 40_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const h = await hook();
-    if (h && ok(h)) return h;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; hook: ${JSON.stringify(h).slice(-2000)}`);
-    await p.waitForTimeout(50);
-  }
-}
-
 t.test('asked aloud in the playground, answered aloud from the document', async (t) => {
   t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
 
@@ -63,10 +46,11 @@ t.test('asked aloud in the playground, answered aloud from the document', async 
     `(() => { const el = document.querySelector('parley-assistant'); el.setAttribute('data-test', ''); el.parentNode.append(el); })()`,
   );
   await start.click();
-  const listening = await untilHook(
+  const listening = await untilWidgetHook(
     page,
     (h) => h.timeline.some((e: any) => e.kind === 'state' && e.value === 'listening'),
     'listening',
+    { timeoutMs: 40_000 },
   );
   const sessionId = listening.session?.sessionId as string;
   const sent: Buffer[] = [];
@@ -81,7 +65,9 @@ t.test('asked aloud in the playground, answered aloud from the document', async 
   t.match(said.join(' '), /4\.99 euros per month/, 'the answer quotes the document');
   const asked = heardWords.join(' ');
   t.match(asked, /premium|plan|cost/, `the caller's words, as heard ("${asked}")`);
-  const page_ = await untilHook(page, (h) => h.audibleSamples > 0, 'the answer played in the page');
+  const page_ = await untilWidgetHook(page, (h) => h.audibleSamples > 0, 'the answer played in the page', {
+    timeoutMs: 40_000,
+  });
   t.ok(page_.maxOutputRms > 0.01, 'the answer was audible in the page');
 
   const model = await prepareSessionModel(DOCUMENT, await loadPronunciations(engines.dictionary));

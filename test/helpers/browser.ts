@@ -143,3 +143,32 @@ export async function wavRms(path: string): Promise<number> {
   if (!match) throw new Error(`sox stat gave no RMS amplitude for ${path}: ${stderr}`);
   return Number(match[1]);
 }
+
+/** The `<parley-assistant>` element's test hook (its `parleyTest` property) as plain JSON, or null before it exists. */
+export function widgetHook(page: Page): Promise<any> {
+  return page.evaluate(
+    `JSON.parse(JSON.stringify(document.querySelector('parley-assistant')?.parleyTest ?? null))`,
+  ) as Promise<any>;
+}
+
+/**
+ * Waits (bounded, polling every 50 ms) until the widget's test hook satisfies `ok` and returns it; on timeout the
+ * error shows the last hook seen and the page errors, if given.
+ */
+export async function untilWidgetHook(
+  page: Page,
+  ok: (hook: any) => boolean,
+  what: string,
+  options: { timeoutMs?: number; errors?: string[] } = {},
+): Promise<any> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    const hook = await widgetHook(page);
+    if (hook && ok(hook)) return hook;
+    if (Date.now() > deadline) {
+      const errors = options.errors?.length ? `; page errors: ${options.errors.join(' | ')}` : '';
+      throw new Error(`timed out waiting for ${what}; hook: ${JSON.stringify(hook).slice(-2000)}${errors}`);
+    }
+    await page.waitForTimeout(50);
+  }
+}
