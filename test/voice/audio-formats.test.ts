@@ -170,9 +170,10 @@ t.test('parley-loadtest --audio pcmu: μ-law calls against the echo simulator, r
   t.same(report.voice.refusals, {}, 'no refusals');
   t.ok(report.voice.echoDetected, 'the μ-law markers came back from the echo');
   t.ok(report.voice.roundTripMs.count > 0, 'round trips measured');
-  // 2 calls x ~3 s of 8 kB/s μ-law (not 48 kB/s PCM16).
+  // At most 2 calls x 4 s of 8 kB/s μ-law (PCM16 would be 48 kB/s, six times that). No lower bound but "some":
+  // on a busy machine the calls connect late and send less of their 3 s.
   t.ok(
-    report.voice.audio.sentBytes > 2 * 2 * 8000 && report.voice.audio.sentBytes < 2 * 4 * 8000,
+    report.voice.audio.sentBytes > 0 && report.voice.audio.sentBytes <= 2 * 4 * 8000,
     `μ-law sized traffic (${report.voice.audio.sentBytes} bytes)`,
   );
 });
