@@ -1,9 +1,7 @@
-import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startVoiceSimulator } from '../../src/providers/voice/index.js';
 import { startTestApp, TEST_SECRET_KEY } from '../helpers/app.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
@@ -12,38 +10,7 @@ import { assertBilledRealTime, assertSettledOnce, FAULT_ENV, voiceSetup, type Ca
 import { timedRequest } from '../fault/helpers.js';
 import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
 import { waitFor, type Minted } from '../voice/helpers.js';
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-/** The instance that mints the call, as a real process (so it can be killed -9). */
-async function startDoomedInstance(
-  t: Test,
-  env: Record<string, string>,
-): Promise<{ url: string; kill: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = async () => {
-    child.kill('SIGKILL');
-    await exited;
-  };
-  t.teardown(kill);
-  const port = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
-      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
-      return line ? (JSON.parse(line) as { port: number }).port : undefined;
-    },
-    'the instance to listen',
-    60_000,
-  );
-  return { url: `http://127.0.0.1:${port}`, kill };
-}
+import { startKillableInstance } from '../fault/killable-instance.js';
 
 /**
  * A WebRTC call outlives the instance that minted it: the caller's audio runs to the provider, so when the owner is
@@ -65,7 +32,7 @@ t.test(
       env: { ...FAULT_ENV, VOICE_PROVIDER_URL: sim.url },
       voice: { ownership: { renewEveryMs: 1000, ttlMs: 3000 } },
     });
-    const doomed = await startDoomedInstance(t, {
+    const doomed = await startKillableInstance(t, {
       ...FAULT_ENV,
       DATABASE_URL: survivor.database.url,
       REDIS_URL: TEST_REDIS_URL,

@@ -1,46 +1,12 @@
-import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TEST_SECRET_KEY } from '../helpers/app.js';
 import { waitFor } from '../voice/helpers.js';
 import { startFaultRig } from './helpers.js';
 import { assertBilledRealTime, assertSettledOnce, beat, FAULT_ENV, startCall, voiceSetup } from './voice.js';
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-/** Another instance of the same deployment as a real process (so it can be killed -9). */
-async function startInstance(
-  t: Test,
-  env: Record<string, string>,
-): Promise<{ url: string; kill: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    // The simulator, as in every test instance (the default would pick the local voice when it is installed).
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = async () => {
-    child.kill('SIGKILL');
-    await exited;
-  };
-  t.teardown(kill);
-  const port = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
-      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
-      return line ? (JSON.parse(line) as { port: number }).port : undefined;
-    },
-    'the instance to listen',
-    60_000,
-  );
-  return { url: `http://127.0.0.1:${port}`, kill };
-}
+import { startKillableInstance } from './killable-instance.js';
 
 /**
  * Instance kill: the instance running a call is killed -9. The survivor answers 421 until the dead owner's
@@ -50,7 +16,7 @@ async function startInstance(
 t.test('the owner is killed mid-call: lost, settled once by the survivor, billed to the kill', async (t) => {
   const rig = await startFaultRig(t, { env: FAULT_ENV, voice: { orphanSweepEveryMs: 500 } });
   const survivor = rig.app;
-  const owner = await startInstance(t, {
+  const owner = await startKillableInstance(t, {
     ...rig.env,
     REDIS_KEY_PREFIX: survivor.redisPrefix,
     SECRET_KEY: TEST_SECRET_KEY,
