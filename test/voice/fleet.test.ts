@@ -1,52 +1,13 @@
-import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { VoiceQuota } from '../../src/voice/index.js';
 import { TEST_SECRET_KEY } from '../helpers/app.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
+import { startKillableInstance } from '../fault/killable-instance.js';
 import { bearer } from '../helpers/identity.js';
 import { heartbeat, ownerWithVoice, post, startVoiceApp, voiceAssistant, waitFor, type Minted } from './helpers.js';
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-/** Another Parley instance of the same deployment as its own process (so it can really be killed). */
-async function startInstanceProcess(
-  t: Test,
-  env: Record<string, string>,
-): Promise<{ url: string; kill: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    // The simulator, as in every test instance (the default would pick the local voice when it is installed).
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.teardown(async () => {
-    child.kill('SIGKILL');
-    await exited;
-  });
-  const port = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`instance exited: ${output}`);
-      const line = output.split('\n').find((l) => l.includes('"parley listening"'));
-      return line ? (JSON.parse(line) as { port: number }).port : undefined;
-    },
-    'the second instance to listen',
-    60_000,
-  );
-  return {
-    url: `http://127.0.0.1:${port}`,
-    kill: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 t.test(
   "two instances, one Redis, one Postgres: 421 on the wrong one; a dead owner's sessions end lost, settled exactly once",
@@ -61,7 +22,7 @@ t.test(
     // Instance B: in-process, sweeping for orphans every 500 ms.
     const b = await startVoiceApp(t, { voice: { quota, orphanSweepEveryMs: 500 } });
     // Instance A: its own process on the same database and Redis prefix, with the same SECRET_KEY.
-    const a = await startInstanceProcess(t, {
+    const a = await startKillableInstance(t, {
       DATABASE_URL: b.database.url,
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: b.redisPrefix,
