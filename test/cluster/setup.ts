@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { createAssistant } from '../../src/assistants/index.js';
 import { startCluster, type Cluster } from '../../scripts/cluster/cluster.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -27,6 +28,10 @@ export async function startTestCluster(
   t: Test,
   options: { name: string; redisUrl: string; redisPrefix: string; env: Record<string, string> },
 ): Promise<TestCluster> {
+  // The proxy closes a client's idle keep-alive connection on its own clock; a request sent on it at that moment
+  // fails with "other side closed" before the proxy reads it. Clients retry such a request (browsers do), but these
+  // tests count every answer, so each of their requests gets a connection of its own (pipelining 0: no keep-alive).
+  setGlobalDispatcher(new Agent({ pipelining: 0 }));
   const database = await createTestDatabase(t);
   const owner = await createOwner(database.sql);
   const assistant = await createAssistant(
