@@ -110,3 +110,11 @@ export function newStats(): RelayStats {
     maxPending: 0,
   };
 }
+
+/** Adds a closed relay's counters into running totals (the two high-water marks keep their maximum). */
+export function addTotals(into: RelayStats, add: RelayStats): void {
+  for (const key of Object.keys(into) as (keyof RelayStats)[]) {
+    into[key] =
+      key === 'maxSocketBuffered' || key === 'maxPending' ? Math.max(into[key], add[key]) : into[key] + add[key];
+  }
+}

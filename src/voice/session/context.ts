@@ -40,7 +40,7 @@ export interface VoiceOptions {
   onSessionStored?: (tx: TransactionSql, sessionId: string) => Promise<void>;
 }
 
-export const HEARTBEAT_LOSS_MS = 45_000;
+export { HEARTBEAT_LOSS_MS } from './limits.js';
 /** A final answer stays readable this long after the end (5 minutes: long enough for a client to ask after a dropped connection). */
 export const TOMBSTONE_TTL_MS = 5 * 60_000;
 

@@ -20,3 +20,29 @@ export interface SessionLimits {
   /** How often the quota is asked whether the call may go on. */
   quotaCheckEveryMs: number;
 }
+
+/** A caller that declared `heartbeat` and sent none for this long is gone. */
+export const HEARTBEAT_LOSS_MS = 45_000;
+
+/**
+ * The limits of a session from its assistant's caps (at mint, or when a survivor takes over a dead owner's call):
+ * the spoken warnings come a tenth of the way (at most 30 s) before the duration cap and a third of the way (at most
+ * 20 s) before the idle end; the rest are the deployment's (media grace, quota checks, join timeout).
+ */
+export function sessionLimits(
+  maxDurationSeconds: number,
+  idleTimeoutSeconds: number,
+  deployment: Pick<SessionLimits, 'mediaGraceMs' | 'quotaCheckEveryMs' | 'joinTimeoutMs'>,
+): SessionLimits {
+  const maxDurationMs = maxDurationSeconds * 1000;
+  const idleTimeoutMs = idleTimeoutSeconds * 1000;
+  return {
+    heartbeatLossMs: HEARTBEAT_LOSS_MS,
+    maxDurationMs,
+    maxDurationWarningMs: Math.min(30_000, Math.floor(maxDurationMs / 10)),
+    idleTimeoutMs,
+    idleCheckInMs: Math.min(20_000, Math.floor(idleTimeoutMs / 3)),
+    heartbeatMinGapMs: 1000,
+    ...deployment,
+  };
+}

@@ -11,7 +11,8 @@ import {
   type VoiceAudioFormat,
 } from '../../providers/voice/index.js';
 import type { PolicyRequest } from '../../widget/index.js';
-import { HEARTBEAT_LOSS_MS, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
+import { TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
+import { sessionLimits } from './limits.js';
 import { issueControlToken } from './control-token.js';
 import { voiceErrors } from '../errors.js';
 import { LiveVoiceSession } from './live-session.js';
@@ -124,7 +125,6 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
 
   const maxDurationSeconds = Math.min(voice.maxDurationSeconds, deps.config.VOICE_MAX_DURATION_CAP_SECONDS);
   const maxDurationMs = maxDurationSeconds * 1000;
-  const idleTimeoutMs = voice.idleTimeoutSeconds * 1000;
   const log = deps.log.child({ voiceSessionId: id, assistantId: assistant.id, source });
   // WebRTC negotiates its codec with the browser; the sideband reflects PCM16 24 kHz, which recordings are written in.
   const audio: VoiceAudioFormat = offer === undefined ? (input.audio ?? DEFAULT_AUDIO_FORMAT) : DEFAULT_AUDIO_FORMAT;
@@ -145,15 +145,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
       heartbeat: input.capabilities.includes('heartbeat'),
       // No consent, no file: an assistant that records still records only callers who said yes.
       recorded: recorded && input.recordingConsent === true,
-      limits: {
-        heartbeatLossMs: HEARTBEAT_LOSS_MS,
-        maxDurationMs,
-        maxDurationWarningMs: Math.min(30_000, Math.floor(maxDurationMs / 10)),
-        idleTimeoutMs,
-        idleCheckInMs: Math.min(20_000, Math.floor(idleTimeoutMs / 3)),
-        heartbeatMinGapMs: 1000,
-        ...ctx.limits,
-      },
+      limits: sessionLimits(maxDurationSeconds, voice.idleTimeoutSeconds, ctx.limits),
       startedAt: ctx.clock.now(),
       audio,
       log,

@@ -4,7 +4,8 @@ import { CallTimeline } from '../timeline/call-timeline.js';
 import { findTimeline } from '../timeline/queries.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 import * as q from '../queries.js';
-import { HEARTBEAT_LOSS_MS, type VoiceContext } from './context.js';
+import type { VoiceContext } from './context.js';
+import { sessionLimits } from './limits.js';
 import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
 
@@ -144,8 +145,6 @@ export class VoiceTakeover {
     const clockNow = ctx.clock.now();
     const log = ctx.deps.log.child({ voiceSessionId: id, assistantId: row.assistantId, source: row.source });
     const timeline = new CallTimeline(direct.name, resumedNow(sinceMint), startedAtMs);
-    const maxDurationMs = row.maxDurationSeconds * 1000;
-    const idleTimeoutMs = row.idleTimeoutSeconds * 1000;
     const session = new LiveVoiceSession(
       {
         id,
@@ -157,15 +156,7 @@ export class VoiceTakeover {
         visitorId: row.visitorId,
         heartbeat: row.capabilities.includes('heartbeat'),
         recorded: row.recordingEnabled && row.recordingConsent,
-        limits: {
-          heartbeatLossMs: HEARTBEAT_LOSS_MS,
-          maxDurationMs,
-          maxDurationWarningMs: Math.min(30_000, Math.floor(maxDurationMs / 10)),
-          idleTimeoutMs,
-          idleCheckInMs: Math.min(20_000, Math.floor(idleTimeoutMs / 3)),
-          heartbeatMinGapMs: 1000,
-          ...ctx.limits,
-        },
+        limits: sessionLimits(row.maxDurationSeconds, row.idleTimeoutSeconds, ctx.limits),
         startedAt: clockNow - sinceMint,
         audio: DEFAULT_AUDIO_FORMAT,
         log,

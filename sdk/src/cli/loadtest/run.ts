@@ -15,6 +15,7 @@ import { markerFor } from './marker.js';
 import type { LoadTestReport, Progress } from './report.js';
 import { serverFigures, SERVER_FIGURE_CALLS } from './server-side.js';
 import { Samples, Tally } from './stats.js';
+import { sleep } from '../sleep.js';
 
 export type { LoadTestReport, Progress } from './report.js';
 
@@ -42,18 +43,6 @@ interface Active {
 }
 
 const RING = 2048;
-/** Resolves after ms, or at once when the signal aborts (its listener is removed either way). */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 function refusalKey(err: ParleyError): string {
   return `${err.status} ${err.reason ?? err.code}`;

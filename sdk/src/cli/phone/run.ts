@@ -4,6 +4,7 @@
  * `npm run phone-sim` and `parley-loadtest --phone`.
  */
 import { markerFor } from '../loadtest/marker.js';
+import { sleep } from '../sleep.js';
 import { Samples, Tally, type LatencySummary } from '../loadtest/stats.js';
 import {
   callParams,
@@ -103,18 +104,6 @@ export interface PhoneSimHooks {
   /** Every second: calls on the line, and streamed so far. */
   onProgress?: (p: { elapsedMs: number; active: number; streamed: number; failed: number }) => void;
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 interface Talking {
   stream: CarrierStream;

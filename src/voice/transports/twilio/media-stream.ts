@@ -2,7 +2,14 @@ import type { RealtimeSocket, SocketRoute } from '../../../http/index.js';
 import { systemClock } from '../../../providers/voice/index.js';
 import { voiceErrors } from '../../errors.js';
 import { linkOfSession } from '../../pump/link.js';
-import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
+import {
+  addTotals,
+  newStats,
+  RELAY_DEFAULTS,
+  type RelayOptions,
+  type RelayStats,
+  type RelayTap,
+} from '../../pump/options.js';
 import type { LiveVoiceSession } from '../../session/live-session.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
 import { carrierSignature, signatureMatches } from './codec.js';
@@ -90,12 +97,7 @@ export function phoneStreams(options: PhoneStreamOptions) {
       if (relay === undefined) return;
       relay.onClose();
       if (relays.get(socket.data.session.id) === relay) relays.delete(socket.data.session.id);
-      for (const key of Object.keys(closedTotals) as (keyof RelayStats)[]) {
-        closedTotals[key] =
-          key === 'maxSocketBuffered' || key === 'maxPending'
-            ? Math.max(closedTotals[key], relay.stats[key])
-            : closedTotals[key] + relay.stats[key];
-      }
+      addTotals(closedTotals, relay.stats);
       socket.data.session.log.info(
         { callerFrames: relay.stats.callerFrames, assistantBytes: relay.stats.assistantBytes, ...relay.phone },
         'phone media stream closed',

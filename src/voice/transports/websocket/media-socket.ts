@@ -5,7 +5,14 @@ import { voiceErrors } from '../../errors.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
 import { linkOfSession } from '../../pump/link.js';
 import { MediaRelay } from './relay.js';
-import { newStats, RELAY_DEFAULTS, type RelayOptions, type RelayStats, type RelayTap } from '../../pump/options.js';
+import {
+  addTotals,
+  newStats,
+  RELAY_DEFAULTS,
+  type RelayOptions,
+  type RelayStats,
+  type RelayTap,
+} from '../../pump/options.js';
 
 /** Per-connection data: the session the upgrade authenticated, and the relay once the socket is open. */
 export interface MediaConnection {
@@ -129,11 +136,4 @@ export function mediaSockets(service: MediaSessionLocator, options: MediaSocketO
     },
   };
   return { route, relays, closedTotals };
-}
-
-function addTotals(into: RelayStats, add: RelayStats): void {
-  for (const key of Object.keys(into) as (keyof RelayStats)[]) {
-    into[key] =
-      key === 'maxSocketBuffered' || key === 'maxPending' ? Math.max(into[key], add[key]) : into[key] + add[key];
-  }
 }
