@@ -340,12 +340,15 @@ async function supersedeVisitor(
     return;
   }
   // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself. Wait for
-  // that (bounded: one renewal period and a margin); a dead owner's call is settled by the orphan sweep instead.
+  // that (bounded: one renewal period and a margin) until its settlement is over: the row says it ended, then its
+  // grants close (until they do, the plan's concurrent calls still count it). A dead owner's call is settled by the
+  // orphan sweep instead.
   if ((await ctx.ownership.requestEnd(olderId, 'superseded')) === null) return;
-  const deadline = Date.now() + ctx.ownership.timing.renewEveryMs + 2000;
+  const deadline = Date.now() + ctx.ownership.timing.renewEveryMs + 5000;
   while (Date.now() < deadline && !signal.aborted) {
     const row = await q.findSession(ctx.deps.sql, olderId);
-    if (row === undefined || row.state !== 'active') return;
+    if (row === undefined) return;
+    if (row.state !== 'active' && !(await ctx.quota.holdsGrant?.(olderId))) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -47,6 +47,11 @@ export interface VoiceQuota {
    * settlement waits for the database (a burst of ends must not hold the slots of calls that are over).
    */
   ended?(request: VoiceQuotaRequest): void;
+  /**
+   * Whether a call (run by any instance) still holds a grant: its place under the plan's concurrent calls is taken
+   * until its settlement has closed every grant, which comes just after its row says it ended.
+   */
+  holdsGrant?(sessionId: string): Promise<boolean>;
 }
 
 export const noVoiceQuota: VoiceQuota = Object.freeze({
@@ -150,6 +155,10 @@ export function meteredVoiceQuota(
   return {
     get localCalls() {
       return local.size;
+    },
+
+    async holdsGrant(sessionId) {
+      return (await listVoiceGrants(meter, sessionId)).some((g) => g.status === 'open');
     },
 
     async admit(request) {
