@@ -6,8 +6,8 @@
  *   npx tsx examples/voice-client.ts --base-url http://127.0.0.1:3000 --api-key sk_live_... --assistant asst_... \
  *     --in question.wav --out answer.wav [--tail-ms 4000] [--record]
  *
- * The input must be PCM16 mono 24 kHz WAV (the media format of parley.voice.v1); without --in it speaks synthetic
- * speech. Prints one JSON summary on stdout and the call's events on stderr. The protocol itself (mint, media socket,
+ * The input is a WAV (PCM16 or G.711 at any rate, converted to the media format of parley.voice.v1: PCM16 mono
+ * 24 kHz); without --in it speaks synthetic speech. Prints one JSON summary on stdout and the call's events on stderr. The protocol itself (mint, media socket,
  * gate stream, heartbeats, end) lives in sdk/src/voice/call.ts.
  */
 import { open, readFile, type FileHandle } from 'node:fs/promises';
@@ -56,11 +56,10 @@ export interface VoiceCallSummary {
   billableSeconds: number | null;
 }
 
-/** The sample data of a PCM16 mono 24 kHz WAV; anything else is refused with a message that says what it was. */
+/** A WAV's samples as PCM16 mono 24 kHz; a file that is not PCM16 or G.711 is refused with a message that says what it was. */
 export async function readPcmWav(path: string): Promise<Buffer> {
-  const file = await readFile(path);
-  const pcm = pcmFromWav(file, path);
-  return file.subarray(pcm.byteOffset - file.byteOffset, pcm.byteOffset - file.byteOffset + pcm.byteLength);
+  const pcm = pcmFromWav(await readFile(path), path);
+  return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
 }
 
 /** A WAV written as it arrives; the sizes in the header are patched on close. */

@@ -2,6 +2,8 @@
  * Parley's media format (parley.voice.v1): PCM16LE, mono, 24 kHz. 20 ms = 960 bytes. Browser-safe helpers to read
  * a WAV file's samples and to make synthetic input (tones, noise, speech-like bursts).
  */
+import { fromPcm16, toPcm16 } from './formats.js';
+
 export const SAMPLE_RATE_HZ = 24_000;
 export const BYTES_PER_SECOND = SAMPLE_RATE_HZ * 2;
 export const BYTES_PER_MS = BYTES_PER_SECOND / 1000;
@@ -16,8 +18,10 @@ export interface WavFormat {
 }
 
 /**
- * The samples of a PCM16 mono 24 kHz WAV (a view, no copy). Anything else throws with a message that says what it
- * was and how to convert it.
+ * The samples of a WAV file as PCM16 mono 24 kHz, Parley's media format: PCM16 at any rate from 8 to 48 kHz or G.711
+ * (μ-law or A-law, as phone recordings are kept), one or more channels (averaged to one), resampled by linear
+ * interpolation. A file already in the media format is returned as a view, without a copy. Anything else throws with
+ * a message that says what it was and how to convert it.
  */
 export function pcmFromWav(file: Uint8Array, name = 'the input'): Uint8Array {
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
@@ -38,24 +42,61 @@ export function pcmFromWav(file: Uint8Array, name = 'the input'): Uint8Array {
       };
     }
     if (id === 'data') {
-      if (
-        format === undefined ||
-        format.audioFormat !== 1 ||
-        format.channels !== 1 ||
-        format.sampleRateHz !== SAMPLE_RATE_HZ ||
-        format.bitsPerSample !== 16
-      ) {
-        throw new Error(
-          `${name} must be PCM16 mono 24 kHz (got ${format ? `${format.bitsPerSample}-bit, ${format.channels} channel(s), ${format.sampleRateHz} Hz` : 'no fmt chunk'}); ` +
-            'convert it, e.g. ffmpeg -i in.wav -ac 1 -ar 24000 -c:a pcm_s16le out.wav',
-        );
-      }
       const end = Math.min(file.byteLength, body + size);
-      return file.subarray(body, body + ((end - body) & ~1));
+      return toMediaFormat(file.subarray(body, end), format, name);
     }
     offset = body + size + (size & 1);
   }
   throw new Error(`${name} has no data chunk`);
+}
+
+const WAV_PCM = 1;
+const WAV_ALAW = 6;
+const WAV_MULAW = 7;
+
+function toMediaFormat(data: Uint8Array, format: WavFormat | undefined, name: string): Uint8Array {
+  const sampleBytes =
+    format?.audioFormat === WAV_PCM && format.bitsPerSample === 16
+      ? 2
+      : (format?.audioFormat === WAV_MULAW || format?.audioFormat === WAV_ALAW) && format.bitsPerSample === 8
+        ? 1
+        : 0;
+  if (
+    format === undefined ||
+    sampleBytes === 0 ||
+    format.channels < 1 ||
+    format.sampleRateHz < 8000 ||
+    format.sampleRateHz > 48_000
+  ) {
+    throw new Error(
+      `${name} must be 16-bit PCM or G.711 (μ-law, A-law) at 8-48 kHz (got ${format ? `format ${format.audioFormat}, ${format.bitsPerSample}-bit, ${format.channels} channel(s), ${format.sampleRateHz} Hz` : 'no fmt chunk'}); ` +
+        'convert it, e.g. ffmpeg -i in.wav -ac 1 -ar 24000 -c:a pcm_s16le out.wav',
+    );
+  }
+  const frameBytes = sampleBytes * format.channels;
+  const whole = data.subarray(0, data.byteLength - (data.byteLength % frameBytes));
+  if (sampleBytes === 2 && format.channels === 1 && format.sampleRateHz === SAMPLE_RATE_HZ) return whole;
+  // One channel of PCM16 at the file's rate, then resampled.
+  const linear =
+    sampleBytes === 1
+      ? toPcm16(whole, { format: format.audioFormat === WAV_MULAW ? 'pcmu' : 'pcma', sampleRateHz: 8000 })
+      : whole;
+  const mono = format.channels === 1 ? linear : downmix(linear, format.channels);
+  return fromPcm16(mono, { format: 'pcm16', sampleRateHz: SAMPLE_RATE_HZ }, format.sampleRateHz);
+}
+
+/** Interleaved PCM16 of `channels` channels -> their average, one channel. */
+function downmix(pcm: Uint8Array, channels: number): Uint8Array {
+  const input = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const frames = Math.floor(pcm.byteLength / (2 * channels));
+  const out = new Uint8Array(frames * 2);
+  const output = new DataView(out.buffer);
+  for (let f = 0; f < frames; f++) {
+    let sum = 0;
+    for (let c = 0; c < channels; c++) sum += input.getInt16((f * channels + c) * 2, true);
+    output.setInt16(f * 2, Math.round(sum / channels), true);
+  }
+  return out;
 }
 
 /** A 44-byte WAV header for `dataBytes` of PCM16 at 24 kHz. */

@@ -61,7 +61,7 @@ Load
   --ramp-up DURATION    spread the starts over this long (default 5s)
   --duration DURATION   how long the load holds after the first start (default 30s, at most 10m)
   --call-length DUR     hang up and dial again after this long (default: one call for the whole test)
-  --input FILE.wav      what callers say: PCM16 mono 24 kHz, looped (default: synthetic speech)
+  --input FILE.wav      what callers say: a WAV (PCM16 or G.711, any rate), looped (default: synthetic speech)
   --audio FORMAT        the calls' audio: pcm16 (24 kHz, default), pcm16/16000, pcmu or pcma (G.711, 8 kHz);
                         the input is converted once before the test
   --chat-message TEXT   what chat loops ask (default: a short question)

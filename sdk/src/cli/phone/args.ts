@@ -21,7 +21,7 @@ export const PHONE_SIM_USAGE = `phone-sim: simulated phone calls to an assistant
   --calls N             concurrent calls (default 1, at most 500)
   --duration DURATION   how long each caller stays on the line (default 30s, at most 10m)
   --ramp-up DURATION    spread the calls' starts over this long (default 0s)
-  --input FILE.wav      what callers say: PCM16 mono 24 kHz, looped (default: synthetic speech)
+  --input FILE.wav      what callers say: a WAV (PCM16 or G.711, any rate), looped (default: synthetic speech)
   --json                print the report as JSON on stdout
 Each call: the signed webhook, its TwiML, then the signed media stream (connected, start with the stream's
 parameters, 20 ms μ-law media frames at real-time pace, marks echoed as the audio before them is played, clear
