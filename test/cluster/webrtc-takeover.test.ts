@@ -9,7 +9,7 @@ import { bearer } from '../helpers/identity.js';
 import { assertBilledRealTime, assertSettledOnce, FAULT_ENV, voiceSetup, type Call } from '../fault/voice.js';
 import { timedRequest } from '../fault/helpers.js';
 import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
-import { waitFor, type Minted } from '../voice/helpers.js';
+import { ndjsonReader, openGate, waitFor, type Minted } from '../voice/helpers.js';
 import { startKillableInstance } from '../fault/killable-instance.js';
 
 /**
@@ -120,6 +120,11 @@ t.test(
       'never told the call was lost or ended',
     );
     t.ok(record.resumes >= 1, 'the sideband re-attached at the provider');
+    // Clients keep the gate decision with the highest seq: the survivor's continue above the dead owner's.
+    const gate = ndjsonReader(await openGate(survivor, minted));
+    const first = (await gate.next()) as { type: string; seq: number };
+    t.ok(first.type === 'gate' && first.seq >= 1_000_000, `the survivor's gate seq continues higher (${first.seq})`);
+    await gate.cancel();
     t.notOk(record.ended, 'the provider session never stopped');
 
     // The caller keeps talking and keeps hearing the assistant.

@@ -78,6 +78,15 @@ export class GateStream {
   }
 }
 
+/**
+ * Where the gate's seq starts for the owner at an ownership generation: 0 for the instance that minted the call
+ * (generation 1), then a million per takeover, far above the decisions one owner makes in a call (a few per turn), so
+ * a client that followed the dead owner takes the survivor's decisions as newer.
+ */
+export function gateSeqBase(generation: number): number {
+  return Math.max(0, generation - 1) * 1_000_000;
+}
+
 /** The gate of one session: the current decision, the open streams (at most 4) and the end line. */
 export class GateChannel {
   private decision: GateDecision = { type: 'gate', seq: 0, state: 'closed', reason: 'start', inputEndMs: null };
@@ -89,7 +98,17 @@ export class GateChannel {
     private readonly now: () => number,
     /** Told of every new decision (the media relay mirrors the state to the caller). */
     private readonly observe?: (decision: Readonly<GateDecision>) => void,
-  ) {}
+    /**
+     * The first decision's seq. Clients keep the decision with the highest seq, so a call that another instance takes
+     * over continues above anything its dead owner sent ({@link gateSeqBase}).
+     */
+    firstSeq = 0,
+  ) {
+    if (firstSeq !== 0) {
+      this.decision = { ...this.decision, seq: firstSeq };
+      this.decisionLine = ndjsonLine(this.decision);
+    }
+  }
 
   /** Hot path for the relay: may assistant audio be played right now? */
   get isOpen(): boolean {

@@ -47,6 +47,8 @@ export interface LiveSessionInit {
   heartbeat: boolean;
   /** The call is recorded: the assistant records and the caller consented (no consent, no file). */
   recorded?: boolean;
+  /** The gate's first seq (a call taken over from a dead owner continues above its decisions). Default 0. */
+  gateSeqFrom?: number;
   limits: SessionLimits;
   startedAt: number;
   /** The call's audio both ways (PCM16 24 kHz when omitted): transports frame it, the pump and recording size by it. */
@@ -160,9 +162,13 @@ export class LiveVoiceSession implements Supervised {
     this.usageAt = init.startedAt;
     this.log = init.log;
     this.timeline = init.timeline ?? new CallTimeline('websocket');
-    this.gate = new GateChannel(env.now, (decision) => {
-      for (const l of this.listeners) l.onGate?.(decision);
-    });
+    this.gate = new GateChannel(
+      env.now,
+      (decision) => {
+        for (const l of this.listeners) l.onGate?.(decision);
+      },
+      init.gateSeqFrom,
+    );
     this.transcripts = new TranscriptAssembler((turn) => env.writeTurn(this, turn));
   }
 

@@ -5,6 +5,7 @@ import { findTimeline } from '../timeline/queries.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 import * as q from '../queries.js';
 import type { VoiceContext } from './context.js';
+import { gateSeqBase } from './gate.js';
 import { sessionLimits } from './limits.js';
 import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
@@ -156,6 +157,7 @@ export class VoiceTakeover {
         visitorId: row.visitorId,
         heartbeat: row.capabilities.includes('heartbeat'),
         recorded: row.recordingEnabled && row.recordingConsent,
+        gateSeqFrom: gateSeqBase(generation),
         limits: sessionLimits(row.maxDurationSeconds, row.idleTimeoutSeconds, ctx.limits),
         startedAt: clockNow - sinceMint,
         audio: DEFAULT_AUDIO_FORMAT,
