@@ -1,13 +1,12 @@
 import t, { type Test } from 'tap';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav, type TestBrowser } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, widgetHook } from '../helpers/browser.js';
 import { bearer, dashboardHeaders, login } from '../helpers/identity.js';
 import { HANDBOOK_MD, waitForDocument } from '../documents/fixtures.js';
 import { ownerWithVoice, post, voiceAssistant, waitFor } from '../voice/helpers.js';
+import { events, hostSite, openHost, until } from './host-site.js';
 
 /**
  * <parley-assistant> in Debian's chromium, embedded with the two-line snippet on a host page of its own origin
@@ -16,91 +15,7 @@ import { ownerWithVoice, post, voiceAssistant, waitFor } from '../voice/helpers.
  * typecheck has no DOM library).
  */
 
-interface Hosted {
-  origin: string;
-  /** The host page embedding this assistant, with extra attributes on the element (name -> value). */
-  url: (assistantId: string, attributes?: Record<string, string>) => string;
-}
-
-const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-
-/** A host page server on loopback: `/?a=<assistantId>` embeds the widget with the snippet, under a strict CSP. */
-async function hostSite(t: Test, parleyUrl: string): Promise<Hosted> {
-  const parley = new URL(parleyUrl);
-  const server = createServer((req, res) => {
-    const query = new URL(req.url ?? '/', 'http://x').searchParams;
-    const assistantId = query.get('a') ?? '';
-    // Relayed calls unless a test asks otherwise (widget-webrtc.test.ts covers WebRTC and the automatic fallback).
-    const asked = JSON.parse(query.get('attrs') ?? '{}') as Record<string, string>;
-    const extra = Object.entries({ transport: 'websocket', ...asked })
-      .map(([name, value]) => ` ${name.replace(/[^a-z-]/g, '')}="${escapeAttribute(value)}"`)
-      .join('');
-    const csp = [
-      "default-src 'none'",
-      `script-src ${parley.origin}`,
-      `connect-src ${parley.origin} ws://${parley.host}`,
-      "style-src 'none'",
-      "base-uri 'none'",
-      "form-action 'none'",
-    ].join('; ');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
-    res.end(`<!doctype html><html lang="en"><title>Host shop</title><h1>Host shop</h1>
-<script src="${parley.origin}/widget/v1/parley.js" async></script>
-<parley-assistant assistant-id="${escapeAttribute(assistantId)}" open data-test${extra}></parley-assistant>`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    url: (assistantId, attributes = {}) =>
-      `${origin}/?a=${encodeURIComponent(assistantId)}&attrs=${encodeURIComponent(JSON.stringify(attributes))}`,
-  };
-}
-
-/** Records every parley:* event at the document (they bubble and are composed) into window.__parley. */
-const RECORD_EVENTS = `window.__parley = [];
-for (const type of ['parley:state', 'parley:message', 'parley:ended', 'parley:error']) {
-  document.addEventListener(type, (event) => window.__parley.push({ type, detail: event.detail }));
-}`;
-
-async function openHost(browser: TestBrowser, url: string): Promise<Page> {
-  const page = await browser.newPage();
-  await page.addInitScript(RECORD_EVENTS);
-  await page.goto(url);
-  await until(page, `customElements.get('parley-assistant') !== undefined`, 'the widget script', 10_000);
-  return page;
-}
-
-/**
- * Waits (bounded) until a page expression is truthy, polling from Node (page.waitForFunction would evaluate a string
- * inside the page, which the host page's CSP forbids); on timeout the error shows the events seen.
- */
-async function until(page: Page, expression: string, what: string, timeoutMs = 30_000): Promise<unknown> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate(expression);
-    if (value) return value;
-    if (Date.now() > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const seen = await page.evaluate('JSON.stringify(window.__parley).slice(-3000)').catch(() => '?');
-  const hook = await page
-    .evaluate(`JSON.stringify(document.querySelector('parley-assistant').parleyTest).slice(-2000)`)
-    .catch(() => '?');
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nevents: ${seen}\ntest hook: ${hook}`);
-}
-
-const events = (page: Page, type: string) =>
-  page.evaluate(`window.__parley.filter((e) => e.type === ${JSON.stringify(type)}).map((e) => e.detail)`) as Promise<
-    any[]
-  >;
 const voiceStates = async (page: Page) => (await events(page, 'parley:state')).map((d) => d.voice as string);
-const hookOf = (page: Page) =>
-  page.evaluate(`JSON.parse(JSON.stringify(document.querySelector('parley-assistant').parleyTest))`) as Promise<any>;
 const visitorOf = (page: Page) => page.evaluate(`localStorage.getItem('parley:visitor-id')`) as Promise<string>;
 const stateIs = (state: string) =>
   `window.__parley.some((e) => e.type === 'parley:state' && e.detail.voice === ${JSON.stringify(state)})`;
@@ -143,7 +58,7 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const page = await openHost(browser, host.url(assistant.publicId));
     await page.getByRole('button', { name: 'Start voice call' }).click();
     await until(page, stateIs('listening'), 'listening');
-    const hook = await hookOf(page);
+    const hook = await widgetHook(page);
     t.match(hook.session?.sessionId, /^vs_/, 'a voice session was minted');
     t.ok(app.app.voice.sessions.has(hook.session.sessionId), 'and runs on the service');
 
@@ -153,7 +68,7 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
       `(() => { const h = document.querySelector('parley-assistant').parleyTest; return h.audibleSamples >= 3 && h.timeline.some((e) => e.kind === 'caption' && e.value.startsWith('assistant:')); })()`,
       'the assistant heard and captioned',
     );
-    const heard = await hookOf(page);
+    const heard = await widgetHook(page);
     t.ok(
       heard.maxOutputRms > 0.01,
       `a non-silent signal reached the AudioContext destination (max RMS ${heard.maxOutputRms.toFixed(3)})`,
@@ -222,7 +137,7 @@ t.test('the widget in Chromium: voice, chat, and clear errors', async (t) => {
     const page = await openHost(browser, host.url(assistant.publicId));
     await page.getByRole('button', { name: 'Start voice call' }).click();
     await until(page, stateIs('listening'), 'listening');
-    const { session } = await hookOf(page);
+    const { session } = await widgetHook(page);
     const visitorId = await visitorOf(page);
     await page.goto('about:blank');
     await waitFor(() => !app.app.voice.sessions.has(session.sessionId), 'the call ended when the page went away');

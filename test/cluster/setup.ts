@@ -20,13 +20,22 @@ export interface TestCluster {
 }
 
 /**
- * Three real instances behind the real HAProxy on a test database of their own: an owner, a voice assistant with long
+ * Real instances (three unless told) behind the real HAProxy on a test database of their own: an owner, a voice assistant with long
  * limits, 1 s heartbeats and a high API limit. `env` adds or overrides the test's own knobs; the cluster is killed
  * at teardown.
  */
 export async function startTestCluster(
   t: Test,
-  options: { name: string; redisUrl: string; redisPrefix: string; env: Record<string, string> },
+  options: {
+    name: string;
+    redisUrl: string;
+    redisPrefix: string;
+    env: Record<string, string>;
+    /** Default 3. */
+    instances?: number;
+    /** Origins the assistant's widget may be embedded on (none by default). */
+    allowedDomains?: string[];
+  },
 ): Promise<TestCluster> {
   // The proxy closes a client's idle keep-alive connection on its own clock; a request sent on it at that moment
   // fails with "other side closed" before the proxy reads it. Clients retry such a request (browsers do), but these
@@ -41,6 +50,7 @@ export async function startTestCluster(
       name: `${options.name} voice`,
       instructions: 'Be brief.',
       settings: {
+        ...(options.allowedDomains ? { allowedDomains: options.allowedDomains } : {}),
         voice: {
           enabled: true,
           recording: 'off',
@@ -55,7 +65,7 @@ export async function startTestCluster(
   t.teardown(() => rmSync(workDir, { recursive: true, force: true }));
   const output: string[] = [];
   const cluster = await startCluster({
-    instances: 3,
+    instances: options.instances ?? 3,
     workDir,
     haproxyPath: HAPROXY,
     checkIntervalMs: 500,
