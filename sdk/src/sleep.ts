@@ -19,3 +19,8 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Resolves after `ms`, or at once when the signal aborts (for loops that check the signal themselves). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return abortableSleep(ms, signal).catch(() => undefined);
+}

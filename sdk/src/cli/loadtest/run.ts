@@ -15,7 +15,7 @@ import { markerFor } from './marker.js';
 import type { LoadTestReport, Progress } from './report.js';
 import { serverFigures, SERVER_FIGURE_CALLS } from './server-side.js';
 import { Samples, Tally } from './stats.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '../../sleep.js';
 
 export type { LoadTestReport, Progress } from './report.js';
 

@@ -4,7 +4,7 @@
  * `npm run phone-sim` and `parley-loadtest --phone`.
  */
 import { markerFor } from '../loadtest/marker.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '../../sleep.js';
 import { Samples, Tally, type LatencySummary } from '../loadtest/stats.js';
 import {
   callParams,
