@@ -49,7 +49,14 @@ t.test('examples/voice-client.ts: a whole call from a WAV file to a WAV file', a
   });
   t.comment(`schedule lag max ${summary.maxLagMs.toFixed(1)} ms`);
 
-  const notWav = join(dir, 'stereo.wav');
-  writeFileSync(notWav, Buffer.concat([wavHeader(4, 2), Buffer.alloc(4)]));
-  await t.rejects(readPcmWav(notWav), /PCM16 mono 24 kHz/);
+  // A stereo file is read (downmixed); a 32-bit float one is refused with what it was.
+  const stereo = join(dir, 'stereo.wav');
+  writeFileSync(stereo, Buffer.concat([wavHeader(8, 2), Buffer.from([0, 1, 0, 3, 0, 1, 0, 3])]));
+  t.same([...(await readPcmWav(stereo))].length, 4, 'two stereo frames are two mono samples');
+  const float = Buffer.concat([wavHeader(8, 1), Buffer.alloc(8)]);
+  float.writeUInt16LE(3, 20); // WAVE_FORMAT_IEEE_FLOAT
+  float.writeUInt16LE(32, 34);
+  const notWav = join(dir, 'float.wav');
+  writeFileSync(notWav, float);
+  await t.rejects(readPcmWav(notWav), /must be 16-bit PCM or G\.711.*format 3, 32-bit/);
 });
