@@ -21,7 +21,7 @@ export class ConfigError extends Error {
 }
 
 /** The example env file's SECRET_KEY starts with this: refused in production. */
-export const PLACEHOLDER_SECRET = /^change-me/i;
+const PLACEHOLDER_SECRET = /^change-me/i;
 
 /** Parses the environment once. Every problem is reported together, so one restart fixes them all. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {

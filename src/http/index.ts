@@ -12,27 +12,16 @@ export {
   type StreamSink,
 } from './types.js';
 export { reply, ndjsonLine, sseEvent } from './reply.js';
-export { errorBodySchema, type ErrorBody } from './errors.js';
-export { buildOpenApiDocument, V1_TAGS, type OpenApiOptions } from './openapi.js';
+export type { ErrorBody } from './errors.js';
+export { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';
 export type { AnySocketRoute, RealtimeSocket, SocketRoute, UpgradeRequest } from './socket-types.js';
 export { fileReply, parseRange, type FileReplyOptions, type RangeRequest } from './file.js';
+export { acceptsGzip, matchesEtag, staticAsset, staticAssetReply, type StaticAsset } from './static-asset.js';
 export {
-  acceptsGzip,
-  contentHash,
-  matchesEtag,
-  staticAsset,
-  staticAssetReply,
-  type StaticAsset,
-} from './static-asset.js';
-export {
-  assertStorableInput,
   findUnstorable,
   int32,
   isStorableDate,
-  queryInt32,
   toStorableText,
   unstorableTextReason,
-  MAX_INPUT_DEPTH,
   PG_INT_MAX,
-  PG_INT_MIN,
 } from './validation.js';

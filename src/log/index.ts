@@ -6,7 +6,7 @@ export type { Logger } from 'pino';
  * Paths pino removes before a line is written. Secrets (keys, tokens, cookies, passwords) never reach a log,
  * whatever a caller passes in a field (docs/house-rules.md rule 10).
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'authorization',
   'cookie',
   'password',

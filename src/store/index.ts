@@ -5,13 +5,7 @@ import type { SharedStore } from './types.js';
 
 export type { RateLimitResult, SetOptions, SharedStore } from './types.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';
-export {
-  RedisStore,
-  STORE_COMMAND_TIMEOUT_MS,
-  connectRedisStore,
-  describeRedisUrl,
-  type RedisStoreOptions,
-} from './redis.js';
+export { RedisStore, connectRedisStore, type RedisStoreOptions } from './redis.js';
 
 /** Options for {@link createStore}, straight from Config. */
 export interface CreateStoreOptions {

@@ -12,12 +12,12 @@ import { defineRoute, staticAsset, staticAssetReply, type AnyRoute, type StaticA
  * A request whose `?v=` names the current content hash (how parley.js loads its worklet) is cached as immutable.
  * Outside the v1 API document: these are scripts, not API operations.
  */
-export const WebAssetCodes = {
+const WebAssetCodes = {
   /** 503: the widget was not built (run `npm run build:widget`; `npm start` and `npm test` do). */
   NOT_BUILT: 'WEB_ASSET_NOT_BUILT',
 } as const;
 
-export const WIDGET_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'widget');
+const WIDGET_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'widget');
 const FILES = ['parley.js', 'parley-audio.js'] as const;
 /** A day for the unversioned URL (a new release reaches every visitor within one), a year for hashed ones. */
 const CACHE_UNVERSIONED = 'public, max-age=86400, stale-while-revalidate=604800';
