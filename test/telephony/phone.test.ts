@@ -152,10 +152,9 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
   for (const frame of mulawSpeech(40)) carrier.media(frame);
   for (const frame of mulawSilence(40)) carrier.media(frame);
   await waitFor(() => (carrier.heardBytes() > 0 ? true : undefined), 'the assistant to answer on the phone');
-  t.ok(
-    carrier.messages.some((m) => m.event === 'mark'),
-    'the audio came with marks',
-  );
+  // A mark follows every 100 ms of audio, or the end of a burst 100 ms after it.
+  await waitFor(() => (carrier.messages.some((m) => m.event === 'mark') ? true : undefined), 'a mark after the audio');
+  t.pass('the audio came with marks');
   // A keypad press, then the caller hangs up: the carrier says stop.
   carrier.send({
     event: 'dtmf',

@@ -29,13 +29,20 @@ export interface PhoneStats {
 const MAX_CARRIER_MESSAGE_BYTES = 64 * 1024;
 /** The longest an end waits for the caller to hear what was already sent (then it hangs up anyway). */
 const MAX_PLAYOUT_WAIT_MS = 10_000;
+/**
+ * A `mark` follows at most this much assistant audio (μ-law: 8 bytes a millisecond), or the last chunk of a burst
+ * once this long has passed: what the caller heard is known to 100 ms, with a fifth of the marks a mark per 20 ms
+ * chunk would cost (each is a frame out and a frame back).
+ */
+const MARK_EVERY_MS = 100;
+const MARK_EVERY_BYTES = MARK_EVERY_MS * 8;
 
 /**
  * One carrier media stream: the shared {@link MediaPump} with the Media Streams protocol in front of it. The stream
  * is not a caller until `start` brings the call's control token (the carrier cannot put it in the URL); then μ-law
  * frames go to the provider as they are (the call's format is `pcmu` 8 kHz: no transcoding). Assistant audio leaves
- * as `media`, each chunk followed by a `mark`: a mark coming back means the caller heard that chunk, so the relay
- * knows what was played. When the gate closes (the caller talks over the assistant) a `clear` leaves at once and the
+ * as `media`, followed by a `mark` every 100 ms of it: a mark coming back means the caller heard the audio before it,
+ * so the relay knows what was played. When the gate closes (the caller talks over the assistant) a `clear` leaves at once and the
  * carrier drops what it had queued. The end waits (bounded) until the last words were played, then closes.
  */
 export class PhoneRelay implements CallerLeg, PumpEvents {
@@ -50,7 +57,11 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
   private markRecordedAt = -Infinity;
   /** Marks sent and not yet played, oldest first, with the bytes each one closes. */
   private readonly unplayed: { name: string; bytes: number }[] = [];
+  /** Audio sent and not yet played, marked or not. */
   private unplayedBytes = 0;
+  /** Audio sent since the last mark. */
+  private unmarkedBytes = 0;
+  private markTimer: NodeJS.Timeout | undefined;
   private playoutTimer: NodeJS.Timeout | undefined;
   private endReason: EndReason = null;
 
@@ -136,6 +147,7 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
     this.socketEnded = true;
     this.unwatch?.();
     if (this.playoutTimer !== undefined) clearTimeout(this.playoutTimer);
+    if (this.markTimer !== undefined) clearTimeout(this.markTimer);
     const wasOpen = this.started && this.pump.state === 'open';
     this.pump.onClose();
     if (wasOpen) void this.session.end('disconnected');
@@ -171,7 +183,7 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
     if (event.type === 'dtmf') timeline.record('dtmf');
     else if (event.type === 'clear') timeline.record('clear', { unplayedMs: event.unplayedMs });
     else if (event.type === 'stop') timeline.record('stop', { heardMs: Math.round(this.phone.heardBytes / 8) });
-    else if (event.type === 'mark' && this.unplayed.length === 0 && performance.now() - this.markRecordedAt >= 1000) {
+    else if (event.type === 'mark' && this.unplayedBytes === 0 && performance.now() - this.markRecordedAt >= 1000) {
       this.markRecordedAt = performance.now();
       timeline.record('mark', { heardMs: event.heardMs });
     }
@@ -180,14 +192,34 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
   // ---- the caller leg --------------------------------------------------------------------------------------------
 
   sendAudio(audio: Uint8Array): 'sent' | 'backpressure' | 'dropped' {
-    const sent = this.socket.send(encodeOut.media(this.streamSid, audio), false);
-    if (sent === 'dropped') return sent;
+    // The chunk and a mark due leave in one write (corked): assistant audio arrives from the provider's socket,
+    // outside any uWS callback, where each uncorked send is a system call of its own.
+    let sent: 'sent' | 'backpressure' | 'dropped' = 'dropped';
+    this.socket.cork(() => {
+      sent = this.socket.send(encodeOut.media(this.streamSid, audio), false);
+      if (sent === 'dropped') return;
+      this.unplayedBytes += audio.length;
+      this.unmarkedBytes += audio.length;
+      if (this.unmarkedBytes >= MARK_EVERY_BYTES) this.sendMark();
+      else this.markTimer ??= setTimeout(this.markLater, MARK_EVERY_MS);
+    });
+    return sent;
+  }
+
+  private readonly markLater = (): void => {
+    this.markTimer = undefined;
+    if (this.unmarkedBytes > 0 && !this.socketEnded) this.socket.cork(() => this.sendMark());
+  };
+
+  /** A mark after the audio sent since the last one. */
+  private sendMark(): void {
+    if (this.markTimer !== undefined) clearTimeout(this.markTimer);
+    this.markTimer = undefined;
     const name = `a${++this.markSeq}`;
     this.socket.send(encodeOut.mark(this.streamSid, name), false);
-    this.unplayed.push({ name, bytes: audio.length });
-    this.unplayedBytes += audio.length;
+    this.unplayed.push({ name, bytes: this.unmarkedBytes });
+    this.unmarkedBytes = 0;
     this.phone.marksSent++;
-    return sent;
   }
 
   bufferedAmount(): number {
@@ -198,7 +230,7 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
 
   stateChanged(view: PumpStateView): void {
     // Barge-in: the gate closed (the caller talks over the assistant): what the carrier still queues is dropped now.
-    if (!view.gateOpen && this.unplayed.length > 0) this.clear();
+    if (!view.gateOpen && this.unplayedBytes > 0) this.clear();
   }
 
   private clear(): void {
@@ -206,6 +238,9 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
     this.socket.send(encodeOut.clear(this.streamSid), false);
     this.unplayed.length = 0;
     this.unplayedBytes = 0;
+    this.unmarkedBytes = 0;
+    if (this.markTimer !== undefined) clearTimeout(this.markTimer);
+    this.markTimer = undefined;
     this.phone.clears++;
     this.emit({ type: 'clear', unplayedMs });
   }
@@ -226,6 +261,8 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
   ended(endReason: EndReason): void {
     this.endReason = endReason;
     this.closing = true;
+    // The last words get their mark now, so the end waits until they were heard.
+    if (this.unmarkedBytes > 0 && !this.socketEnded) this.socket.cork(() => this.sendMark());
     if (this.unplayed.length === 0) {
       this.close();
       return;
