@@ -24,7 +24,7 @@ const CLOSE_BRACE = 0x7d;
 /**
  * The string value of `key` in a frame that starts with `prefix`, read without parsing the JSON, or undefined when
  * the frame is not of that plain shape (another key order, the key twice, an escaped character): the caller then
- * parses it in full. For the frames that come 50 a second per call: `media`, and the `mark` echoed for each chunk.
+ * parses it in full. For the frames that come most often: `media` (50 a second per call) and the echoed `mark`s.
  */
 function plainValue(bytes: Buffer, prefix: Buffer, key: Buffer, encoding: 'latin1' | 'utf8'): string | undefined {
   if (bytes.length < prefix.length || bytes[bytes.length - 1] !== CLOSE_BRACE) return undefined;
