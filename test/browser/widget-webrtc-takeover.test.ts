@@ -1,8 +1,7 @@
 import t from 'tap';
-import { startVoiceSimulator } from '../../src/providers/voice/index.js';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestCluster } from '../cluster/setup.js';
-import { assertSettledOnce, type Call } from '../fault/voice.js';
+import { assertSettledOnce, startReplayingSimulator, type Call } from '../fault/voice.js';
 import { launchBrowser, makeSpeechWav, untilWidgetHook, widgetHook } from '../helpers/browser.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
 import { uniquePrefix } from '../helpers/store.js';
@@ -21,14 +20,7 @@ t.test(
   { timeout: 180_000 },
   async (t) => {
     await buildWidget();
-    // The provider replays what it sent after a re-attach (as the real one may): nothing is stored twice.
-    const sim = await startVoiceSimulator({
-      usageIntervalMs: 200,
-      transcriptChunkMs: 100,
-      wordMs: 40,
-      replayCount: 1000,
-    });
-    t.teardown(() => sim.close());
+    const sim = await startReplayingSimulator(t);
     let proxyUrl = '';
     const host = await hostSite(t, () => proxyUrl);
     const { owner, assistant, cluster, database, output } = await startTestCluster(t, {

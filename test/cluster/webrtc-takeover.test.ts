@@ -2,11 +2,17 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startVoiceSimulator } from '../../src/providers/voice/index.js';
 import { startTestApp, TEST_SECRET_KEY } from '../helpers/app.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
 import { bearer } from '../helpers/identity.js';
-import { assertBilledRealTime, assertSettledOnce, FAULT_ENV, voiceSetup, type Call } from '../fault/voice.js';
+import {
+  assertBilledRealTime,
+  assertSettledOnce,
+  FAULT_ENV,
+  startReplayingSimulator,
+  voiceSetup,
+  type Call,
+} from '../fault/voice.js';
 import { timedRequest } from '../fault/helpers.js';
 import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
 import { ndjsonReader, openGate, waitFor, type Minted } from '../voice/helpers.js';
@@ -20,14 +26,7 @@ import { startKillableInstance } from '../fault/killable-instance.js';
 t.test(
   'the owner of a WebRTC call is killed: the survivor takes it over, the call goes on, settled once',
   async (t) => {
-    // The provider replays everything it sent after a re-attach: lines the dead owner stored come again.
-    const sim = await startVoiceSimulator({
-      usageIntervalMs: 200,
-      transcriptChunkMs: 100,
-      wordMs: 40,
-      replayCount: 1000,
-    });
-    t.teardown(() => sim.close());
+    const sim = await startReplayingSimulator(t);
     const survivor = await startTestApp(t, {
       env: { ...FAULT_ENV, VOICE_PROVIDER_URL: sim.url },
       voice: { ownership: { renewEveryMs: 1000, ttlMs: 3000 } },

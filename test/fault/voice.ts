@@ -5,6 +5,7 @@ import { balanceOf } from '../helpers/metering.js';
 import type { TestApp } from '../helpers/app.js';
 import type { Sql } from '../../src/db/index.js';
 import type { VoiceCapabilityOptions } from '../../src/voice/index.js';
+import { startVoiceSimulator } from '../../src/providers/voice/index.js';
 import { openMedia, mediaUrl, type MediaClient } from '../voice/media-client.js';
 import { ownerWithVoice, voiceAssistant, type Minted } from '../voice/helpers.js';
 import { timedRequest } from './helpers.js';
@@ -141,4 +142,20 @@ export function assertBilledRealTime(t: Test, billed: number, realMs: number, wh
     Math.abs(billed - real) <= toleranceS,
     `${what}: billed ${billed} s for ${real.toFixed(2)} s of connected time (within ${toleranceS} s)`,
   );
+}
+
+/**
+ * The simulator for a WebRTC call that outlives its owner: fast usage and transcripts, and after a re-attach it
+ * replays everything it sent (as the real provider may), so a test sees that nothing is stored twice. Closed at
+ * teardown.
+ */
+export async function startReplayingSimulator(t: Test) {
+  const sim = await startVoiceSimulator({
+    usageIntervalMs: 200,
+    transcriptChunkMs: 100,
+    wordMs: 40,
+    replayCount: 1000,
+  });
+  t.teardown(() => sim.close());
+  return sim;
 }
