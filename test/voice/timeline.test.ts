@@ -75,7 +75,12 @@ t.test('a call explains itself: events, a turn whose parts add up, the end and i
     return rows[0]?.final === true ? rows[0] : undefined;
   }, 'the final timeline row');
   t.ok(stored);
-  t.equal(app.app.voice.timelines.live(minted.sessionId), undefined, 'memory let go of it once written');
+  // The write's answer comes back to the writer a moment after the row is visible here: then memory lets go.
+  await waitFor(
+    () => (app.app.voice.timelines.live(minted.sessionId) === undefined ? true : undefined),
+    'memory to let go of it once written',
+  );
+  t.pass('memory let go of it once written');
   const after = (await getJson(timelineUrl, auth)).body;
   t.equal(after.state, 'ended');
   t.match(after.end, {
