@@ -28,6 +28,8 @@ export interface ClusterOptions {
   onOutput?: (name: string, line: string) => void;
   /** Route-key slots the proxy knows (`n1..nK`; default twice the instances), so replacements get keys of their own. */
   slots?: number;
+  /** Node's arguments that start an instance after Parley's Node flags (default: src/main.ts through tsx). */
+  command?: string[];
 }
 
 /** What a rolling restart is doing, for a person watching (`npm run cluster`) or a test. */
@@ -110,7 +112,7 @@ async function startInstance(routeKey: string, options: ClusterOptions, chosenPo
   const instanceId = name;
   // A free port picked here (not PORT=0): the instance's ready line is a log line, and LOG_LEVEL may hide it.
   const port = chosenPort || (await freePort());
-  const child = spawn(process.execPath, [...PARLEY_NODE_FLAGS, '--import', 'tsx', mainTs], {
+  const child = spawn(process.execPath, [...PARLEY_NODE_FLAGS, ...(options.command ?? ['--import', 'tsx', mainTs])], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',

@@ -3,13 +3,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { serverCommand } from '../helpers/server-command.js';
 
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-/** Runs src/main.ts as its own process with only the given environment (no DATABASE_URL, no REDIS_URL). */
+/** Runs Parley (src/main.ts, or its build) as its own process with only the given environment (no DATABASE_URL, no REDIS_URL). */
 function startProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, serverCommand('main'), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

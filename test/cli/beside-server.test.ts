@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { dashboardHeaders, IDENTITY_TEST_SECRET_KEY, login } from '../helpers/identity.js';
+import { serverCommand } from '../helpers/server-command.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -19,7 +20,7 @@ function run(
   stdin = '',
 ): Promise<{ code: number | null; json: any; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...serverCommand('cli'), ...args], {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -45,7 +46,7 @@ function run(
 /** Starts `src/main.ts` on the embedded database; resolves its base URL once it listens. */
 function startServer(t: Test, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, serverCommand('main'), {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

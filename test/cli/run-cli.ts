@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { IDENTITY_TEST_SECRET_KEY } from '../helpers/identity.js';
+import { serverCommand } from '../helpers/server-command.js';
 
 /** The operator CLI run as `npm run cli --` runs it, for the CLI test files (one spawn per command). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -17,10 +18,10 @@ export interface CliResult {
   json: Record<string, unknown>;
 }
 
-/** Runs `tsx src/cli.ts` (what `npm run cli --` runs) with a clean environment. */
+/** Runs the CLI (src/cli.ts, what `npm run cli --` runs, or its build) with a clean environment. */
 export function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...serverCommand('cli'), ...args], {
       cwd: ROOT,
       env: {
         DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-cli-')),

@@ -7,6 +7,7 @@ import { createAssistant } from '../../src/assistants/index.js';
 import { startCluster, type Cluster } from '../../scripts/cluster/cluster.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createOwner } from '../helpers/identity.js';
+import { serverCommand } from '../helpers/server-command.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 
@@ -69,6 +70,7 @@ export async function startTestCluster(
     workDir,
     haproxyPath: HAPROXY,
     checkIntervalMs: 500,
+    command: serverCommand('main'),
     onOutput: (name, line) => output.length < 5000 && output.push(`${name} ${line}`),
     env: {
       NODE_ENV: 'test',

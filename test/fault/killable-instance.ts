@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
+import { serverCommand } from '../helpers/server-command.js';
 import { waitFor } from '../voice/helpers.js';
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 /**
  * An instance of the deployment as its own process (so it can be killed -9), on the provider simulator like every
@@ -13,7 +11,7 @@ export async function startKillableInstance(
   t: Test,
   env: Record<string, string>,
 ): Promise<{ url: string; kill: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, serverCommand('main'), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VOICE_PROVIDER: 'simulator', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
+import { serverCommand } from '../helpers/server-command.js';
 
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-/** A Parley process started from src/main.ts with only the given environment; SIGKILLed at teardown if still up. */
+/** A Parley process (src/main.ts, or its build) with only the given environment; SIGKILLed at teardown if still up. */
 export interface ParleyProcess {
   base: Promise<string>;
   exited: Promise<{ code: number | null; at: number }>;
@@ -13,7 +11,7 @@ export interface ParleyProcess {
 }
 
 export function startParley(t: Test, env: Record<string, string>): ParleyProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, serverCommand('main'), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
