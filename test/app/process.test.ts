@@ -1,9 +1,9 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serverCommand } from '../helpers/server-command.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** Runs Parley (src/main.ts, or its build) as its own process with only the given environment (no DATABASE_URL, no REDIS_URL). */
 function startProcess(env: Record<string, string>) {
@@ -34,7 +34,7 @@ function startProcess(env: Record<string, string>) {
 }
 
 t.test('a fresh start on the embedded defaults answers health and OpenAPI, and drains on SIGTERM', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-proc-'));
+  const dataDir = scratchDir('parley-proc-');
   const started = Date.now();
   const proc = startProcess({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' });
   t.teardown(() => void proc.child.kill('SIGKILL'));
@@ -67,7 +67,7 @@ t.test('a fresh start on the embedded defaults answers health and OpenAPI, and d
 
 t.test('a bad configuration stops boot with every problem listed', async (t) => {
   const proc = startProcess({
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-proc-')),
+    DATA_DIR: scratchDir('parley-proc-'),
     PORT: 'x',
     HOSTED_USAGE_ENFORCEMENT: 'always',
   });

@@ -1,14 +1,13 @@
 import t from 'tap';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../../src/errors/index.js';
 import type { RequestContext } from '../../src/http/index.js';
 import { webAssetRoutes } from '../../src/web-assets/index.js';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** GET /widget/v1/parley.js and its worklet module: what a site's page and the browser's cache see. */
 const BUDGET_GZIP_BYTES = 30 * 1024;
@@ -88,7 +87,7 @@ t.test(
 );
 
 t.test('a server without the built widget answers 503 WEB_ASSET_NOT_BUILT, not a 500', async (t) => {
-  const [route] = webAssetRoutes({ dir: mkdtempSync(join(tmpdir(), 'parley-no-widget-')) });
+  const [route] = webAssetRoutes({ dir: scratchDir('parley-no-widget-') });
   const ctx = { query: {}, headers: {} } as unknown as RequestContext<unknown, { v?: string }, unknown>;
   const err = await Promise.resolve(route!.handler(ctx)).then(
     () => undefined,

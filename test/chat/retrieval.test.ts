@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { createSql, migrate, startEmbeddedPostgres, type Sql } from '../../src/db/index.js';
 import { chunkText } from '../../src/documents/chunker.js';
@@ -13,6 +10,7 @@ import {
   retrievePassages,
 } from '../../src/retrieval/index.js';
 import { createTestDatabase } from '../helpers/db.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const ASSISTANT = '00000000-0000-4000-8000-00000000000a';
 const OTHER = '00000000-0000-4000-8000-00000000000b';
@@ -74,7 +72,7 @@ async function rankings(sql: Sql, language: string) {
 t.test('retrieval ranks the same on the server and on the embedded PGlite', async (t) => {
   const server = await createTestDatabase(t);
   await seed(server.sql, 'english');
-  const dir = mkdtempSync(join(tmpdir(), 'parley-retrieval-'));
+  const dir = scratchDir('parley-retrieval-');
   const embedded = await startEmbeddedPostgres({ dataDir: dir, maxConnections: 2 });
   const local = createSql(embedded.url, { max: 1, idleTimeoutSeconds: 0, maxLifetimeSeconds: null });
   t.teardown(async () => {

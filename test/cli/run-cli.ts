@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { IDENTITY_TEST_SECRET_KEY } from '../helpers/identity.js';
 import { serverCommand } from '../helpers/server-command.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** The operator CLI run as `npm run cli --` runs it, for the CLI test files (one spawn per command). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -24,7 +22,7 @@ export function cli(args: string[], env: Record<string, string>, stdin?: string)
     const child = spawn(process.execPath, [...serverCommand('cli'), ...args], {
       cwd: ROOT,
       env: {
-        DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-cli-')),
+        DATA_DIR: scratchDir('parley-cli-'),
         SECRET_KEY: IDENTITY_TEST_SECRET_KEY,
         LOG_LEVEL: 'info',
         ...env,

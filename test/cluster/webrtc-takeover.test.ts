@@ -1,6 +1,4 @@
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, TEST_SECRET_KEY } from '../helpers/app.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
@@ -17,6 +15,7 @@ import { timedRequest } from '../fault/helpers.js';
 import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
 import { ndjsonReader, openGate, waitFor, type Minted } from '../voice/helpers.js';
 import { startKillableInstance } from '../fault/killable-instance.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * A WebRTC call outlives the instance that minted it: the caller's audio runs to the provider, so when the owner is
@@ -39,7 +38,7 @@ t.test(
       SECRET_KEY: TEST_SECRET_KEY,
       VOICE_PROVIDER_URL: sim.url,
       INSTANCE_ID: 'instance-doomed',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-webrtc-takeover-')),
+      DATA_DIR: scratchDir('parley-webrtc-takeover-'),
       HOST: '127.0.0.1',
       PORT: '0',
       LOG_LEVEL: 'info',

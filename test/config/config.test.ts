@@ -1,10 +1,10 @@
 import t from 'tap';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dataDir = () => mkdtempSync(join(tmpdir(), 'parley-config-'));
+const dataDir = () => scratchDir('parley-config-');
 
 t.test('defaults follow the documented configuration', async (t) => {
   const config = loadConfig({ DATA_DIR: dataDir() });

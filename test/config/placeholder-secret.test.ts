@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 // deploy/env.example is what people copy; production must not start with its SECRET_KEY left in.
 const example = readFileSync(new URL('../../deploy/env.example', import.meta.url), 'utf8');
@@ -11,7 +11,7 @@ const placeholder = /^SECRET_KEY=(.*)$/m.exec(example)?.[1]?.trim();
 
 t.test('production refuses the example SECRET_KEY; other modes and real keys start', async (t) => {
   t.ok(placeholder !== undefined && placeholder.length >= 32, 'the example ships a SECRET_KEY line');
-  const base = { DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-config-')) };
+  const base = { DATA_DIR: scratchDir('parley-config-') };
   const err = (() => {
     try {
       loadConfig({ ...base, NODE_ENV: 'production', SECRET_KEY: placeholder! });

@@ -1,12 +1,10 @@
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TEST_SECRET_KEY } from '../helpers/app.js';
 import { waitFor } from '../voice/helpers.js';
 import { startFaultRig } from './helpers.js';
 import { assertBilledRealTime, assertSettledOnce, beat, FAULT_ENV, startCall, voiceSetup } from './voice.js';
 import { startKillableInstance } from './killable-instance.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * Instance kill: the instance running a call is killed -9. The survivor answers 421 until the dead owner's
@@ -21,7 +19,7 @@ t.test('the owner is killed mid-call: lost, settled once by the survivor, billed
     REDIS_KEY_PREFIX: survivor.redisPrefix,
     SECRET_KEY: TEST_SECRET_KEY,
     INSTANCE_ID: 'instance-doomed',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-fault-')),
+    DATA_DIR: scratchDir('parley-fault-'),
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',

@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Test } from 'tap';
 import { buildApp, type BuildOptions, type ParleyApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
@@ -9,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_REDIS_URL } from './env.js';
 import { captureLogger } from './log.js';
 import { deleteKeysWithPrefix, uniquePrefix } from './store.js';
+import { scratchDir } from './scratch.js';
 
 export interface TestApp {
   url: string;
@@ -50,7 +48,7 @@ export async function startTestApp(
     DATABASE_POOL_SIZE: '4',
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: redisPrefix,
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-app-')),
+    DATA_DIR: scratchDir('parley-app-'),
     SECRET_KEY: TEST_SECRET_KEY,
     // The simulator's determinism, whatever NODE_ENV a test runs under (the default would pick the local voice).
     VOICE_PROVIDER: 'simulator',

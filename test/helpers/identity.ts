@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Test } from 'tap';
 import { z } from 'zod';
 import {
@@ -17,6 +14,7 @@ import type { Sql } from '../../src/db/index.js';
 import { createHttpServer, defineRoute, reply, type AnyRoute, type HttpMethod } from '../../src/http/index.js';
 import type { SharedStore } from '../../src/store/types.js';
 import { captureLogger } from './log.js';
+import { scratchDir } from './scratch.js';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 /** SECRET_KEY of identity shells (kept here so shell tests do not load the whole app). */
@@ -125,7 +123,7 @@ export async function startIdentityShell(
 ): Promise<IdentityShell> {
   const config = loadConfig({
     NODE_ENV: 'test',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-identity-')),
+    DATA_DIR: scratchDir('parley-identity-'),
     SECRET_KEY: IDENTITY_TEST_SECRET_KEY,
     ...options.env,
   });

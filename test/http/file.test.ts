@@ -1,11 +1,11 @@
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { z } from 'zod';
 import { defineRoute, fileReply, parseRange, reply } from '../../src/http/index.js';
 import { startShell } from '../helpers/shell.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 t.test(
   'parseRange: one range, suffixes, open ends; garbage means the whole body; past the end is unsatisfiable',
@@ -27,7 +27,7 @@ t.test(
 t.test(
   'fileReply over the shell: 200 with Content-Length, 206 with Content-Range, 416, 404; streamed to a slow reader',
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-file-'));
+    const dir = scratchDir('parley-file-');
     const body = Buffer.alloc(3 * 1024 * 1024 + 7);
     for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
     writeFileSync(join(dir, 'a.bin'), body);

@@ -1,9 +1,7 @@
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import postgres from 'postgres';
 import { ownerWithAssistant, startParley } from './process.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -12,7 +10,7 @@ const timed = (ms: number) => AbortSignal.timeout(ms);
 
 t.test("the README's metrics setup on the embedded default: chats and scrapes interleaved all answer", async (t) => {
   const parley = startParley(t, {
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-default-')),
+    DATA_DIR: scratchDir('parley-default-'),
     METRICS_TOKEN,
     SIGNUP_ENABLED: 'true',
   });
@@ -65,7 +63,7 @@ t.test("the README's metrics setup on the embedded default: chats and scrapes in
 
 t.test('SIGTERM ends the process within drain + grace + the close budgets whatever holds the database', async (t) => {
   const parley = startParley(t, {
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-stuck-')),
+    DATA_DIR: scratchDir('parley-stuck-'),
     // No query deadline: nothing but the shutdown's own bounds can end what waits on the database.
     DATABASE_QUERY_TIMEOUT_MS: '0',
     VOICE_DRAIN_TIMEOUT_SECONDS: '1',

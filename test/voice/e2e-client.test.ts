@@ -1,18 +1,18 @@
 import t from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readPcmWav, runVoiceCall } from '../../examples/voice-client.js';
 import { readWavHeader, wavHeader } from '../../src/voice/recording/wav.js';
 import { ownerWithVoice, startVoiceApp, voiceAssistant } from './helpers.js';
 import { speechFrames } from './media-client.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** The example client (the load generator's unit of work) against the real service and simulator. */
 t.test('examples/voice-client.ts: a whole call from a WAV file to a WAV file', async (t) => {
   const app = await startVoiceApp(t);
   const owner = await ownerWithVoice(app);
   const assistant = await voiceAssistant(app, owner);
-  const dir = mkdtempSync(join(tmpdir(), 'parley-client-'));
+  const dir = scratchDir('parley-client-');
   const speech = Buffer.concat([...speechFrames(40), Buffer.alloc(40 * 960)]);
   writeFileSync(join(dir, 'in.wav'), Buffer.concat([wavHeader(speech.length, 1), speech]));
   const input = await readPcmWav(join(dir, 'in.wav'));

@@ -1,13 +1,11 @@
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { VoiceQuota } from '../../src/voice/index.js';
 import { TEST_SECRET_KEY } from '../helpers/app.js';
 import { TEST_REDIS_URL } from '../helpers/env.js';
 import { startKillableInstance } from '../fault/killable-instance.js';
 import { bearer } from '../helpers/identity.js';
 import { heartbeat, ownerWithVoice, post, startVoiceApp, voiceAssistant, waitFor, type Minted } from './helpers.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 t.test(
   "two instances, one Redis, one Postgres: 421 on the wrong one; a dead owner's sessions end lost, settled exactly once",
@@ -28,7 +26,7 @@ t.test(
       REDIS_KEY_PREFIX: b.redisPrefix,
       SECRET_KEY: TEST_SECRET_KEY,
       INSTANCE_ID: 'instance-a',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-fleet-')),
+      DATA_DIR: scratchDir('parley-fleet-'),
       HOST: '127.0.0.1',
       PORT: '0',
       LOG_LEVEL: 'info',

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readWavHeader } from '../../src/voice/index.js';
 import { CallRecorder } from '../../src/voice/recording/recorder.js';
 import { TrackWriter } from '../../src/voice/recording/track.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** The recording writer without a call: tracks on the call's timeline, streamed to disk, then one stereo WAV. */
 
@@ -17,7 +17,7 @@ const pcm = (value: number, bytes = 960) => {
 t.test(
   "a track follows the call's timeline: gaps become silence, jitter does not, early audio is appended",
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'parley-track-'));
+    const dir = scratchDir('parley-track-');
     const track = new TrackWriter(join(dir, 'a.pcm'), 0);
     track.write(pcm(1), 0);
     track.write(pcm(2), 45); // 25 ms late: within the 100 ms slack, no gap
@@ -36,7 +36,7 @@ t.test(
 );
 
 t.test('a track batches writes and survives more than one chunk', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-track-'));
+  const dir = scratchDir('parley-track-');
   const track = new TrackWriter(join(dir, 'b.pcm'), 0);
   for (let i = 0; i < 500; i++) track.write(pcm(i, 960), i * 20);
   await track.close();
@@ -46,7 +46,7 @@ t.test('a track batches writes and survives more than one chunk', async (t) => {
 });
 
 t.test('the recorder builds one two-channel WAV (left caller, right assistant) and removes its parts', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-rec-'));
+  const dir = scratchDir('parley-rec-');
   let now = 0;
   const paths = {
     wav: join(dir, 'vs_x.wav'),
