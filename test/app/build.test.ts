@@ -1,12 +1,12 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildServer } from '../../scripts/build-server.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { TEST_SECRET_KEY } from '../helpers/app.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -41,7 +41,7 @@ t.test('the built server (dist/main.js) starts, migrates a fresh database, answe
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'parley-built-')),
+      DATA_DIR: scratchDir('parley-built-'),
       DATABASE_URL: db.url,
       SECRET_KEY: TEST_SECRET_KEY,
       PORT: '0',
