@@ -66,7 +66,14 @@ t.test('Redis stalled, Redis refusing, PostgreSQL stalled, PostgreSQL cut: bound
       });
       t.equal(end.status, 200, 'and ends');
     }
-    t.equal((await keylessChat(99)).status, 200, 'a keyless chat works again');
+    // A pooled connection broken by the fault is replaced when it is next used: the first chat after the heal may
+    // meet one and answer a bounded 503; within a few seconds chats work again.
+    let chat = await keylessChat(99);
+    for (let i = 0; chat.status === 503 && i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      chat = await keylessChat(99);
+    }
+    t.equal(chat.status, 200, `a keyless chat works again (${chat.status === 200 ? 'ok' : JSON.stringify(chat.body)})`);
   };
 
   await t.test('baseline', async (t) => {
