@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { serverCommand } from '../helpers/server-command.js';
 import { scratchDir } from '../helpers/scratch.js';
 
-/** Runs Parley (src/main.ts, or its build) as its own process with only the given environment (no DATABASE_URL, no REDIS_URL). */
+/**
+ * Runs Parley (src/main.ts, or its build) as its own process with only the given environment (no DATABASE_URL, no
+ * REDIS_URL).
+ */
 function startProcess(env: Record<string, string>) {
   const child = spawn(process.execPath, serverCommand('main'), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },

@@ -21,9 +21,9 @@ export interface TestCluster {
 }
 
 /**
- * Real instances (three unless told) behind the real HAProxy on a test database of their own: an owner, a voice assistant with long
- * limits, 1 s heartbeats and a high API limit. `env` adds or overrides the test's own knobs; the cluster is killed
- * at teardown.
+ * Real instances (three unless told) behind the real HAProxy on a test database of their own: an owner, a voice
+ * assistant with long limits, 1 s heartbeats and a high API limit. `env` adds or overrides the test's own knobs; the
+ * cluster is killed at teardown.
  */
 export async function startTestCluster(
   t: Test,

@@ -42,8 +42,9 @@ const MARK_EVERY_BYTES = MARK_EVERY_MS * 8;
  * is not a caller until `start` brings the call's control token (the carrier cannot put it in the URL); then μ-law
  * frames go to the provider as they are (the call's format is `pcmu` 8 kHz: no transcoding). Assistant audio leaves
  * as `media`, followed by a `mark` every 100 ms of it: a mark coming back means the caller heard the audio before it,
- * so the relay knows what was played. When the gate closes (the caller talks over the assistant) a `clear` leaves at once and the
- * carrier drops what it had queued. The end waits (bounded) until the last words were played, then closes.
+ * so the relay knows what was played. When the gate closes (the caller talks over the assistant) a `clear` leaves at
+ * once and the carrier drops what it had queued. The end waits (bounded) until the last words were played, then
+ * closes.
  */
 export class PhoneRelay implements CallerLeg, PumpEvents {
   readonly phone: PhoneStats = { clears: 0, marksSent: 0, marksPlayed: 0, heardBytes: 0 };
