@@ -23,7 +23,13 @@ export function telephonyCapability(deps: {
   admission?: Admission;
 }): { routes: AnyRoute[] } {
   const tokens = createSecretBox(deps.config.secretKey, 'carrier auth tokens');
+  const log = deps.log.child({ capability: 'telephony' });
+  if (deps.config.PUBLIC_URL === undefined)
+    log.warn(
+      { trustProxy: deps.config.TRUST_PROXY },
+      'PUBLIC_URL is not set: carrier webhooks are signed over the URL the carrier calls, so phone numbers can be added only from a loopback host or through a trusted proxy that sends X-Forwarded-Proto',
+    );
   return {
-    routes: phoneNumberRoutes({ ...deps, log: deps.log.child({ capability: 'telephony' }), tokens }),
+    routes: phoneNumberRoutes({ ...deps, log, tokens }),
   };
 }

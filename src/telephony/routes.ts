@@ -70,13 +70,12 @@ export function phoneNumberRoutes(deps: service.TelephonyDeps): AnyRoute[] {
         errors: {
           400: 'Invalid body',
           404: 'No such assistant (or not yours)',
-          409: 'The number is already registered (TELEPHONY_NUMBER_TAKEN)',
+          409: 'The number is already registered (TELEPHONY_NUMBER_TAKEN), or the server cannot know the URL the carrier will call (TELEPHONY_PUBLIC_URL_REQUIRED)',
           401: errors[401],
           403: errors[403],
         },
       },
-      handler: async (ctx) =>
-        reply.json(await service.createNumber(deps, ownerOf(ctx), ctx.body, hostOf(ctx.headers)), 201),
+      handler: async (ctx) => reply.json(await service.createNumber(deps, ownerOf(ctx), ctx.body, ctx.headers), 201),
     }),
     defineRoute({
       method: 'GET',
@@ -90,8 +89,7 @@ export function phoneNumberRoutes(deps: service.TelephonyDeps): AnyRoute[] {
         tags,
         errors: { 401: errors[401], 403: errors[403] },
       },
-      handler: async (ctx) =>
-        reply.json({ phoneNumbers: await service.listNumbers(deps, ownerOf(ctx), hostOf(ctx.headers)) }),
+      handler: async (ctx) => reply.json({ phoneNumbers: await service.listNumbers(deps, ownerOf(ctx), ctx.headers) }),
     }),
     defineRoute({
       method: 'GET',
@@ -101,7 +99,7 @@ export function phoneNumberRoutes(deps: service.TelephonyDeps): AnyRoute[] {
       schemas: { params, response: { 200: phoneNumberSchema } },
       openapi: { summary: 'Get a phone number', description: 'Without its auth token.', tags, errors },
       handler: async (ctx) =>
-        reply.json(await service.getNumber(deps, ownerOf(ctx), ctx.params.phoneNumberId, hostOf(ctx.headers))),
+        reply.json(await service.getNumber(deps, ownerOf(ctx), ctx.params.phoneNumberId, ctx.headers)),
     }),
     defineRoute({
       method: 'DELETE',

@@ -29,11 +29,36 @@ export interface TelephonyDeps {
 }
 
 export const VOICE_WEBHOOK_PATH = '/api/v1/telephony/twilio/voice';
+const ACCOUNT_SID = /^AC[0-9a-fA-F]{32}$/;
 
-/** The base the carrier is given (PUBLIC_URL when set; else the request's own host, for a local try). */
-export function publicBase(config: Readonly<Config>, host: string | undefined): string {
+/**
+ * The base the carrier is given and signs over: PUBLIC_URL when set; else the request's Host under the scheme the
+ * client used (a trusted proxy's `X-Forwarded-Proto`, else plain HTTP: a local try).
+ */
+export function publicBase(config: Readonly<Config>, headers: Readonly<Record<string, string>>): string {
   if (config.PUBLIC_URL !== undefined) return config.PUBLIC_URL.replace(/\/+$/, '');
-  return `http://${host ?? `${config.HOST}:${config.PORT}`}`;
+  const scheme = forwardedScheme(config, headers) ?? 'http';
+  return `${scheme}://${headers['host'] ?? `${config.HOST}:${config.PORT}`}`;
+}
+
+/** The first proxy's `X-Forwarded-Proto` when TRUST_PROXY (http or https), else undefined. */
+function forwardedScheme(config: Readonly<Config>, headers: Readonly<Record<string, string>>): string | undefined {
+  if (!config.TRUST_PROXY) return undefined;
+  const proto = headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
+  return proto === 'https' || proto === 'http' ? proto : undefined;
+}
+
+const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
+
+/**
+ * Whether the URL a carrier would call is known: PUBLIC_URL, a trusted proxy's scheme, or a loopback host (a local
+ * try, plain HTTP). Anything else (a public Host reached through an untrusted hop) could be TLS the server never
+ * sees: every webhook would then be signed over https and answered 403.
+ */
+function carrierUrlKnown(config: Readonly<Config>, headers: Readonly<Record<string, string>>): boolean {
+  if (config.PUBLIC_URL !== undefined || forwardedScheme(config, headers) !== undefined) return true;
+  const host = headers['host'];
+  return host === undefined || LOOPBACK_HOST.test(host);
 }
 
 export function presentNumber(row: q.PhoneNumberRow, base: string) {
@@ -55,7 +80,13 @@ export interface NewNumber {
   authToken: string;
 }
 
-export async function createNumber(deps: TelephonyDeps, owner: OwnerPrincipal, input: NewNumber, host?: string) {
+export async function createNumber(
+  deps: TelephonyDeps,
+  owner: OwnerPrincipal,
+  input: NewNumber,
+  headers: Readonly<Record<string, string>>,
+) {
+  if (!carrierUrlKnown(deps.config, headers)) throw telephonyErrors.publicUrlRequired();
   const assistant = await getOwnedAssistant(deps.sql, owner, input.assistantId);
   const id = `pn_${randomBytes(12).toString('hex')}`;
   const row = await q.insertNumber(deps.sql, {
@@ -68,17 +99,26 @@ export async function createNumber(deps: TelephonyDeps, owner: OwnerPrincipal, i
     authTokenSealed: deps.tokens.seal(input.authToken, id),
   });
   if (row === undefined) throw telephonyErrors.taken();
-  return presentNumber(row, publicBase(deps.config, host));
+  return presentNumber(row, publicBase(deps.config, headers));
 }
 
-export async function getNumber(deps: TelephonyDeps, owner: OwnerPrincipal, id: string, host?: string) {
+export async function getNumber(
+  deps: TelephonyDeps,
+  owner: OwnerPrincipal,
+  id: string,
+  headers: Readonly<Record<string, string>>,
+) {
   const row = await q.findNumber(deps.sql, owner.accountId, id);
   if (row === undefined) throw telephonyErrors.notFound();
-  return presentNumber(row, publicBase(deps.config, host));
+  return presentNumber(row, publicBase(deps.config, headers));
 }
 
-export async function listNumbers(deps: TelephonyDeps, owner: OwnerPrincipal, host?: string) {
-  const base = publicBase(deps.config, host);
+export async function listNumbers(
+  deps: TelephonyDeps,
+  owner: OwnerPrincipal,
+  headers: Readonly<Record<string, string>>,
+) {
+  const base = publicBase(deps.config, headers);
   return (await q.listNumbers(deps.sql, owner.accountId)).map((row) => presentNumber(row, base));
 }
 
@@ -121,9 +161,10 @@ export async function answerCall(deps: TelephonyDeps, call: IncomingCall): Promi
 
 async function answerAdmitted(deps: TelephonyDeps, call: IncomingCall): Promise<string> {
   const { params } = call;
-  const url = `${publicBase(deps.config, call.host)}${VOICE_WEBHOOK_PATH}`;
+  const url = `${publicBase(deps.config, call.headers)}${VOICE_WEBHOOK_PATH}`;
+  // Unsigned yet, so anything: only a well-formed SID is looked up (a NUL would reach the database as an error).
   const accountSid = params['AccountSid'] ?? '';
-  const numbers = accountSid === '' ? [] : await q.numbersOfCarrierAccount(deps.sql, 'twilio', accountSid);
+  const numbers = ACCOUNT_SID.test(accountSid) ? await q.numbersOfCarrierAccount(deps.sql, 'twilio', accountSid) : [];
   let signedBy: string | undefined;
   for (const row of numbers) {
     const token = openToken(deps, row);

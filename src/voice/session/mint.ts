@@ -87,7 +87,7 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const provider = deps.voiceProvider;
   // The media URL's base is settled before anything is started: a bad Host is a 400 here, never a failure after the
   // provider session exists (a failure there would leave a live, billed orphan).
-  const publicBase = publicBaseOf(ctx, caller.request.host);
+  const publicBase = publicBaseOf(ctx, caller.request.host, caller.request.headers['x-forwarded-proto']);
   const transport = input.callerTransport === undefined ? ctx.transport : ctx.transports.get(input.callerTransport);
   if (transport === undefined) throw new Error('the caller transport is not attached to the voice service');
   const offer = input.transport?.type === 'webrtc' ? input.transport.sdp : undefined;
@@ -366,14 +366,18 @@ function instructionsFor(assistant: Assistant): string {
 const HOST_HEADER =
   /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
-/** PUBLIC_URL when set (the operator's word); else the request's Host, validated; else this listener's address. */
-function publicBaseOf(ctx: VoiceContext, host: string | undefined): URL {
+/**
+ * PUBLIC_URL when set (the operator's word); else the request's Host, validated, under the scheme the client used (a
+ * trusted proxy's `X-Forwarded-Proto`, else plain HTTP); else this listener's address.
+ */
+function publicBaseOf(ctx: VoiceContext, host: string | undefined, forwardedProto: string | undefined): URL {
   const { config } = ctx.deps;
   if (config.PUBLIC_URL !== undefined) return new URL(config.PUBLIC_URL);
   if (host === undefined) return new URL(`http://${config.HOST}:${config.PORT}`);
   if (host.length > 255 || !HOST_HEADER.test(host)) throw voiceErrors.hostInvalid();
+  const proto = config.TRUST_PROXY ? forwardedProto?.split(',')[0]?.trim().toLowerCase() : undefined;
   try {
-    return new URL(`http://${host}`);
+    return new URL(`${proto === 'https' ? 'https' : 'http'}://${host}`);
   } catch {
     throw voiceErrors.hostInvalid();
   }

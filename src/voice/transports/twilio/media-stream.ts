@@ -62,6 +62,9 @@ export function phoneStreams(options: PhoneStreamOptions) {
       const stream = expected.get(sessionId);
       const session = options.sessionOf(sessionId);
       if (stream === undefined || session === undefined || session.status !== 'active') throw voiceErrors.notFound();
+      // One stream per call: the signature is over the URL alone, so whoever saw the carrier's upgrade could replay
+      // it; a second stream is refused, never allowed to replace (and so hang up) the caller's.
+      if (relays.has(sessionId)) throw voiceErrors.notFound();
       const received = req.headers['x-twilio-signature'];
       if (!signatureMatches(carrierSignature(stream.authToken, stream.url), received)) throw voiceErrors.notFound();
       return { accept: { session, relay: undefined } };
@@ -72,7 +75,11 @@ export function phoneStreams(options: PhoneStreamOptions) {
         socket.end(1000, session.endReason ?? 'ended');
         return;
       }
-      relays.get(session.id)?.socket.end(4001, 'replaced');
+      if (relays.has(session.id)) {
+        // Two upgrades raced past the check above: the first keeps the call.
+        socket.end(1008, 'not this call');
+        return;
+      }
       const relay = new PhoneRelay(
         socket as RealtimeSocket<unknown>,
         session,

@@ -132,8 +132,9 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
         return;
       case 'stop':
         this.emit({ type: 'stop' });
-        // The caller hung up: the call ends now (no grace period: a carrier never reconnects a stream).
-        if (this.started && this.pump.state === 'open') void this.session.end('disconnected');
+        // The caller hung up: the call ends now, ended by the caller (no grace period: a carrier never reconnects a
+        // stream). Only a line that drops without a `stop` is `disconnected`.
+        if (this.started && this.pump.state === 'open') void this.session.end(null, 'client');
         this.endSocket(1000, 'stopped');
         return;
     }
