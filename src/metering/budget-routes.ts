@@ -66,7 +66,15 @@ const forecastSchema = z.object({
 const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'A UTC date, YYYY-MM-DD.')
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'Not a calendar date.');
+  .refine(isCalendarDate, 'Not a calendar date (years 0001 to 9999).');
+
+/**
+ * A day that exists (Date.parse rolls 30 February over into March) in a year the database holds (it has no year 0).
+ */
+function isCalendarDate(d: string): boolean {
+  const ms = Date.parse(`${d}T00:00:00Z`);
+  return !Number.isNaN(ms) && !d.startsWith('0000') && new Date(ms).toISOString().slice(0, 10) === d;
+}
 
 const dailySchema = z.object({
   from: z.string(),
