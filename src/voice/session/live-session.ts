@@ -11,6 +11,7 @@ import {
 } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
 import { CallTimeline } from '../timeline/call-timeline.js';
+import { BillableTime } from './billable-time.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
@@ -119,10 +120,8 @@ export class LiveVoiceSession implements Supervised {
   private warned = false;
   private mediaAttached = false;
   private mediaDetachedAt: number | undefined;
-  /** When the caller's media socket first connected (undefined: nobody joined yet). */
-  private firstAttachedAt: number | undefined;
-  /** Time after the join without a connected caller or a live provider link (closed periods), not billed. */
-  private unbilledMs = 0;
+  /** The join and the unbilled stretches (caller away, link down; an overlap counted once). */
+  private readonly billed = new BillableTime();
   /** Seconds billed before this instance took the call over from a dead owner (takeover.ts). */
   private carriedSeconds = 0;
   /** The last sign of life from the provider (usage update, transcript): where a silent link's silence began. */
@@ -218,12 +217,14 @@ export class LiveVoiceSession implements Supervised {
       // A silent link is detected by the keepalive a few seconds late: its unbilled time starts at the last thing
       // the provider said, not at the detection (the silent time is not billed).
       const now = this.env.now();
-      if (state === 'reconnecting' && this.linkDownSince === undefined)
-        this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.firstAttachedAt ?? now));
+      if (state === 'reconnecting' && this.linkDownSince === undefined) {
+        this.linkDownSince = Math.min(now, Math.max(this.lastProviderEventAt, this.billed.joinedAt ?? now));
+        this.billed.open(this.linkDownSince);
+      }
       if (state === 'connected' && this.linkDownSince !== undefined) {
-        if (this.firstAttachedAt !== undefined) this.unbilledMs += now - this.linkDownSince;
         this.linkDownSince = undefined;
         this.lastProviderEventAt = now;
+        this.billed.close(now, this.mediaDetachedAt === undefined);
       }
       this.linkState = state;
       for (const l of this.listeners) l.onLinkState?.(state);
@@ -258,16 +259,16 @@ export class LiveVoiceSession implements Supervised {
 
   onMediaAttached(): void {
     const now = this.env.now();
-    this.firstAttachedAt ??= now;
-    if (this.mediaDetachedAt !== undefined) this.unbilledMs += now - this.mediaDetachedAt;
+    this.billed.join(now);
     this.mediaAttached = true;
     this.mediaDetachedAt = undefined;
+    this.billed.close(now, this.linkDownSince === undefined);
     this.timeline.record('caller_connected');
   }
 
   /** The caller's media socket connected at least once. */
   get joined(): boolean {
-    return this.firstAttachedAt !== undefined;
+    return this.billed.joinedAt !== undefined;
   }
 
   /**
@@ -279,13 +280,9 @@ export class LiveVoiceSession implements Supervised {
    * twice. Unrounded (liveness persists it; the orphan path bills it).
    */
   billableUsageSeconds(usageSeconds: number = this.usageSeconds): number {
-    if (this.firstAttachedAt === undefined) return 0;
+    if (this.billed.joinedAt === undefined) return 0;
     const now = this.endedAt ?? this.env.now();
-    const away =
-      this.unbilledMs +
-      (this.mediaDetachedAt !== undefined ? now - this.mediaDetachedAt : 0) +
-      (this.linkDownSince !== undefined ? now - this.linkDownSince : 0);
-    const connected = Math.max(0, (now - this.firstAttachedAt - away) / 1000);
+    const connected = this.billed.billedMs(now) / 1000;
     // A figure newer than the last report (the provider's final one, at the close) is as of the end.
     const reportedAt = usageSeconds === this.usageSeconds ? this.usageAt : now;
     const ahead = usageSeconds - (reportedAt - this.startedAt) / 1000;
@@ -298,7 +295,7 @@ export class LiveVoiceSession implements Supervised {
    */
   resume(seconds: number, at: number): void {
     this.carriedSeconds = seconds;
-    this.firstAttachedAt = at;
+    this.billed.resume(at);
     this.mediaAttached = true;
     this.lastHeartbeatAt = this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
   }
@@ -312,6 +309,7 @@ export class LiveVoiceSession implements Supervised {
     if (!this.mediaAttached) return;
     this.mediaAttached = false;
     this.mediaDetachedAt = this.env.now();
+    this.billed.open(this.mediaDetachedAt);
     this.timeline.record('caller_disconnected');
   }
 
@@ -333,7 +331,7 @@ export class LiveVoiceSession implements Supervised {
     if (now - this.lastSpeechAt >= this.limits.idleTimeoutMs) return void this.end('idle');
     if (this.mediaDetachedAt !== undefined && now - this.mediaDetachedAt >= this.limits.mediaGraceMs)
       return void this.end('disconnected');
-    if (this.firstAttachedAt === undefined && now - this.startedAt >= this.limits.joinTimeoutMs) {
+    if (this.billed.joinedAt === undefined && now - this.startedAt >= this.limits.joinTimeoutMs) {
       this.log.info(
         { joinTimeoutMs: this.limits.joinTimeoutMs },
         'voice media socket never connected; ending the session',
