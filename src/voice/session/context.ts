@@ -12,6 +12,7 @@ import type { VoiceQuota } from './quota.js';
 import type { Supervisor } from './supervisor.js';
 import type { CallerTransport, DirectMediaTransport } from './transport.js';
 import type { TimelineWriter } from '../timeline/writer.js';
+import type { VoiceSource } from '../types.js';
 
 export interface VoiceServiceDeps {
   config: Readonly<Config>;
@@ -81,6 +82,14 @@ export interface VoiceContext {
   takeOver(id: string): Promise<boolean>;
   /** True while this instance cannot reach its shared state (store or database): heartbeats answer `degraded`. */
   sharedStateDegraded(): boolean;
+}
+
+/**
+ * Whether a stored call was a widget visitor's (keyless at its mint): the one meaning of `keyless` once the principal
+ * is gone (a taken-over call, a row read back). Owners' calls (API key, playground, phone) are not.
+ */
+export function keylessSource(source: VoiceSource): boolean {
+  return source === 'widget';
 }
 
 export function audienceOf(keyless: boolean): VoiceAudience {

@@ -1,7 +1,7 @@
 import { getAssistantById } from '../../assistants/index.js';
 import type { Principal } from '../../auth/index.js';
 import type { PolicyRequest } from '../../widget/index.js';
-import { audienceOf, type VoiceContext } from './context.js';
+import { audienceOf, keylessSource, type VoiceContext } from './context.js';
 import { verifyControlToken } from './control-token.js';
 import { presentEndReason, type EndReason } from '../end-reasons.js';
 import { voiceErrors } from '../errors.js';
@@ -125,7 +125,7 @@ export async function endSession(ctx: VoiceContext, id: string, caller: EndCalle
   await authorizeEnd(ctx, caller, {
     accountId: row.accountId,
     assistantId: row.assistantId,
-    keyless: row.source !== 'api',
+    keyless: keylessSource(row.source),
     visitorId: row.visitorId,
   });
   const tomb = await readTombstone(ctx, id);

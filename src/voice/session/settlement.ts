@@ -1,5 +1,5 @@
 import { presentEndReason, type EndReason } from '../end-reasons.js';
-import { audienceOf, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
+import { audienceOf, keylessSource, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
 import { wholeBillableSeconds, type LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
@@ -34,7 +34,7 @@ export function finalOfRow(row: q.VoiceSessionRow): VoiceFinal {
     endReason: row.endReason,
     billableSeconds: row.billableSeconds,
     usageFinalized: row.usageFinalized,
-    keyless: row.source !== 'api',
+    keyless: keylessSource(row.source),
   };
 }
 
@@ -234,7 +234,7 @@ export async function settleOrphan(ctx: VoiceContext, row: q.VoiceSessionRow): P
     sessionId: row.id,
     assistantId: row.assistantId,
     source: row.source,
-    keyless: row.source !== 'api',
+    keyless: keylessSource(row.source),
   };
   await ctx.quota
     .settle(request, billableSeconds, false)

@@ -4,7 +4,7 @@ import { CallTimeline } from '../timeline/call-timeline.js';
 import { findTimeline } from '../timeline/queries.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
 import * as q from '../queries.js';
-import type { VoiceContext } from './context.js';
+import { keylessSource, type VoiceContext } from './context.js';
 import { gateSeqBase } from './gate.js';
 import { sessionLimits } from './limits.js';
 import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
@@ -153,7 +153,7 @@ export class VoiceTakeover {
         assistant: { id: row.assistantId, language: assistant.settings.language },
         conversationId: row.conversationId,
         source: row.source,
-        keyless: row.source !== 'api',
+        keyless: keylessSource(row.source),
         visitorId: row.visitorId,
         heartbeat: row.capabilities.includes('heartbeat'),
         recorded: row.recordingEnabled && row.recordingConsent,
