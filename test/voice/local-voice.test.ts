@@ -85,3 +85,48 @@ t.test('a question asked aloud is answered aloud from the uploaded document', as
   t.match(answer?.content, /4\.99 euros per month/, 'the stored answer is what was spoken');
   t.match(answer, { provider: 'voice:local', model: 'local-extractive' }, 'labelled as the local voice, no model');
 });
+
+t.test('a caller who talks over the first answer and asks again hears the second answer', async (t) => {
+  const app = await startVoiceApp(t, { env: { VOICE_PROVIDER: 'local' } });
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner);
+  t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
+
+  const audio: VoiceAudioFormat = { format: 'pcm16', sampleRateHz: 24000 };
+  const minted = await mintWithKey(app, owner, assistant);
+  const media = await openMedia(mediaUrl(app, minted));
+  const said = () =>
+    media
+      .texts('transcript')
+      .filter((e) => e.role === 'assistant')
+      .map((e) => e.text as string)
+      .join(' ');
+  const first = framesOf(spoken('How much does the premium plan cost', audio), audio);
+  for (const frame of [...silence(200, audio), ...first, ...silence(1000, audio)]) media.send(frame);
+  await waitFor(() => /premium/.test(said()), 'the first answer begins', 30_000);
+
+  // The caller talks over it with the next question.
+  const second = framesOf(spoken('How does the support team answer', audio), audio);
+  for (const frame of [...second, ...silence(1000, audio)]) media.send(frame);
+  await waitFor(() => /two days/.test(said()), 'the second answer, spoken', 30_000).catch((err: unknown) => {
+    t.comment(JSON.stringify(media.texts()));
+    throw err;
+  });
+  t.notMatch(
+    said(),
+    /premium plan costs 4\.99 euros per month and includes unlimited notebooks\. .*two days/,
+    'the first answer was cut short',
+  );
+
+  media.ws.close();
+  await endWithKey(app, owner, minted.sessionId);
+  const messages = await app.database.sql<Array<{ role: string; content: string; outcome: string | null }>>`
+    select role, content, outcome from messages where conversation_id = ${minted.conversationId}
+    order by created_at, id`;
+  t.same(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant'],
+    'both questions and both answers are kept',
+  );
+  t.match(messages[3], { outcome: 'answered', content: /two days/ });
+});
