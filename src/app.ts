@@ -8,6 +8,7 @@ import { chatMeterFrom, chatRoutes } from './chat/index.js';
 import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
+import { transportsOf } from './providers/voice/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
 import { admissionPools } from './admission/index.js';
 import { webAssetRoutes } from './web-assets/index.js';
@@ -198,7 +199,11 @@ export function collectCapabilities(
       },
     }),
     ...analyticsRoutes(deps),
-    ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
+    ...widgetRoutes({
+      sql: deps.sql,
+      policy: widgetPolicy,
+      voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
+    }),
     ...webAssetRoutes(),
     ...chatRoutes({
       sql: deps.sql,

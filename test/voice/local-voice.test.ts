@@ -11,7 +11,18 @@ import {
   spoken,
   wavSamples,
 } from '../providers/voice/local-helpers.js';
-import { endWithKey, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from './helpers.js';
+import {
+  endWithKey,
+  mintAsWidget,
+  mintWithKey,
+  ORIGIN,
+  ownerWithVoice,
+  post,
+  startVoiceApp,
+  voiceAssistant,
+  waitFor,
+} from './helpers.js';
+import { bearer } from '../helpers/identity.js';
 import { mediaUrl, openMedia } from './media-client.js';
 
 /**
@@ -130,3 +141,44 @@ t.test('a caller who talks over the first answer and asks again hears the second
   );
   t.match(messages[3], { outcome: 'answered', content: /two days/ });
 });
+
+t.test(
+  'the local voice says it takes the relay only, and a WebRTC mint is a clear 400 before anything starts',
+  async (t) => {
+    const app = await startVoiceApp(t, { env: { VOICE_PROVIDER: 'local' } });
+    const owner = await ownerWithVoice(app);
+    const assistant = await voiceAssistant(app, owner);
+    const config = await fetch(`${app.url}/api/v1/widget/${assistant.publicId}/config`, {
+      headers: { origin: ORIGIN },
+    });
+    t.equal(config.status, 200);
+    t.same(
+      ((await config.json()) as { voice: { transports: string[] } }).voice.transports,
+      ['websocket'],
+      'the widget config says so',
+    );
+
+    const offer = { type: 'webrtc', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\n' };
+    const keyed = await post(
+      app.url,
+      '/api/v1/voice/sessions',
+      { assistantId: assistant.publicId, capabilities: ['heartbeat', 'playback_gate'], transport: offer },
+      bearer(owner.secret),
+    );
+    t.equal(keyed.status, 400, 'not a gateway failure');
+    t.match(keyed.body, {
+      code: 'VOICE_TRANSPORT_UNSUPPORTED',
+      details: { field: 'body.transport', transports: ['websocket'] },
+    });
+    const widget = await mintAsWidget(app, assistant, { transport: offer });
+    t.equal(widget.status, 400);
+    t.equal(widget.body.code, 'VOICE_TRANSPORT_UNSUPPORTED');
+    t.notMatch(app.logs.text(), /provider session not confirmed/, 'nothing to warn about');
+    const rows = await app.database.sql<Array<{ count: number }>>`
+      select count(*)::int as count from voice_sessions where assistant_id = ${assistant.id}`;
+    t.equal(rows[0]?.count, 0, 'no session was started or recorded');
+    const relayed = await mintWithKey(app, owner, assistant);
+    t.ok(relayed.stream, 'the relay works');
+    await endWithKey(app, owner, relayed.sessionId);
+  },
+);

@@ -2773,7 +2773,7 @@ export interface operations {
                     "application/json": components["schemas"]["VoiceSession"];
                 };
             };
-            /** @description Unknown capability, invalid body, or recordingConsent missing where consent is required. */
+            /** @description Unknown capability, invalid body, recordingConsent missing where consent is required, or a transport the voice provider does not take (VOICE_TRANSPORT_UNSUPPORTED). */
             400: components["responses"]["Error"];
             /** @description Invalid API key. */
             401: components["responses"]["Error"];
@@ -3363,6 +3363,8 @@ export interface operations {
                             /** @enum {string} */
                             recording: "off" | "on";
                             requireConsent: boolean;
+                            /** @description The transports this server's voice takes, in the order to try them (webrtc: straight to the provider; websocket: Parley's media relay). A mint for another is refused 400 VOICE_TRANSPORT_UNSUPPORTED. */
+                            transports: ("webrtc" | "websocket")[];
                         };
                         welcomeMessage: string | null;
                     };
