@@ -89,10 +89,11 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
   TRUST_PROXY: bool(false),
   // Admission control (src/admission) of chat turns and document writes (ingestion yields to them): running at once,
-  // waiting per tenant, longest wait, and the event-loop delay past which only a quarter of the slots are used. Past
-  // them: 503 SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
+  // a backstop on waiting per tenant, the longest expected or actual wait (the real bound: from recent service
+  // times), and the event-loop delay past which only a quarter of the slots are used. Past them: 503
+  // SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
   ADMISSION_MAX_IN_FLIGHT: int(8, 1, 10_000),
-  ADMISSION_QUEUE_PER_TENANT: int(16, 0, 100_000),
+  ADMISSION_QUEUE_PER_TENANT: int(1000, 0, 100_000),
   ADMISSION_QUEUE_WAIT_MS: int(2000, 0, 60_000),
   ADMISSION_LOOP_DELAY_MS: int(100, 1, 10_000),
   ADMISSION_MINT_MAX_IN_FLIGHT: int(16, 1, 10_000),
