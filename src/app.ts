@@ -19,7 +19,7 @@ import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
-import { healthRoutes, readinessOf } from './health/routes.js';
+import { healthRoutes, readinessOf, rootRoute } from './health/routes.js';
 import {
   buildOpenApiDocument,
   createHttpServer,
@@ -179,6 +179,7 @@ export function collectCapabilities(
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps), hooks.isDraining),
+    rootRoute(),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,
