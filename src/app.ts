@@ -149,6 +149,8 @@ export function collectCapabilities(
     config: deps.config,
     log: deps.log.child({ capability: 'metering' }),
     onThresholdCrossed: options.onThresholdCrossed ?? ((alert, tx) => enqueueBudgetAlert(tx, { ...alert })),
+    // The local voice runs on this machine: its seconds cost nothing (hosted providers: the catalog's price).
+    ...(deps.voiceProvider?.kind === 'local' ? { voiceSecondMicros: 0 } : {}),
   });
   if (metrics) observeMeter(meter, metrics);
   // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
@@ -320,6 +322,9 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   };
 }
 
+/** Health probes and static files (the dashboard's, the widget's): their successes are logged at debug. */
+const ROUTINE_ROUTE = /^\/(?:healthz|readyz|metrics|dashboard(?:\/.*)?|widget\/.*)$/;
+
 /**
  * The access log (one line per request: method, route pattern, status, duration, request id; a sample of them when
  * ACCESS_LOG_SAMPLE_RATE < 1, every 5xx always) and the request metrics. Neither: no hook, nothing measured.
@@ -333,7 +338,8 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
     onRequest: (r) => {
       metrics?.request(r);
       if (rate > 0 && (rate >= 1 || r.status >= 500 || Math.random() < rate)) {
-        access.info(
+        // A probe's or a static file's success says nothing an operator reads: debug, not info.
+        access[r.status < 400 && ROUTINE_ROUTE.test(r.route) ? 'debug' : 'info'](
           {
             method: r.method,
             route: r.route,
