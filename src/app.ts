@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminRoutes, operatorSocket } from './admin/index.js';
+import { registerAnalysis } from './analysis/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
@@ -250,6 +251,7 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
+  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders }, routes, lifecycle);
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {
