@@ -101,10 +101,14 @@ function findString(name: string, field: Field, caller: string, all: string): st
   if (field.format === 'email' || words.includes('email')) return (EMAIL.exec(caller) ?? EMAIL.exec(all))?.[0];
   if (field.format === 'date' || field.format === 'date-time')
     return (ISO_DATE.exec(caller) ?? ISO_DATE.exec(all))?.[0];
-  if (words.some((w) => ['date', 'time', 'when', 'day'].includes(w))) {
-    return (ISO_DATE.exec(caller) ?? SPOKEN_DATE.exec(caller) ?? ISO_DATE.exec(all) ?? SPOKEN_DATE.exec(all))?.[0];
-  }
   const topic = topicPattern(name);
+  if (words.some((w) => ['date', 'time', 'when', 'day'].includes(w))) {
+    // Said right after what it is about ("call me back tomorrow at 3pm") first, else the first date said.
+    const near = topic === undefined ? null : new RegExp(`\\b${topic}`, 'i').exec(caller);
+    const after = near ? caller.slice(near.index + near[0].length, near.index + near[0].length + 80) : '';
+    const dated = (text: string) => ISO_DATE.exec(text) ?? SPOKEN_DATE.exec(text);
+    return (dated(after) ?? dated(caller) ?? dated(all))?.[0];
+  }
   if (topic === undefined) return undefined;
   if (words.some((w) => ['number', 'id', 'code', 'reference'].includes(w))) {
     const match = new RegExp(`\\b${topic}\\W+(?:[a-z]+\\W+){0,3}?([A-Za-z0-9-]*\\d[A-Za-z0-9-]*)`, 'i').exec(caller);
