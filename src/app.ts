@@ -2,12 +2,14 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminRoutes, operatorSocket } from './admin/index.js';
+import { registerAnalysis } from './analysis/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
 import { conversationRoutes } from './conversations/index.js';
 import { documentsCapability, type DocumentsOptions } from './documents/index.js';
 import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
+import { transportsOf } from './providers/voice/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
 import { admissionPools } from './admission/index.js';
 import { webAssetRoutes } from './web-assets/index.js';
@@ -19,7 +21,7 @@ import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
-import { healthRoutes, readinessOf } from './health/routes.js';
+import { healthRoutes, readinessOf, rootRoute } from './health/routes.js';
 import {
   buildOpenApiDocument,
   createHttpServer,
@@ -149,6 +151,8 @@ export function collectCapabilities(
     config: deps.config,
     log: deps.log.child({ capability: 'metering' }),
     onThresholdCrossed: options.onThresholdCrossed ?? ((alert, tx) => enqueueBudgetAlert(tx, { ...alert })),
+    // The local voice runs on this machine: its seconds cost nothing (hosted providers: the catalog's price).
+    ...(deps.voiceProvider?.kind === 'local' ? { voiceSecondMicros: 0 } : {}),
   });
   if (metrics) observeMeter(meter, metrics);
   // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
@@ -179,6 +183,7 @@ export function collectCapabilities(
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps), hooks.isDraining),
+    rootRoute(),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,
@@ -198,7 +203,11 @@ export function collectCapabilities(
       },
     }),
     ...analyticsRoutes(deps),
-    ...widgetRoutes({ sql: deps.sql, policy: widgetPolicy }),
+    ...widgetRoutes({
+      sql: deps.sql,
+      policy: widgetPolicy,
+      voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
+    }),
     ...webAssetRoutes(),
     ...chatRoutes({
       sql: deps.sql,
@@ -250,6 +259,7 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
+  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders }, routes, lifecycle);
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {
@@ -319,6 +329,9 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   };
 }
 
+/** Health probes and static files (the dashboard's, the widget's): their successes are logged at debug. */
+const ROUTINE_ROUTE = /^\/(?:healthz|readyz|metrics|dashboard(?:\/.*)?|widget\/.*)$/;
+
 /**
  * The access log (one line per request: method, route pattern, status, duration, request id; a sample of them when
  * ACCESS_LOG_SAMPLE_RATE < 1, every 5xx always) and the request metrics. Neither: no hook, nothing measured.
@@ -332,7 +345,8 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
     onRequest: (r) => {
       metrics?.request(r);
       if (rate > 0 && (rate >= 1 || r.status >= 500 || Math.random() < rate)) {
-        access.info(
+        // A probe's or a static file's success says nothing an operator reads: debug, not info.
+        access[r.status < 400 && ROUTINE_ROUTE.test(r.route) ? 'debug' : 'info'](
           {
             method: r.method,
             route: r.route,

@@ -2,10 +2,12 @@
  * The process: read config, create deps, build the app, listen, drain on SIGTERM.
  * The only file that listens or exits.
  */
+import { startupHint, startupLine } from './admin/index.js';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config/index.js';
+import { ConfigError, loadConfig, type Config } from './config/index.js';
+import type { Sql } from './db/index.js';
 import { createDeps } from './deps.js';
-import { createLogger } from './log/index.js';
+import { createLogger, type Logger } from './log/index.js';
 
 async function main(): Promise<void> {
   let config;
@@ -18,7 +20,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger({ level: config.LOG_LEVEL });
+  // Pretty lines for a person at a terminal (`npm start`), JSON for anything that collects them.
+  const format = config.LOG_FORMAT === 'auto' ? (process.stdout.isTTY ? 'pretty' : 'json') : config.LOG_FORMAT;
+  const log = createLogger({ level: config.LOG_LEVEL, format });
   if (config.secretKeySource === 'generated') {
     log.warn(
       { dataDir: config.DATA_DIR },
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
     { host: config.HOST, port, instanceId: config.instanceId, startupMs: Date.now() - started },
     'parley listening',
   );
+  await sayWhereToStart(deps.sql, config, port, log);
 
   let signals = 0;
   let hurry: () => void = () => undefined;
@@ -93,6 +98,25 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * One line for the person who just started the server: the dashboard's address and, while no owner exists, the
+ * command that creates one. Printed as is on a terminal; otherwise a log line whose fields say both. It never stops
+ * the start: a failure to look is a warning.
+ */
+async function sayWhereToStart(sql: Sql, config: Readonly<Config>, port: number, log: Logger): Promise<void> {
+  try {
+    const hint = await startupHint(sql, config, port);
+    if (process.stdout.isTTY) process.stdout.write(`\n  ${startupLine(hint)}\n\n`);
+    else
+      log.info(
+        { ...hint },
+        hint.createOwner === undefined ? 'open the dashboard' : 'open the dashboard; create the first owner',
+      );
+  } catch (err) {
+    log.warn({ err }, 'could not tell whether an owner exists');
+  }
 }
 
 /** How long closing the HTTP server past its grace, and closing the database and store, may take each. */

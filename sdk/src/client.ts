@@ -31,10 +31,12 @@ export interface DeprecationNotice {
 }
 
 export interface RetryOptions {
-  /** How many times a 429 is retried. Default 2. */
+  /** How many times a 429, or a 503 that carries Retry-After, is retried. Default 3. */
   maxRetries?: number;
   /** Longest single wait; a Retry-After above it is not waited for (the ParleyError is thrown). Default 30 s. */
   maxDelayMs?: number;
+  /** Longest time spent waiting across all retries of one call; past it the last ParleyError is thrown. Default 60 s. */
+  maxTotalDelayMs?: number;
 }
 
 export interface ParleyClientOptions {
@@ -44,7 +46,10 @@ export interface ParleyClientOptions {
   apiKey?: string;
   /** Headers sent with every call (e.g. `origin` for keyless calls from Node). */
   headers?: Record<string, string>;
-  /** Retry 429 answers, waiting what Retry-After says. Off by default: true for the defaults, or tune it. */
+  /**
+   * Retry 429 answers, and 503 answers with Retry-After (the server is busy or a dependency is briefly away; it refused
+   * before doing any work), waiting what Retry-After says. Off by default: true for the defaults, or tune it.
+   */
   retry?: boolean | RetryOptions;
   /** Called for every answer of a deprecated operation. Default: one console.warn per operation. */
   onDeprecation?: (notice: DeprecationNotice) => void;
@@ -134,7 +139,12 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
   const retry: Required<RetryOptions> | undefined =
     options.retry === undefined || options.retry === false
       ? undefined
-      : { maxRetries: 2, maxDelayMs: 30_000, ...(options.retry === true ? {} : options.retry) };
+      : {
+          maxRetries: 3,
+          maxDelayMs: 30_000,
+          maxTotalDelayMs: 60_000,
+          ...(options.retry === true ? {} : options.retry),
+        };
   const onDeprecation = options.onDeprecation ?? warnOncePerOperation();
 
   async function send(method: HttpMethod, path: string, call: LooseOptions = {}): Promise<Response> {
@@ -153,6 +163,7 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
           : {}),
       ...(call.signal ? { signal: call.signal } : {}),
     };
+    let waited = 0;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -164,9 +175,15 @@ export function createParleyClient(options: ParleyClientOptions): ParleyClient {
       if (notice) onDeprecation(notice);
       if (res.ok) return res;
       const error = errorFromAnswer(res.status, res.headers, await res.text().catch(() => ''));
-      if (retry === undefined || res.status !== 429 || attempt >= retry.maxRetries) throw error;
-      const wait = error.retryAfterMs ?? Math.min(retry.maxDelayMs, 500 * 2 ** attempt * (1 + Math.random()));
-      if (wait > retry.maxDelayMs) throw error;
+      const retryable = res.status === 429 || (res.status === 503 && error.retryAfterMs !== undefined);
+      if (retry === undefined || !retryable || attempt >= retry.maxRetries) throw error;
+      // Retry-After is when the server expects room; a little jitter keeps a refused burst from coming back as one.
+      const wait =
+        error.retryAfterMs !== undefined
+          ? error.retryAfterMs + Math.random() * 250
+          : Math.min(retry.maxDelayMs, 500 * 2 ** attempt * (1 + Math.random()));
+      if (wait > retry.maxDelayMs || waited + wait > retry.maxTotalDelayMs) throw error;
+      waited += wait;
       try {
         await abortableSleep(wait, call.signal);
       } catch (err) {

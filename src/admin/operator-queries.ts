@@ -38,3 +38,9 @@ export async function setAdminGrant(sql: Queryable, userId: string, granted: boo
     where id = ${userId} returning admin_granted_at`;
   return row?.adminGrantedAt ?? null;
 }
+
+/** Whether the installation has any user yet (the start-up line says how to create the first owner when not). */
+export async function hasAnyUser(sql: Queryable): Promise<boolean> {
+  const [row] = await sql<{ any: boolean }[]>`select exists (select 1 from users) as any`;
+  return row?.any === true;
+}

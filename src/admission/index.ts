@@ -4,17 +4,20 @@ import { AppError } from '../errors/index.js';
 /**
  * Admission control in front of the expensive work (a chat turn, a voice mint, a document write): at most `maxInFlight` run at once on this
  * instance, fewer while the event loop is late (the CPU is the limit: more concurrent work only makes every request
- * slower and holds pooled connections open longer). Past that, a request waits in its tenant's bounded queue; queues
- * are served round-robin, so one tenant's flood waits behind itself, never in front of another tenant. A request that
- * finds its tenant's queue full, or waits longer than `maxWaitMs`, is refused with 503 `SERVICE_OVERLOADED` and
- * `Retry-After` before it touched the database. The refusal names no plan, billing or usage (widget visitors see it).
+ * slower and holds pooled connections open longer). Past that, a request waits in its tenant's queue; queues are
+ * served round-robin, so one tenant's flood waits behind itself, never in front of another tenant. The queue is bounded
+ * by the wait it means, not by a count: from recent service times, a request whose expected wait exceeds `maxWaitMs`
+ * is refused at once with 503 `SERVICE_OVERLOADED` and a `Retry-After` of that expected wait (a burst an idle
+ * instance clears in a second is served, whatever its size). A request that still waits past `maxWaitMs`, or finds
+ * its tenant's queue at the `maxQueuedPerTenant` backstop (memory, not policy), is refused the same way, before it
+ * touched the database. The refusal names no plan, billing or usage (widget visitors see it).
  */
 export interface AdmissionOptions {
   /** Expensive requests running at once on this instance (ADMISSION_MAX_IN_FLIGHT). */
   maxInFlight: number;
-  /** Requests one tenant may have waiting (ADMISSION_QUEUE_PER_TENANT); 0: refuse at once when full. */
+  /** A backstop on requests one tenant may have waiting (ADMISSION_QUEUE_PER_TENANT); 0: refuse at once when full. */
   maxQueuedPerTenant: number;
-  /** The longest a request waits for a slot (ADMISSION_QUEUE_WAIT_MS). */
+  /** The longest a request waits (or is expected to wait) for a slot (ADMISSION_QUEUE_WAIT_MS). */
   maxWaitMs: number;
   /** Event-loop delay (worst in the last quarter second) above which only a quarter of the slots are used. */
   loopDelayLimitMs: number;
@@ -29,16 +32,26 @@ export interface AdmissionStats {
   admitted: number;
   refused: number;
   loopDelayMs: number;
+  /** Recent time a request held its slot (a moving average); undefined before the first one finished. */
+  serviceMs: number | undefined;
 }
+
+/** Weight of the newest service time in the moving average: recent enough to follow load, smooth enough to not jump. */
+const SERVICE_SMOOTHING = 0.2;
+/** The longest Retry-After given (a refusal's estimate can be large when service times are). */
+const MAX_RETRY_AFTER_SECONDS = 60;
 
 interface Waiter {
   start: () => void;
   refuse: (error: AppError) => void;
 }
 
-const overloaded = (retryAfterSeconds: number) =>
+/** A Retry-After for a wait of `ms`: whole seconds, at least 1, at most a minute. */
+const retryAfterSeconds = (ms: number) => Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(ms / 1000)));
+
+const overloaded = (seconds: number) =>
   new AppError(AdmissionErrorCodes.OVERLOADED, 503, 'The service is busy; try again shortly.', {
-    headers: { 'retry-after': String(retryAfterSeconds) },
+    headers: { 'retry-after': String(seconds) },
   });
 
 export class Admission {
@@ -51,6 +64,7 @@ export class Admission {
   private readonly histogram: IntervalHistogram;
   private readonly sampler: NodeJS.Timeout;
   private loopDelayMs = 0;
+  private serviceMs: number | undefined;
 
   constructor(private readonly options: AdmissionOptions) {
     this.histogram = monitorEventLoopDelay({ resolution: 10 });
@@ -77,13 +91,14 @@ export class Admission {
   acquire(tenant: string, signal?: AbortSignal): Promise<() => void> {
     if (this.queued === 0 && this.inFlight < this.capacity) return Promise.resolve(this.start());
     const queue = this.queues.get(tenant) ?? [];
-    if (queue.length >= this.options.maxQueuedPerTenant) {
+    const expectedMs = this.expectedWaitMs();
+    if (queue.length >= this.options.maxQueuedPerTenant || expectedMs > this.options.maxWaitMs) {
       this.refused++;
-      return Promise.reject(overloaded(1));
+      return Promise.reject(overloaded(retryAfterSeconds(expectedMs)));
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => leave(overloaded(Math.max(1, Math.ceil(this.options.maxWaitMs / 1000)))),
+        () => leave(overloaded(retryAfterSeconds(Math.max(this.expectedWaitMs(), this.options.maxWaitMs)))),
         this.options.maxWaitMs,
       );
       const onAbort = () => leave(overloaded(1));
@@ -120,7 +135,7 @@ export class Admission {
    */
   tryAcquire(): (() => void) | undefined {
     if (this.queued > 0 || this.inFlight >= this.capacity) return undefined;
-    return this.start();
+    return this.start(false);
   }
 
   stats(): AdmissionStats {
@@ -130,7 +145,18 @@ export class Admission {
       admitted: this.admitted,
       refused: this.refused,
       loopDelayMs: this.loopDelayMs,
+      serviceMs: this.serviceMs,
     };
+  }
+
+  /**
+   * How long a request arriving now would wait: everyone queued ahead of it, plus itself, released at the rate the
+   * usable slots turn over (capacity per average service time). 0 before any request finished (nothing to go by; the
+   * wait timer still bounds it).
+   */
+  private expectedWaitMs(): number {
+    if (this.serviceMs === undefined) return 0;
+    return ((this.queued + 1) * this.serviceMs) / this.capacity;
   }
 
   close(): void {
@@ -141,13 +167,20 @@ export class Admission {
     this.queued = 0;
   }
 
-  private start(): () => void {
+  /** `measured`: whether its time counts in the service-time average (background work is not what requests wait on). */
+  private start(measured = true): () => void {
     this.inFlight++;
     this.admitted++;
+    const startedAt = performance.now();
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      if (measured) {
+        const tookMs = performance.now() - startedAt;
+        this.serviceMs =
+          this.serviceMs === undefined ? tookMs : this.serviceMs + SERVICE_SMOOTHING * (tookMs - this.serviceMs);
+      }
       this.inFlight--;
       this.dispatch();
     };

@@ -65,6 +65,89 @@ export const voiceSettingsSchema = z.object({
   idleTimeoutSeconds: z.number().int().min(10).max(3600),
 });
 
+/** A structured-data field name: an identifier a CRM can map (`orderNumber`, `callback_requested`). */
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** One field of the structured-data schema: a simple JSON Schema type, an enum, or both. */
+const analysisFieldSchema = z
+  .object({
+    type: z.enum(['string', 'number', 'integer', 'boolean']).optional(),
+    enum: z
+      .array(z.union([z.string().min(1).max(200), z.number()]))
+      .min(1)
+      .max(50)
+      .optional(),
+    format: z.enum(['email', 'date', 'date-time']).optional().describe('For strings: what the value looks like.'),
+    description: z.string().max(500).optional(),
+  })
+  .strict()
+  .refine((f) => f.type !== undefined || f.enum !== undefined, { message: 'a field needs a type or an enum' })
+  .refine((f) => f.format === undefined || f.type === 'string', { message: 'format applies to string fields only' });
+
+/** A JSON Schema object of at most 20 simple fields: what structured data an analysis extracts. */
+export const analysisSchemaSchema = z
+  .object({
+    type: z.literal('object'),
+    properties: z
+      .record(
+        z.string().regex(FIELD_NAME, { message: 'field names are identifiers (letters, digits, _)' }),
+        analysisFieldSchema,
+      )
+      .refine((p) => Object.keys(p).length >= 1 && Object.keys(p).length <= 20, {
+        message: 'from 1 to 20 properties',
+      }),
+    required: z.array(z.string()).max(20).optional(),
+    additionalProperties: z.literal(false).optional(),
+    description: z.string().max(500).optional(),
+  })
+  .strict()
+  .refine((s) => (s.required ?? []).every((name) => name in s.properties), {
+    message: 'required names a property that is not defined',
+    path: ['required'],
+  });
+export type AnalysisSchema = z.output<typeof analysisSchemaSchema>;
+
+/** What is read from a conversation once it ends (docs/analysis.md). Every step is off by default. */
+export const analysisSettingsSchema = z.object({
+  summary: z.boolean().describe('A short summary of the conversation.'),
+  structuredData: z
+    .object({ schema: analysisSchemaSchema, instructions: z.string().max(2000).optional() })
+    .strict()
+    .nullable()
+    .describe('Fields to fill from the conversation; null: none.'),
+  successEvaluation: z
+    .object({
+      rubric: z.enum(['pass_fail', 'score_1_10', 'descriptive']),
+      instructions: z.string().max(2000).optional(),
+    })
+    .strict()
+    .nullable()
+    .describe('Whether the conversation succeeded, by a rubric; null: not evaluated.'),
+  sentiment: z.boolean().describe("The caller's sentiment: positive, neutral or negative."),
+  timeoutMs: z.number().int().min(100).max(120_000).describe('Each step gives up after this long (its field: null).'),
+  for: z
+    .array(z.enum(['voice', 'chat']))
+    .max(2)
+    .describe('Which conversations are analysed: voice calls once settled, chats once idle.'),
+  chatIdleMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1440)
+    .describe('A chat counts as ended after this long without a message.'),
+});
+export type AnalysisSettings = z.output<typeof analysisSettingsSchema>;
+
+export const DEFAULT_ANALYSIS: AnalysisSettings = Object.freeze({
+  summary: false,
+  structuredData: null,
+  successEvaluation: null,
+  sentiment: false,
+  timeoutMs: 10_000,
+  for: ['voice', 'chat'],
+  chatIdleMinutes: 30,
+}) as AnalysisSettings;
+
 /** The stored, complete settings (defaults filled in). */
 export const assistantSettingsSchema = z.object({
   allowedDomains: z
@@ -87,12 +170,13 @@ export const assistantSettingsSchema = z.object({
     .enum(['default', 'local', 'openai'])
     .describe("Chat provider; default uses the deployment's CHAT_PROVIDER."),
   voice: voiceSettingsSchema,
+  analysis: analysisSettingsSchema,
 });
 export type AssistantSettings = z.output<typeof assistantSettingsSchema>;
 
 /** What POST and PATCH accept: any subset; objects merge deeply, arrays replace. */
 export const assistantSettingsPatchSchema = assistantSettingsSchema
-  .extend({ voice: voiceSettingsSchema.partial() })
+  .extend({ voice: voiceSettingsSchema.partial(), analysis: analysisSettingsSchema.partial().strict() })
   .partial()
   .strict();
 export type AssistantSettingsPatch = z.output<typeof assistantSettingsPatchSchema>;
@@ -111,6 +195,7 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
     maxDurationSeconds: 900,
     idleTimeoutSeconds: 120,
   }),
+  analysis: DEFAULT_ANALYSIS,
 }) as AssistantSettings;
 
 /** Deep merge of a patch onto settings (PATCH semantics: docs/design-decisions.md, Owner REST). */
@@ -119,10 +204,16 @@ export function mergeSettings(
   patch: AssistantSettingsPatch | undefined,
 ): AssistantSettings {
   if (!patch) return current;
-  const { voice, ...rest } = patch;
+  const { voice, analysis, ...rest } = patch;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   const voiceDefined = Object.fromEntries(Object.entries(voice ?? {}).filter(([, v]) => v !== undefined));
-  return { ...current, ...defined, voice: { ...current.voice, ...voiceDefined } } as AssistantSettings;
+  const analysisDefined = Object.fromEntries(Object.entries(analysis ?? {}).filter(([, v]) => v !== undefined));
+  return {
+    ...current,
+    ...defined,
+    voice: { ...current.voice, ...voiceDefined },
+    analysis: { ...current.analysis, ...analysisDefined },
+  } as AssistantSettings;
 }
 
 /**
@@ -135,6 +226,7 @@ export function normalizeStoredSettings(stored: unknown): AssistantSettings {
     ...DEFAULT_SETTINGS,
     ...value,
     voice: { ...DEFAULT_SETTINGS.voice, ...((value['voice'] as object | undefined) ?? {}) },
+    analysis: { ...DEFAULT_SETTINGS.analysis, ...((value['analysis'] as object | undefined) ?? {}) },
   };
   const parsed = assistantSettingsSchema.safeParse(merged);
   return parsed.success ? parsed.data : DEFAULT_SETTINGS;

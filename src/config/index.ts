@@ -9,6 +9,8 @@ export interface Config extends Env {
   readonly secretKey: string;
   readonly instanceId: string;
   readonly secretKeySource: 'env' | 'generated' | 'file';
+  /** SELF_HOSTED as set, or its default: billing not configured and plan limits not enforced. */
+  readonly SELF_HOSTED: boolean;
 }
 
 export class ConfigError extends Error {
@@ -42,9 +44,22 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       "SECRET_KEY: is the example's placeholder; set a long random value (e.g. `openssl rand -base64 48`)",
     ]);
   }
+  if (env.SELF_HOSTED === true && env.HOSTED_USAGE_ENFORCEMENT === 'enforce') {
+    throw new ConfigError([
+      'SELF_HOSTED: true lifts every plan limit, while HOSTED_USAGE_ENFORCEMENT=enforce applies them; set one of them',
+    ]);
+  }
+  const selfHosted =
+    env.SELF_HOSTED ?? (env.BILLING_ACCESS_TOKEN === undefined && env.HOSTED_USAGE_ENFORCEMENT !== 'enforce');
   const secret = resolveSecretKey(env.SECRET_KEY, env.DATA_DIR);
   const instanceId = env.INSTANCE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  return Object.freeze({ ...env, secretKey: secret.key, secretKeySource: secret.source, instanceId });
+  return Object.freeze({
+    ...env,
+    SELF_HOSTED: selfHosted,
+    secretKey: secret.key,
+    secretKeySource: secret.source,
+    instanceId,
+  });
 }
 
 export type { Env } from './schema.js';

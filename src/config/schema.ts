@@ -72,6 +72,8 @@ export const envSchema = z.object({
   DATABASE_QUERY_TIMEOUT_MS: int(5000, 0, 600_000),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // json: one JSON object a line (collectors); pretty: a human line; auto: pretty when stdout is a terminal.
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   SECRET_KEY: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 32, {
     message: 'must be at least 32 bytes',
   }),
@@ -89,10 +91,11 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000, 0, 600_000),
   TRUST_PROXY: bool(false),
   // Admission control (src/admission) of chat turns and document writes (ingestion yields to them): running at once,
-  // waiting per tenant, longest wait, and the event-loop delay past which only a quarter of the slots are used. Past
-  // them: 503 SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
+  // a backstop on waiting per tenant, the longest expected or actual wait (the real bound: from recent service
+  // times), and the event-loop delay past which only a quarter of the slots are used. Past them: 503
+  // SERVICE_OVERLOADED + Retry-After. Voice mints have a pool of their own (ADMISSION_MINT_*), same rules.
   ADMISSION_MAX_IN_FLIGHT: int(8, 1, 10_000),
-  ADMISSION_QUEUE_PER_TENANT: int(16, 0, 100_000),
+  ADMISSION_QUEUE_PER_TENANT: int(1000, 0, 100_000),
   ADMISSION_QUEUE_WAIT_MS: int(2000, 0, 60_000),
   ADMISSION_LOOP_DELAY_MS: int(100, 1, 10_000),
   ADMISSION_MINT_MAX_IN_FLIGHT: int(16, 1, 10_000),
@@ -178,6 +181,13 @@ export const envSchema = z.object({
   BILLING_PRODUCT_ID_STARTER: optionalString,
   BILLING_PRODUCT_ID_PRO: optionalString,
   BILLING_PRODUCT_ID_BUSINESS: optionalString,
+  // Self-hosted: no plan limits at all (assistants, requests, evals, voice minutes and calls, the plan budget); usage
+  // is still recorded and priced. Unset: true when billing is not configured (no BILLING_ACCESS_TOKEN) and
+  // HOSTED_USAGE_ENFORCEMENT is not `enforce`. The first owner the CLI creates on a self-hosted server is its operator.
+  SELF_HOSTED: z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
 
   // Webhooks: let endpoints on loopback, private and link-local addresses receive events (local development only).
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool(false),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { analysisOf, analysisSchema } from '../analysis/index.js';
 import { ownerOf } from '../auth/principal.js';
 import { pageQuerySchema } from '../assistants/index.js';
 import type { Sql } from '../db/index.js';
@@ -62,13 +63,18 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
             messages: z.array(messageSchema),
             recordings: z.array(recordingSchema),
             voiceCalls: z.array(voiceCallSchema),
+            analysis: analysisSchema
+              .nullable()
+              .describe(
+                'What was read from it once it ended (GET /api/v1/conversations/{id}/analysis); null: none yet.',
+              ),
           }),
         },
       },
       openapi: {
         summary: 'Get a conversation with its messages, their sources and its voice recordings',
         description:
-          'Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard.',
+          'Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard; its analysis (summary, fields, verdict).',
         tags,
         errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such conversation' },
       },
@@ -82,15 +88,17 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
 export async function detailOf(deps: ConversationRouteDeps, who: { accountId: string }, conversationId: string) {
   const found = await owner.summaryOf(deps.sql, who, conversationId);
   const id = found.summary.id;
-  const [recordings, calls, costs] = await Promise.all([
+  const [recordings, calls, costs, analysis] = await Promise.all([
     deps.recordingsOf ? deps.recordingsOf(id) : [],
     deps.voiceCallsOf ? deps.voiceCallsOf(id) : [],
     owner.voiceCallCosts(deps.sql, id),
+    analysisOf(deps.sql, who.accountId, id),
   ]);
   return {
     conversation: found.summary,
     messages: found.messages.map(owner.presentMessage),
     recordings,
     voiceCalls: calls.map((c) => ({ ...c, costMicros: costs.get(c.sessionId) ?? 0 })),
+    analysis,
   };
 }

@@ -30,6 +30,49 @@ export function readinessOf(deps: Pick<Deps, 'sql' | 'store' | 'voiceNote'>): Re
  */
 export const READINESS_DEADLINE_MS = 1000;
 
+/** Where a browser that opens the server's address is sent: the owner dashboard. */
+export const DASHBOARD_PATH = '/dashboard/';
+
+/** Whether a request's Accept header asks for a page (a browser's address bar) rather than data. */
+function wantsPage(accept: string | undefined): boolean {
+  return accept !== undefined && /\btext\/html\b/i.test(accept);
+}
+
+/**
+ * GET /: a browser (Accept: text/html) is redirected to the dashboard; any other client gets a small JSON map of where
+ * things are, so `curl` and monitors still see JSON, never a page.
+ */
+export function rootRoute(): AnyRoute {
+  return defineRoute({
+    method: 'GET',
+    path: '/',
+    auth: 'none',
+    schemas: {
+      response: {
+        200: z.object({
+          service: z.literal('parley'),
+          dashboard: z.string(),
+          api: z.string(),
+          openapi: z.string(),
+          health: z.string(),
+        }),
+        302: z.undefined().describe('A browser: to the dashboard'),
+      },
+    },
+    openapi: { summary: 'Where things are (browsers: a redirect to the dashboard)', hidden: true },
+    handler: (ctx) =>
+      wantsPage(ctx.headers['accept'])
+        ? reply.empty(302, { location: DASHBOARD_PATH, 'cache-control': 'no-store' })
+        : reply.json({
+            service: 'parley',
+            dashboard: DASHBOARD_PATH,
+            api: '/api/v1',
+            openapi: '/api/v1/openapi.json',
+            health: '/readyz',
+          }),
+  });
+}
+
 /**
  * GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining; `notes`
  * (only when there are any) say what runs degraded by choice of the environment, not by failure.

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { prettyDestination } from './pretty.js';
 
 export type { Logger } from 'pino';
 
@@ -28,7 +29,18 @@ const REDACT_PATHS = [
   'req.headers.cookie',
 ];
 
-export function createLogger(options: { level: string; name?: string }, destination?: DestinationStream): Logger {
+export { prettyLine } from './pretty.js';
+
+/**
+ * `json` (the default: one JSON object a line, for collectors) or `pretty` (a human line, for a terminal; the same
+ * redacted fields). `pretty` writes synchronously to stdout: it is for a person watching, not for throughput.
+ */
+export type LogFormat = 'json' | 'pretty';
+
+export function createLogger(
+  options: { level: string; name?: string; format?: LogFormat },
+  destination?: DestinationStream,
+): Logger {
   return pino(
     {
       name: options.name ?? 'parley',
@@ -37,7 +49,7 @@ export function createLogger(options: { level: string; name?: string }, destinat
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? (options.format === 'pretty' ? prettyDestination() : pino.destination({ dest: 1, sync: false })),
   );
 }
 

@@ -4,8 +4,8 @@
  *
  * Token prices are per million tokens so they stay integers (gpt-4o-mini input is $0.15 / 1M = 150,000 micros
  * per 1M tokens). A model missing from the catalog is priced as FALLBACK_MODEL_PRICE: an unknown model is never
- * free. The `local` provider costs nothing real, but it is priced like a small hosted model so that metering,
- * limits and tests behave as they will in production.
+ * free. What runs on this machine costs nothing and is priced 0 where it is settled: local answers (src/chat/meter.ts)
+ * and the local voice (the Meter's voiceSecondMicros). The `local` row below only sizes estimates of a model name.
  */
 export interface ModelPrice {
   inputMicrosPerMillionTokens: number;
@@ -54,8 +54,9 @@ export function priceIngestion(chunks: number): number {
   return Math.max(0, Math.ceil(chunks)) * INGESTION_CHUNK_MICROS;
 }
 
-export function priceVoiceSeconds(seconds: number): number {
-  return Math.max(0, Math.ceil(seconds)) * VOICE_SECOND_MICROS;
+/** Cost of `seconds` of a call at `microsPerSecond` (the installation's voice provider: 0 for the local voice). */
+export function priceVoiceSeconds(seconds: number, microsPerSecond = VOICE_SECOND_MICROS): number {
+  return Math.max(0, Math.ceil(seconds)) * microsPerSecond;
 }
 
 /**

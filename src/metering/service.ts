@@ -7,7 +7,7 @@ import { refusalError, type Audience, type Refusal } from './errors.js';
 import { newMeteringId } from './ids.js';
 import { systemClock, type Clock } from './periods.js';
 import { limitMicrosOf } from './plans.js';
-import { estimateChat, priceChat } from './prices.js';
+import { estimateChat, priceChat, priceVoiceSeconds, VOICE_SECOND_MICROS } from './prices.js';
 import * as q from './queries.js';
 
 /** The settings the meter reads (all from Config). */
@@ -31,6 +31,11 @@ export interface MeterDeps {
   clock?: Clock;
   /** Each budget threshold crossing, once, inside the transaction recording it (default: nothing). */
   onThresholdCrossed?: ThresholdSink;
+  /**
+   * What a second of a call costs this installation (default VOICE_SECOND_MICROS, a hosted realtime model's price).
+   * 0 for the local voice, which runs on this machine: usage shows what really costs money.
+   */
+  voiceSecondMicros?: number;
 }
 
 /** What a metered request asks for before its provider call. */
@@ -93,8 +98,10 @@ export class Meter {
   readonly config: Readonly<MeterConfig>;
   readonly log: Logger;
   readonly onThresholdCrossed: ThresholdSink | undefined;
+  readonly voiceSecondMicros: number;
 
   constructor(deps: MeterDeps) {
+    this.voiceSecondMicros = deps.voiceSecondMicros ?? VOICE_SECOND_MICROS;
     this.onThresholdCrossed = deps.onThresholdCrossed;
     this.sql = deps.sql;
     this.config = deps.config;
@@ -119,6 +126,11 @@ export class Meter {
 
   priceChat(model: string, inputTokens: number, outputTokens: number): number {
     return priceChat(model, inputTokens, outputTokens);
+  }
+
+  /** Cost of `seconds` of a call on this installation's voice provider (0 for the local voice). */
+  priceVoiceSeconds(seconds: number): number {
+    return priceVoiceSeconds(seconds, this.voiceSecondMicros);
   }
 
   /**

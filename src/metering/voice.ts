@@ -2,7 +2,6 @@ import { refusalError, type Audience, type Refusal } from './errors.js';
 import { newMeteringId } from './ids.js';
 import { limitMicrosOf } from './plans.js';
 import { snapshot } from './report.js';
-import { priceVoiceSeconds, VOICE_SECOND_MICROS } from './prices.js';
 import { readAlertState } from './budget.js';
 import * as q from './queries.js';
 import type { Meter } from './service.js';
@@ -71,9 +70,13 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
           balance.creditMicros,
           locked.account.budgetHardLimitMicros,
         );
-        const affordable = Math.floor(
-          Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / VOICE_SECOND_MICROS,
-        );
+        // Seconds that cost nothing (the local voice) are not bounded by the budget.
+        const affordable =
+          meter.voiceSecondMicros === 0
+            ? Infinity
+            : Math.floor(
+                Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / meter.voiceSecondMicros,
+              );
         seconds = Math.min(requested, grantable, affordable);
         const minimum = Math.min(VOICE_MIN_GRANT_SECONDS, requested);
         if (seconds < minimum && affordable < minimum && affordable < grantable) {
@@ -83,7 +86,7 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
               limitMicros,
               consumedMicros: balance.consumedMicros,
               reservedMicros: balance.reservedMicros,
-              requestedMicros: priceVoiceSeconds(minimum),
+              requestedMicros: meter.priceVoiceSeconds(minimum),
             },
           };
         }
@@ -108,7 +111,7 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       source: request.source,
       assistantId: request.assistantId ?? null,
       voiceSessionId: request.sessionId,
-      reservedMicros: priceVoiceSeconds(seconds),
+      reservedMicros: meter.priceVoiceSeconds(seconds),
       reservedSeconds: seconds,
       countsAsRequest: false,
       enforced,
@@ -116,7 +119,7 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
       createdAt: meter.clock.now(),
     });
     const adjusting = q.adjustBalance(tx, request.accountId, locked.period.start, {
-      reservedMicros: priceVoiceSeconds(seconds),
+      reservedMicros: meter.priceVoiceSeconds(seconds),
       ...(quotaExempt ? {} : { voiceSecondsReserved: seconds }),
     });
     await Promise.all([reserving, adjusting]);
@@ -146,7 +149,7 @@ export async function settleVoiceSeconds(
   const id = typeof grant === 'string' ? grant : grant.id;
   if (id === null || meter.mode === 'off') return { status: 'unmetered', seconds: 0 };
   const seconds = Math.max(0, Math.ceil(usedSeconds));
-  const cost = priceVoiceSeconds(seconds);
+  const cost = meter.priceVoiceSeconds(seconds);
   const status = await meter.sql.begin(async (tx) => {
     const row = await q.lockReservation(tx, id);
     if (!row || row.kind !== 'voice' || row.status === 'settled' || row.status === 'released')
@@ -204,5 +207,5 @@ export async function voiceBudgetAllows(
     balance.creditMicros,
     account.budgetHardLimitMicros,
   );
-  return balance.consumedMicros + priceVoiceSeconds(Math.max(0, unsettledSeconds)) < limitMicros;
+  return balance.consumedMicros + meter.priceVoiceSeconds(Math.max(0, unsettledSeconds)) < limitMicros;
 }

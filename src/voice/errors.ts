@@ -37,6 +37,11 @@ export const VoiceErrorCodes = {
    * media URL can be given. Refused before any provider session starts (so a bad Host never leaves a provider session behind).
    */
   HOST_INVALID: 'VOICE_HOST_INVALID',
+  /**
+   * 400: the mint asked for a transport the voice provider does not take (`details.transports` lists the ones it
+   * does; the widget reads them from its config and never asks). Refused before anything starts.
+   */
+  TRANSPORT_UNSUPPORTED: 'VOICE_TRANSPORT_UNSUPPORTED',
 } as const;
 
 export type VoiceErrorCode = (typeof VoiceErrorCodes)[keyof typeof VoiceErrorCodes];
@@ -65,6 +70,13 @@ export const voiceErrors = {
       VoiceErrorCodes.CONSENT_REQUIRED,
       400,
       'This call would be recorded: send recordingConsent: true to start it.',
+    ),
+  transportUnsupported: (asked: string, transports: readonly string[]) =>
+    new AppError(
+      VoiceErrorCodes.TRANSPORT_UNSUPPORTED,
+      400,
+      `This voice does not take ${asked} calls; use ${transports.join(' or ')} (body.transport).`,
+      { details: { field: 'body.transport', transports: [...transports] } },
     ),
   disabled: () => new AppError(VoiceErrorCodes.DISABLED, 403, 'Voice is not enabled for this assistant.'),
   /** The only refusal a widget/keyless caller ever sees: neutral, no word about plans or usage. */

@@ -178,7 +178,7 @@ export function voiceRoutes(service: VoiceService, admission?: Admission): AnyRo
           'The provider session is started with its data channel locked (no client events) before this answers.',
         tags: ['Voice'],
         errors: {
-          400: 'Unknown capability, invalid body, or recordingConsent missing where consent is required.',
+          400: 'Unknown capability, invalid body, recordingConsent missing where consent is required, or a transport the voice provider does not take (VOICE_TRANSPORT_UNSUPPORTED).',
           401: 'Invalid API key.',
           402: "API-key callers: reason voice_minutes_exhausted, the account's voice minutes for the period are used up.",
           403: 'Missing voice scope; voice disabled; reason client_update_required (no playback_gate); reason voice_unavailable (widget refusals).',

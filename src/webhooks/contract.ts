@@ -52,6 +52,72 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       projectedMicros: z.number(),
     }),
   },
+  'conversation.analyzed': {
+    summary: 'A conversation ended and was analysed: the end-of-call report',
+    data: z.object({
+      conversationId: z.string(),
+      assistantId: z.string(),
+      channel: z.enum(['chat', 'voice']),
+      source: z.enum(['api', 'widget', 'playground', 'phone']),
+      startedAt: z.string(),
+      endedAt: z.string().describe('The end of its last call; for a chat, its last message.'),
+      durationSeconds: z.number().int(),
+      billableSeconds: z.number().int().describe('Voice seconds billed over its calls (0 for a chat).'),
+      costMicros: z.number().int().describe('Its chat answers plus its calls, from the usage ledger.'),
+      endReason: z
+        .string()
+        .nullable()
+        .describe("The last call's end reason (null: the caller hung up); idle for a chat."),
+      endedBy: z.enum(['client', 'service', 'reaper']).nullable(),
+      fault: z
+        .string()
+        .nullable()
+        .describe('What went wrong, if anything: the last call failure code, session_lost, or model_failure (chat).'),
+      calls: z.array(
+        z.object({
+          sessionId: z.string(),
+          startedAt: z.string().nullable(),
+          endedAt: z.string().nullable(),
+          billableSeconds: z.number().int(),
+          costMicros: z.number().int(),
+          endReason: z.string().nullable(),
+          endedBy: z.enum(['client', 'service', 'reaper']).nullable(),
+        }),
+      ),
+      transcript: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string(), at: z.string() })),
+      transcriptTruncated: z.boolean().describe('The conversation has more messages than the report carries (1,000).'),
+      analysis: z
+        .object({
+          conversationId: z.string(),
+          status: z.enum(['pending', 'done']),
+          trigger: z.string(),
+          settingsVersion: z.string(),
+          requestedAt: z.string(),
+          completedAt: z.string().nullable(),
+          engine: z.enum(['local', 'openai']).nullable(),
+          model: z.string().nullable(),
+          summary: z.string().nullable(),
+          structuredData: z.record(z.string(), z.unknown()).nullable(),
+          successEvaluation: z
+            .object({
+              rubric: z.enum(['pass_fail', 'score_1_10', 'descriptive']),
+              verdict: z.union([z.boolean(), z.number(), z.string()]),
+              rationale: z.string(),
+            })
+            .nullable(),
+          sentiment: z.object({ label: z.enum(['positive', 'neutral', 'negative']), score: z.number() }).nullable(),
+          steps: z.array(
+            z.object({
+              step: z.enum(['summary', 'structuredData', 'successEvaluation', 'sentiment']),
+              status: z.enum(['ok', 'failed', 'timed_out']),
+              reason: z.string().nullable(),
+              notes: z.array(z.string()),
+            }),
+          ),
+        })
+        .describe('As GET /api/v1/conversations/{conversationId}/analysis answers it.'),
+    }),
+  },
   [TEST_EVENT_TYPE]: {
     summary: 'A test event (POST /api/v1/webhook-endpoints/{endpointId}/test)',
     data: z.object({ endpointId: z.string(), message: z.string() }),

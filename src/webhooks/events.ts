@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'document.processed',
   'document.failed',
   'budget.threshold_crossed',
+  'conversation.analyzed',
 ] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -27,7 +28,8 @@ export function messageBody(type: WebhookEventType, data: Record<string, unknown
 /**
  * Queues `type` with `data` for every enabled endpoint of the account subscribed to it, durably (the delivery worker
  * of any instance sends it). Pass the transaction that writes the fact the event reports, so both commit or neither
- * does. `data` must carry no secrets and no transcript or message text. Resolves how many deliveries were queued
+ * does. `data` must carry no secrets, and no transcript or message text except in `conversation.analyzed` (the
+end-of-call report an owner subscribes to for exactly that). Resolves how many deliveries were queued
  * (0 when no endpoint wants the event: then nothing is written).
  */
 export async function enqueueEvent(

@@ -31,7 +31,16 @@ export function widgetRoutes(deps: service.WidgetDeps): AnyRoute[] {
             assistantId: z.string().describe('The public asst_ id.'),
             name: z.string(),
             welcomeMessage: z.string().nullable(),
-            voice: z.object({ enabled: z.boolean(), recording: z.enum(['off', 'on']), requireConsent: z.boolean() }),
+            voice: z.object({
+              enabled: z.boolean(),
+              recording: z.enum(['off', 'on']),
+              requireConsent: z.boolean(),
+              transports: z
+                .array(z.enum(['webrtc', 'websocket']))
+                .describe(
+                  "The transports this server's voice takes, in the order to try them (webrtc: straight to the provider; websocket: Parley's media relay). A mint for another is refused 400 VOICE_TRANSPORT_UNSUPPORTED.",
+                ),
+            }),
             requireWidgetSigning: z.boolean(),
           }),
         },

@@ -8,6 +8,8 @@ import { rotateSecretGeneration } from './queries.js';
 export interface WidgetDeps {
   sql: Sql;
   policy: WidgetPolicy;
+  /** The transports this server's voice provider takes, in the order to try them (none without a provider). */
+  voiceTransports?: ReadonlyArray<'webrtc' | 'websocket'>;
 }
 
 /** What the embeddable widget needs to render; public by design (the public id is a capability). */
@@ -19,7 +21,12 @@ export async function widgetConfig(deps: WidgetDeps, request: PolicyRequest, pub
     assistantId: assistant.publicId,
     name: assistant.name,
     welcomeMessage: assistant.welcomeMessage,
-    voice: { enabled: voice.enabled, recording: voice.recording, requireConsent: voice.requireConsent },
+    voice: {
+      enabled: voice.enabled,
+      recording: voice.recording,
+      requireConsent: voice.requireConsent,
+      transports: [...(deps.voiceTransports ?? [])],
+    },
     requireWidgetSigning: assistant.settings.requireWidgetSigning,
   };
 }

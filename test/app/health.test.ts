@@ -16,3 +16,18 @@ t.test('healthz and readyz on a running instance', async (t) => {
   t.match(await notReady.json(), { code: 'HTTP_NOT_READY', details: { failed: ['store'] } });
   t.equal((await fetch(`${url}/healthz`)).status, 200, 'still alive');
 });
+
+t.test('GET / sends a browser to the dashboard; a JSON client gets JSON', async (t) => {
+  const { url } = await startTestApp(t);
+  const browser = await fetch(`${url}/`, {
+    redirect: 'manual',
+    headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+  });
+  t.equal(browser.status, 302, 'a browser is redirected');
+  t.equal(browser.headers.get('location'), '/dashboard/', 'to the dashboard');
+  const client = await fetch(`${url}/`, { headers: { accept: 'application/json' } });
+  t.equal(client.status, 200);
+  t.match(await client.json(), { service: 'parley', dashboard: '/dashboard/', api: '/api/v1' }, 'JSON clients: JSON');
+  const curl = await fetch(`${url}/`, { headers: { accept: '*/*' } });
+  t.equal(curl.headers.get('content-type')?.split(';')[0], 'application/json', 'curl (*/*) gets JSON too');
+});

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serverCommand } from '../helpers/server-command.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Runs Parley (src/main.ts, or its build) as its own process with only the given environment (no DATABASE_URL, no
@@ -47,6 +48,23 @@ t.test('a fresh start on the embedded defaults answers health and OpenAPI, and d
   t.equal((await fetch(`${base}/healthz`)).status, 200);
   const ready = await fetch(`${base}/readyz`);
   t.equal(ready.status, 200, 'embedded database and memory store answer');
+  // Not a terminal: the start-up hint is a log line whose fields give the dashboard and the first-owner command.
+  await waitFor(() => proc.output().includes('create the first owner'), 'the start-up hint', 10_000);
+  const hint = JSON.parse(
+    proc
+      .output()
+      .split('\n')
+      .find((l) => l.includes('create the first owner'))!,
+  ) as Record<string, unknown>;
+  t.match(
+    hint,
+    {
+      dashboard: `http://127.0.0.1:${port}/dashboard/`,
+      createOwner: /npm run cli -- user:create --email .+ --password-stdin/,
+      firstOwnerIsOperator: true,
+    },
+    'the start-up hint names the dashboard and the command that makes the first owner',
+  );
   const a = Buffer.from(await (await fetch(`${base}/api/v1/openapi.json`)).arrayBuffer());
   const b = Buffer.from(await (await fetch(`${base}/api/openapi`)).arrayBuffer());
   t.ok(a.length > 0 && a.equals(b), 'both OpenAPI paths serve the same bytes');

@@ -4,6 +4,7 @@ import { SCOPES } from '../../src/auth/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createOwner, type TestOwner } from '../helpers/identity.js';
 import { waitFor } from '../helpers/wait.js';
+import { startChatSimulator } from '../providers/chat/simulator.js';
 
 /**
  * Compile-time proof that wrong request shapes are refused: `npm run typecheck` fails if any of these lines
@@ -166,4 +167,55 @@ t.test('retry: a 429 with Retry-After: 1 (heartbeat too frequent) is waited out 
   );
   const retrying = createParleyClient({ baseUrl: app.url, retry: true });
   t.match(await beat(retrying), { status: 'healthy' }, 'with retry it waits Retry-After and gets through');
+});
+
+t.test('retry: a 503 SERVICE_OVERLOADED with Retry-After is waited out; without retry it is thrown', async (t) => {
+  // One chat slot and no queue on a real Parley; the upstream holds the first chat 1.5 s, so a second is refused 503.
+  const sim = await startChatSimulator(t);
+  sim.script(
+    { kind: 'slow', delayMs: 1500, then: { kind: 'stream', pieces: ['Open', ' nine to five.'] } },
+    {
+      kind: 'stream',
+      pieces: ['Open', ' nine to five.'],
+    },
+  );
+  const app = await startTestApp(t, {
+    env: {
+      CHAT_PROVIDER: 'openai',
+      OPENAI_BASE_URL: sim.baseUrl,
+      OPENAI_API_KEY: 'sk-upstream-test',
+      ADMISSION_MAX_IN_FLIGHT: '1',
+      ADMISSION_QUEUE_PER_TENANT: '0',
+      API_RATE_LIMIT_PER_MINUTE: '1000',
+    },
+  });
+  const owner = await createOwner(app.database.sql);
+  const plain = createParleyClient({ baseUrl: app.url, apiKey: owner.secret });
+  const { assistant } = await plain.POST('/api/v1/assistants', { body: { name: 'Busy' } });
+  const ask = (client: ParleyClient) =>
+    client.POST('/api/v1/chat', { body: { assistantId: assistant.publicId, message: 'When are you open?' } });
+
+  const holding = ask(plain);
+  await waitFor(() => sim.requests.length === 1, 'the first chat holds the only slot', 10_000);
+  t.match(
+    await ask(plain).catch((e: unknown) => e),
+    { status: 503, code: 'SERVICE_OVERLOADED', retryAfterMs: 1000 },
+    'without retry the 503 is thrown, with its Retry-After',
+  );
+
+  const statuses: number[] = [];
+  const retrying = createParleyClient({
+    baseUrl: app.url,
+    apiKey: owner.secret,
+    retry: true,
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      statuses.push(res.status);
+      return res;
+    },
+  });
+  t.match(await ask(retrying), { answer: /nine to five/ }, 'with retry: true it waits Retry-After and is answered');
+  t.equal(statuses[0], 503, 'its first attempt was refused');
+  t.equal(statuses.at(-1), 200, 'a later one answered');
+  t.match(await holding, { answer: /nine to five/ });
 });

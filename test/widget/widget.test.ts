@@ -59,7 +59,7 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
       assistantId: assistant.publicId,
       name: 'Widget bot',
       welcomeMessage: 'Welcome!',
-      voice: { enabled: true, recording: 'off', requireConsent: true },
+      voice: { enabled: true, recording: 'off', requireConsent: true, transports: ['webrtc', 'websocket'] },
       requireWidgetSigning: false,
     });
     t.equal(res.headers.get('access-control-allow-origin'), SHOP);

@@ -165,7 +165,7 @@ export interface paths {
         };
         /**
          * Get a conversation with its messages, their sources and its voice recordings
-         * @description Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard.
+         * @description Messages in order, each answer with the document passages it used, its cost and its feedback; the voice calls with their end reason, duration and cost; recordings are played back through the dashboard; its analysis (summary, fields, verdict).
          */
         get: operations["getApiV1ConversationsConversationId"];
         put?: never;
@@ -175,6 +175,30 @@ export interface paths {
          * @description Its messages, feedback and call recordings (from disk) go at once; its calls stay as anonymous billing records. Written to the audit log. 409 while one of its calls still runs.
          */
         delete: operations["deleteApiV1ConversationsConversationId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversationId}/analysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a conversation's analysis
+         * @description What was read from the conversation once it ended (summary, structured data, success, sentiment), each enabled step with its value or null and the reason. null until the first analysis is queued.
+         */
+        get: operations["getApiV1ConversationsConversationIdAnalysis"];
+        put?: never;
+        /**
+         * Analyse a conversation again
+         * @description Queues the analysis with the assistant's current settings; the answer is pending (with the previous values, if any) and a conversation.analyzed webhook follows when it is done.
+         */
+        post: operations["postApiV1ConversationsConversationIdAnalysis"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -730,6 +754,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "conversation.analyzed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A conversation ended and was analysed: the end-of-call report
+         * @description Sent as conversation.analyzed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookConversationAnalyzed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "document.failed": {
         parameters: {
             query?: never;
@@ -845,6 +889,49 @@ export interface components {
             settings: {
                 /** @description Origins allowed to call keyless routes; empty means no keyless access. */
                 allowedDomains: unknown[];
+                analysis: {
+                    /** @description A chat counts as ended after this long without a message. */
+                    chatIdleMinutes: number;
+                    /** @description Which conversations are analysed: voice calls once settled, chats once idle. */
+                    for: ("voice" | "chat")[];
+                    /** @description The caller's sentiment: positive, neutral or negative. */
+                    sentiment: boolean;
+                    /** @description Fields to fill from the conversation; null: none. */
+                    structuredData: {
+                        instructions?: string;
+                        schema: {
+                            /** @constant */
+                            additionalProperties?: false;
+                            description?: string;
+                            properties: {
+                                [key: string]: {
+                                    description?: string;
+                                    enum?: (string | number)[];
+                                    /**
+                                     * @description For strings: what the value looks like.
+                                     * @enum {string}
+                                     */
+                                    format?: "email" | "date" | "date-time";
+                                    /** @enum {string} */
+                                    type?: "string" | "number" | "integer" | "boolean";
+                                };
+                            };
+                            required?: string[];
+                            /** @constant */
+                            type: "object";
+                        };
+                    } | null;
+                    /** @description Whether the conversation succeeded, by a rubric; null: not evaluated. */
+                    successEvaluation: {
+                        instructions?: string;
+                        /** @enum {string} */
+                        rubric: "pass_fail" | "score_1_10" | "descriptive";
+                    } | null;
+                    /** @description A short summary of the conversation. */
+                    summary: boolean;
+                    /** @description Each step gives up after this long (its field: null). */
+                    timeoutMs: number;
+                };
                 /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                 assistantRateLimitPerMinute: number | null;
                 /**
@@ -942,6 +1029,50 @@ export interface components {
             visitorId: string | null;
             /** @description A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM"). */
             visitorLabel: string;
+        };
+        ConversationAnalysis: {
+            completedAt: string | null;
+            conversationId: string;
+            /** @description local: offline, by quotes, patterns and word lists (no language model); openai: the chat model. */
+            engine: ("local" | "openai") | null;
+            model: string | null;
+            requestedAt: string;
+            sentiment: {
+                /** @enum {string} */
+                label: "positive" | "neutral" | "negative";
+                score: number;
+            } | null;
+            /** @description A digest of the analysis settings it ran with. */
+            settingsVersion: string;
+            /**
+             * @description pending: queued or running (the fields are from the previous run, if any).
+             * @enum {string}
+             */
+            status: "pending" | "done";
+            /** @description Each enabled step: ok, or failed / timed_out with the reason its field is null. */
+            steps: {
+                /** @description What was adjusted: values that did not validate against the schema and were dropped, fields not found. */
+                notes: string[];
+                /** @description Why the field is null (failed, timed out, nothing found); null when ok. */
+                reason: string | null;
+                /** @enum {string} */
+                status: "ok" | "failed" | "timed_out";
+                /** @enum {string} */
+                step: "summary" | "structuredData" | "successEvaluation" | "sentiment";
+            }[];
+            /** @description Every field of the owner's schema: its value, or null when not found or dropped. */
+            structuredData: {
+                [key: string]: unknown;
+            } | null;
+            successEvaluation: {
+                rationale: string;
+                /** @enum {string} */
+                rubric: "pass_fail" | "score_1_10" | "descriptive";
+                verdict: boolean | number | string;
+            } | null;
+            summary: string | null;
+            /** @description What ended the conversation: voice:<sessionId> (a call settled), chat:<messageCount> (a chat went idle), rerun:<id>. */
+            trigger: string;
         };
         Document: {
             /** @description Internal id of the assistant. */
@@ -1247,7 +1378,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1263,7 +1394,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1274,7 +1405,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1294,6 +1425,85 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "budget.threshold_crossed";
+        };
+        WebhookEventConversationAnalyzed: {
+            data: {
+                /** @description As GET /api/v1/conversations/{conversationId}/analysis answers it. */
+                analysis: {
+                    completedAt: string | null;
+                    conversationId: string;
+                    engine: ("local" | "openai") | null;
+                    model: string | null;
+                    requestedAt: string;
+                    sentiment: {
+                        /** @enum {string} */
+                        label: "positive" | "neutral" | "negative";
+                        score: number;
+                    } | null;
+                    settingsVersion: string;
+                    /** @enum {string} */
+                    status: "pending" | "done";
+                    steps: {
+                        notes: string[];
+                        reason: string | null;
+                        /** @enum {string} */
+                        status: "ok" | "failed" | "timed_out";
+                        /** @enum {string} */
+                        step: "summary" | "structuredData" | "successEvaluation" | "sentiment";
+                    }[];
+                    structuredData: {
+                        [key: string]: unknown;
+                    } | null;
+                    successEvaluation: {
+                        rationale: string;
+                        /** @enum {string} */
+                        rubric: "pass_fail" | "score_1_10" | "descriptive";
+                        verdict: boolean | number | string;
+                    } | null;
+                    summary: string | null;
+                    trigger: string;
+                };
+                assistantId: string;
+                /** @description Voice seconds billed over its calls (0 for a chat). */
+                billableSeconds: number;
+                calls: {
+                    billableSeconds: number;
+                    costMicros: number;
+                    endedAt: string | null;
+                    endedBy: ("client" | "service" | "reaper") | null;
+                    endReason: string | null;
+                    sessionId: string;
+                    startedAt: string | null;
+                }[];
+                /** @enum {string} */
+                channel: "chat" | "voice";
+                conversationId: string;
+                /** @description Its chat answers plus its calls, from the usage ledger. */
+                costMicros: number;
+                durationSeconds: number;
+                /** @description The end of its last call; for a chat, its last message. */
+                endedAt: string;
+                endedBy: ("client" | "service" | "reaper") | null;
+                /** @description The last call's end reason (null: the caller hung up); idle for a chat. */
+                endReason: string | null;
+                /** @description What went wrong, if anything: the last call failure code, session_lost, or model_failure (chat). */
+                fault: string | null;
+                /** @enum {string} */
+                source: "api" | "widget" | "playground" | "phone";
+                startedAt: string;
+                transcript: {
+                    at: string;
+                    content: string;
+                    /** @enum {string} */
+                    role: "user" | "assistant";
+                }[];
+                /** @description The conversation has more messages than the report carries (1,000). */
+                transcriptTruncated: boolean;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "conversation.analyzed";
         };
         WebhookEventDocumentFailed: {
             data: {
@@ -1533,6 +1743,49 @@ export interface operations {
                     settings?: {
                         /** @description Origins allowed to call keyless routes; empty means no keyless access. */
                         allowedDomains?: string[];
+                        analysis?: {
+                            /** @description A chat counts as ended after this long without a message. */
+                            chatIdleMinutes?: number;
+                            /** @description Which conversations are analysed: voice calls once settled, chats once idle. */
+                            for?: ("voice" | "chat")[];
+                            /** @description The caller's sentiment: positive, neutral or negative. */
+                            sentiment?: boolean;
+                            /** @description Fields to fill from the conversation; null: none. */
+                            structuredData?: {
+                                instructions?: string;
+                                schema: {
+                                    /** @constant */
+                                    additionalProperties?: false;
+                                    description?: string;
+                                    properties: {
+                                        [key: string]: {
+                                            description?: string;
+                                            enum?: (string | number)[];
+                                            /**
+                                             * @description For strings: what the value looks like.
+                                             * @enum {string}
+                                             */
+                                            format?: "email" | "date" | "date-time";
+                                            /** @enum {string} */
+                                            type?: "string" | "number" | "integer" | "boolean";
+                                        };
+                                    };
+                                    required?: string[];
+                                    /** @constant */
+                                    type: "object";
+                                };
+                            } | null;
+                            /** @description Whether the conversation succeeded, by a rubric; null: not evaluated. */
+                            successEvaluation?: {
+                                instructions?: string;
+                                /** @enum {string} */
+                                rubric: "pass_fail" | "score_1_10" | "descriptive";
+                            } | null;
+                            /** @description A short summary of the conversation. */
+                            summary?: boolean;
+                            /** @description Each step gives up after this long (its field: null). */
+                            timeoutMs?: number;
+                        };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
                         /**
@@ -1686,6 +1939,49 @@ export interface operations {
                     settings?: {
                         /** @description Origins allowed to call keyless routes; empty means no keyless access. */
                         allowedDomains?: string[];
+                        analysis?: {
+                            /** @description A chat counts as ended after this long without a message. */
+                            chatIdleMinutes?: number;
+                            /** @description Which conversations are analysed: voice calls once settled, chats once idle. */
+                            for?: ("voice" | "chat")[];
+                            /** @description The caller's sentiment: positive, neutral or negative. */
+                            sentiment?: boolean;
+                            /** @description Fields to fill from the conversation; null: none. */
+                            structuredData?: {
+                                instructions?: string;
+                                schema: {
+                                    /** @constant */
+                                    additionalProperties?: false;
+                                    description?: string;
+                                    properties: {
+                                        [key: string]: {
+                                            description?: string;
+                                            enum?: (string | number)[];
+                                            /**
+                                             * @description For strings: what the value looks like.
+                                             * @enum {string}
+                                             */
+                                            format?: "email" | "date" | "date-time";
+                                            /** @enum {string} */
+                                            type?: "string" | "number" | "integer" | "boolean";
+                                        };
+                                    };
+                                    required?: string[];
+                                    /** @constant */
+                                    type: "object";
+                                };
+                            } | null;
+                            /** @description Whether the conversation succeeded, by a rubric; null: not evaluated. */
+                            successEvaluation?: {
+                                instructions?: string;
+                                /** @enum {string} */
+                                rubric: "pass_fail" | "score_1_10" | "descriptive";
+                            } | null;
+                            /** @description A short summary of the conversation. */
+                            summary?: boolean;
+                            /** @description Each step gives up after this long (its field: null). */
+                            timeoutMs?: number;
+                        };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
                         /**
@@ -1970,6 +2266,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description What was read from it once it ended (GET /api/v1/conversations/{id}/analysis); null: none yet. */
+                        analysis: components["schemas"]["ConversationAnalysis"] | null;
                         conversation: components["schemas"]["Conversation"];
                         messages: components["schemas"]["Message"][];
                         recordings: components["schemas"]["Recording"][];
@@ -2026,6 +2324,84 @@ export interface operations {
             /** @description No such conversation */
             404: components["responses"]["Error"];
             /** @description A call of it still runs (CONVERSATION_CALL_ACTIVE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1ConversationsConversationIdAnalysis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        analysis: components["schemas"]["ConversationAnalysis"] | null;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation (ANALYSIS_CONVERSATION_NOT_FOUND) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1ConversationsConversationIdAnalysis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        analysis: components["schemas"]["ConversationAnalysis"];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:write scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation (ANALYSIS_CONVERSATION_NOT_FOUND) */
+            404: components["responses"]["Error"];
+            /** @description No analysis step is turned on (ANALYSIS_NOT_ENABLED) */
             409: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -2773,7 +3149,7 @@ export interface operations {
                     "application/json": components["schemas"]["VoiceSession"];
                 };
             };
-            /** @description Unknown capability, invalid body, or recordingConsent missing where consent is required. */
+            /** @description Unknown capability, invalid body, recordingConsent missing where consent is required, or a transport the voice provider does not take (VOICE_TRANSPORT_UNSUPPORTED). */
             400: components["responses"]["Error"];
             /** @description Invalid API key. */
             401: components["responses"]["Error"];
@@ -2998,7 +3374,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -3125,7 +3501,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -3363,6 +3739,8 @@ export interface operations {
                             /** @enum {string} */
                             recording: "off" | "on";
                             requireConsent: boolean;
+                            /** @description The transports this server's voice takes, in the order to try them (webrtc: straight to the provider; websocket: Parley's media relay). A mint for another is refused 400 VOICE_TRANSPORT_UNSUPPORTED. */
+                            transports: ("webrtc" | "websocket")[];
                         };
                         welcomeMessage: string | null;
                     };
@@ -3447,6 +3825,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventBudgetThresholdCrossed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookConversationAnalyzed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventConversationAnalyzed"];
             };
         };
         responses: {

@@ -15,7 +15,9 @@ export type {
   VoiceTranscriptDelta,
   VoiceUsage,
   VoiceWebRtcStart,
+  VoiceTransportKind,
 } from './types.js';
+export { transportsOf } from './types.js';
 export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';
 export {
   createVoiceProvider,

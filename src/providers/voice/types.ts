@@ -157,8 +157,21 @@ export interface VoiceWebRtcStart {
   answerSdp: string;
 }
 
+/** How a caller's audio reaches a provider: through Parley's media WebSocket, or WebRTC straight to the provider. */
+export type VoiceTransportKind = 'websocket' | 'webrtc';
+
+/** The transports a provider takes (declared by the provider; omitted: both). */
+export function transportsOf(provider: Pick<VoiceProvider, 'transports'>): readonly VoiceTransportKind[] {
+  return provider.transports ?? ['webrtc', 'websocket'];
+}
+
 export interface VoiceProvider {
   readonly kind: 'gpt-live' | 'simulator' | 'local';
+  /**
+   * The transports it takes, in the order a browser should try them. Omitted: both (hosted providers answer WebRTC
+   * offers). Parley refuses a mint for one not listed before anything starts, and the widget never tries it.
+   */
+  readonly transports?: readonly VoiceTransportKind[];
   /** How long this instance's relay holds audio frames (every session's), for /metrics and the bench. */
   readonly residence?: RelayResidence;
   /**

@@ -6,6 +6,7 @@ import type { Logger } from '../../log/index.js';
 import {
   bytesPerMs,
   DEFAULT_AUDIO_FORMAT,
+  transportsOf,
   VoiceProviderError,
   VoiceProviderErrorCodes,
   type VoiceAudioFormat,
@@ -108,6 +109,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   if (recorded && consentRequired && input.recordingConsent !== true) throw voiceErrors.consentRequired();
   if (ctx.draining) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.draining();
   if (provider === undefined) throw isKeyless ? voiceErrors.unavailable() : voiceErrors.providerNotConfigured();
+  // A transport the provider does not take is the caller's choice to correct (4xx), not a provider failure.
+  const asked = offer === undefined ? 'websocket' : 'webrtc';
+  if (!transportsOf(provider).includes(asked)) throw voiceErrors.transportUnsupported(asked, transportsOf(provider));
 
   const accountId = assistant.accountId;
   const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);

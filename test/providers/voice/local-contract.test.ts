@@ -146,7 +146,7 @@ t.test('muted audio is not heard; unmuted is', async (t) => {
   await session.close();
 });
 
-t.test('commentary is spoken; the caller talking over it stops it at once', async (t) => {
+t.test('commentary is spoken; the caller talking over it stops it at once; the next answer is spoken', async (t) => {
   const audio: VoiceAudioFormat = { format: 'pcmu', sampleRateHz: 8000 };
   const rec = new Recorder();
   const session = await provider().startSession({ audio }, { handlers: rec });
@@ -162,6 +162,18 @@ t.test('commentary is spoken; the caller talking over it stops it at once', asyn
   t.ok(rec.audio.length - atBargeIn <= 1, 'no audio after the caller started talking');
   t.equal(rec.output.length, wordsAtBargeIn, 'no words reported that were not spoken');
   t.ok(rec.output.length < 20, 'the answer was cut short');
+  // The next answer is spoken: a stopped answer does not hold up the ones after it.
+  session.appendCommentary('We are closed on Sundays.');
+  await waitFor(
+    () =>
+      rec.output
+        .map((d) => d.text)
+        .join(' ')
+        .endsWith('Sundays.'),
+    'the next answer spoken',
+    20_000,
+  );
+  t.ok(rec.audio.length > atBargeIn + 10, 'with its audio');
   await session.close();
 });
 

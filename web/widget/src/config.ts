@@ -25,7 +25,9 @@ async function ownerConfig(client: ParleyClient, assistantId: string): Promise<W
     assistantId: a.publicId,
     name: a.name,
     welcomeMessage: a.welcomeMessage,
-    voice: { enabled, recording, requireConsent },
+    // The owner's route does not say which transports the voice takes: both are offered, and a refused WebRTC mint
+    // (400 VOICE_TRANSPORT_UNSUPPORTED, before anything starts) sends the call to the relay at once.
+    voice: { enabled, recording, requireConsent, transports: ['webrtc', 'websocket'] },
     requireWidgetSigning: false,
   };
 }

@@ -203,6 +203,7 @@ export class ParleyAssistant extends HTMLElement {
       recordingConsent: recorded,
       source: this.source,
       transport: (['webrtc', 'websocket'] as const).find((v) => v === this.getAttribute('transport')) ?? 'auto',
+      transports: config.voice.transports,
     });
     this.renderCall();
     const conversationId = await starting;

@@ -43,6 +43,8 @@ export interface VoiceStart {
   recordingConsent: boolean;
   source: 'widget' | 'playground';
   transport: TransportChoice;
+  /** The transports the server's voice takes (its widget config); one it does not take is never tried. */
+  transports: ReadonlyArray<'webrtc' | 'websocket'>;
 }
 
 export class VoiceController {
@@ -54,6 +56,8 @@ export class VoiceController {
   /** end() while the microphone was being asked for: the call must not start afterwards. */
   private cancelled = false;
   muted = false;
+  /** The server refused WebRTC for this voice (a config that did not say): later calls go straight to the relay. */
+  private webRtcRefused = false;
 
   constructor(private readonly host: VoiceHost) {}
 
@@ -85,7 +89,8 @@ export class VoiceController {
       this.host.ended(null, endMessages['client']!);
       return undefined;
     }
-    const rtc = o.transport !== 'websocket' && webRtcSupported();
+    const rtc =
+      o.transport !== 'websocket' && o.transports.includes('webrtc') && !this.webRtcRefused && webRtcSupported();
     let outcome: Outcome | undefined;
     if (rtc) outcome = await this.run(o, 'webrtc');
     if (outcome === undefined || (outcome.kind === 'fallback' && o.transport === 'auto' && !this.cancelled)) {
@@ -149,7 +154,9 @@ export class VoiceController {
     } catch (err) {
       if (this.call !== call) return { kind: 'failed', err };
       this.call = undefined;
-      const refused = err instanceof ParleyError && err.status === 502;
+      const unsupported = err instanceof ParleyError && err.code === 'VOICE_TRANSPORT_UNSUPPORTED';
+      if (unsupported) this.webRtcRefused = true;
+      const refused = err instanceof ParleyError && (err.status === 502 || unsupported);
       if (transport === 'webrtc' && (err instanceof WebRtcUnavailableError || refused)) return { kind: 'fallback' };
       return { kind: 'failed', err };
     }

@@ -35,8 +35,9 @@ export function createLocalVoiceProvider(options: LocalProviderOptions): VoicePr
   const deps = Object.freeze({ engines: options.engines, limiter, tuning, logger: options.logger });
   return Object.freeze({
     kind: 'local' as const,
-    // The local engines hear audio Parley relays; a browser's peer connection has nobody to talk to here, so a WebRTC
-    // mint is refused as the hosted provider refuses it (502 voice_unavailable) and the widget falls back to the relay.
+    // The local engines hear audio Parley relays; a browser's peer connection has nobody to talk to here. Declared,
+    // so the widget's config says so and a WebRTC mint is refused up front; these two are never reached through it.
+    transports: ['websocket'] as const,
     startWebRtcSession(): Promise<never> {
       return Promise.reject(
         new VoiceProviderError(

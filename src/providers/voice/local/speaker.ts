@@ -69,6 +69,8 @@ function synthesize(
 export class Speaker {
   private readonly children = new Set<ChildProcess>();
   private timer: NodeJS.Timeout | undefined;
+  /** Settles the sentence now playing: stop() must end it too, or `speak()` (and every answer after it) waits forever. */
+  private settlePlaying: (() => void) | undefined;
   private stopped = false;
   private finished = false;
   /** Audio time already sent, and when the first frame went (the playout clock). */
@@ -114,6 +116,8 @@ export class Speaker {
   private finish(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    this.settlePlaying?.();
+    this.settlePlaying = undefined;
     if (this.finished) return;
     this.finished = true;
     this.options.onDone(this.stopped);
@@ -128,7 +132,12 @@ export class Speaker {
     let charsBefore = 0;
     let frameIndex = 0;
     this.startedAt ??= this.options.now();
-    return new Promise((resolve) => {
+    return new Promise<void>((settle) => {
+      const resolve = (): void => {
+        this.settlePlaying = undefined;
+        settle();
+      };
+      this.settlePlaying = resolve;
       const pump = (): void => {
         this.timer = undefined;
         if (this.stopped) return resolve();

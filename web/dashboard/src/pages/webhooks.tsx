@@ -14,6 +14,7 @@ const EVENTS: Array<[EventType, string]> = [
   ['document.processed', 'A document is ready'],
   ['document.failed', 'A document could not be processed'],
   ['budget.threshold_crossed', 'The usage budget crossed a threshold'],
+  ['conversation.analyzed', 'A conversation ended and was analysed (the end-of-call report)'],
 ];
 
 /** Deliveries shown as the document chips are: delivered reads as done, disabled as failed. */
