@@ -74,7 +74,7 @@ t.test("a dead owner's call: a failed usage settlement is retried until it lands
     15_000,
   ).catch(async () => grants());
   t.same(
-    statuses.map((g) => g.status),
+    statuses!.map((g) => g.status),
     ['settled'],
     'the usage settlement was retried and closed the grant',
   );
