@@ -211,7 +211,10 @@ export function collectCapabilities(
       policy: widgetPolicy,
       admission: admission.work,
     }),
-    ...usageRoutes(meter),
+    ...usageRoutes(meter, {
+      selfHosted: deps.config.SELF_HOSTED,
+      billingConfigured: deps.config.BILLING_ACCESS_TOKEN !== undefined,
+    }),
     ...webhooks.routes,
     ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
