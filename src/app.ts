@@ -51,6 +51,7 @@ import {
 } from './voice/index.js';
 import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
+import { toolsCapability } from './tools/index.js';
 
 export const API_VERSION = '1.3.0';
 export interface BuildOptions {
@@ -158,6 +159,7 @@ export function collectCapabilities(
     { ...deps, meter },
     { onOutcome: webhooks.documentOutcome, admission: admission.work, ...options.knowledge?.documents },
   );
+  const tools = toolsCapability(deps);
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Providers are built once, in deps.ts; tests may pass their own chat providers.
   const chatProviders = options.knowledge?.chatProviders ?? deps.chatProviders ?? createChatProviders(deps.config);
@@ -207,7 +209,9 @@ export function collectCapabilities(
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
       admission: admission.work,
+      tools: tools.runtime,
     }),
+    ...tools.routes,
     ...usageRoutes(meter),
     ...webhooks.routes,
     ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,

@@ -6,6 +6,7 @@ import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import { ownerRoutes } from './owner-routes.js';
 import * as owner from './owner-service.js';
 import { conversationSchema, filterQuerySchema, messageSchema, recordingSchema, voiceCallSchema } from './schemas.js';
+import { toolItemSchema, toolItemsOf } from './tool-items.js';
 
 const tags = ['Conversations'];
 
@@ -62,6 +63,9 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
             messages: z.array(messageSchema),
             recordings: z.array(recordingSchema),
             voiceCalls: z.array(voiceCallSchema),
+            toolCalls: z
+              .array(toolItemSchema)
+              .describe("The assistant's tool calls (role tool), oldest first; inReplyTo places each in its turn."),
           }),
         },
       },
@@ -82,15 +86,17 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
 export async function detailOf(deps: ConversationRouteDeps, who: { accountId: string }, conversationId: string) {
   const found = await owner.summaryOf(deps.sql, who, conversationId);
   const id = found.summary.id;
-  const [recordings, calls, costs] = await Promise.all([
+  const [recordings, calls, costs, toolCalls] = await Promise.all([
     deps.recordingsOf ? deps.recordingsOf(id) : [],
     deps.voiceCallsOf ? deps.voiceCallsOf(id) : [],
     owner.voiceCallCosts(deps.sql, id),
+    toolItemsOf(deps.sql, id),
   ]);
   return {
     conversation: found.summary,
     messages: found.messages.map(owner.presentMessage),
     recordings,
     voiceCalls: calls.map((c) => ({ ...c, costMicros: costs.get(c.sessionId) ?? 0 })),
+    toolCalls,
   };
 }
