@@ -59,8 +59,12 @@ function valuePattern(property: Property | undefined): string {
  * Where no example fits word for word, a value is looked for anywhere in the question: typed values by their shape, a
  * plain string only when it looks like an identifier (it holds a digit: "A-1234"), never an arbitrary word.
  */
+function isPlainString(property: Property | undefined): boolean {
+  return property?.['type'] === 'string' && property['enum'] === undefined && property['format'] === undefined;
+}
+
 function scanPattern(property: Property | undefined): string {
-  const plain = property?.['type'] === 'string' && property['enum'] === undefined && property['format'] === undefined;
+  const plain = isPlainString(property);
   return plain ? '#?([A-Za-z0-9-]*\\d[A-Za-z0-9-]*)' : valuePattern(property);
 }
 
@@ -115,6 +119,13 @@ export function matchExamples(question: string, tool: ExampleTool): ExampleMatch
         const value = found ? valueOf(found[1]!, properties[slot]) : undefined;
         if (value !== undefined) args[slot] = value;
       }
+    }
+    // Other parameters of typed values (a number, an email, a date...) may be anywhere in the question.
+    for (const [name, property] of Object.entries(properties)) {
+      if (args[name] !== undefined || isPlainString(property)) continue;
+      const found = new RegExp(`(?:^|\\s)${valuePattern(property)}(?=$|[\\s?!.,;])`, 'iu').exec(question);
+      const value = found ? valueOf(found[1]!, property) : undefined;
+      if (value !== undefined) args[name] = value;
     }
     const missing = requiredOf(tool).filter((name) => args![name] === undefined);
     if (!best || missing.length < best.missing.length) best = { args, missing };
