@@ -4,7 +4,10 @@
  * hear to a WAV, end the session.
  *
  *   npx tsx examples/voice-client.ts --base-url http://127.0.0.1:3000 --api-key sk_live_... --assistant asst_... \
- *     --in question.wav --out answer.wav [--tail-ms 4000] [--record]
+ *     --in question.wav --out answer.wav [--tail-ms 4000] [--recording-consent]
+ *
+ * --recording-consent sends `recordingConsent: true` (the field the server asks for when the assistant records
+ * calls; --record is the same flag under its older name).
  *
  * The input is a WAV (PCM16 or G.711 at any rate, converted to the media format of parley.voice.v1: PCM16 mono
  * 24 kHz); without --in it speaks synthetic speech. Prints one JSON summary on stdout and the call's events on stderr. The protocol itself (mint, media socket,
@@ -174,8 +177,13 @@ async function main(): Promise<void> {
     input: inputPath !== undefined ? await readPcmWav(inputPath) : syntheticSpeech({ utterances: 1 }),
     outputPath: argument(args, 'out', 'assistant.wav'),
     tailMs: Number(argument(args, 'tail-ms', '4000')),
-    recordingConsent: args.includes('--record'),
+    recordingConsent: args.includes('--recording-consent') || args.includes('--record'),
     onEvent: (e) => process.stderr.write(`${JSON.stringify(e)}\n`),
+  }).catch((err: unknown) => {
+    // The server names the body field; this is the flag that sends it.
+    if ((err as { code?: unknown }).code === 'VOICE_CONSENT_REQUIRED')
+      throw new Error(`${(err as Error).message}\nThis assistant records calls: run again with --recording-consent.`);
+    throw err;
   });
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

@@ -53,6 +53,7 @@ import {
 } from './voice/index.js';
 import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
+import { toolsCapability } from './tools/index.js';
 
 export const API_VERSION = '1.3.0';
 export interface BuildOptions {
@@ -162,6 +163,7 @@ export function collectCapabilities(
     { ...deps, meter },
     { onOutcome: webhooks.documentOutcome, admission: admission.work, ...options.knowledge?.documents },
   );
+  const tools = toolsCapability(deps);
   const widgetPolicy = createWidgetPolicy({ config: deps.config, store: deps.store, sql: deps.sql });
   // Providers are built once, in deps.ts; tests may pass their own chat providers.
   const chatProviders = options.knowledge?.chatProviders ?? deps.chatProviders ?? createChatProviders(deps.config);
@@ -216,8 +218,13 @@ export function collectCapabilities(
       meter: chatMeterFrom(meter),
       policy: widgetPolicy,
       admission: admission.work,
+      tools: tools.runtime,
     }),
-    ...usageRoutes(meter),
+    ...tools.routes,
+    ...usageRoutes(meter, {
+      selfHosted: deps.config.SELF_HOSTED,
+      billingConfigured: deps.config.BILLING_ACCESS_TOKEN !== undefined,
+    }),
     ...webhooks.routes,
     ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),

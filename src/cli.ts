@@ -57,6 +57,11 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
+/** A result's `note` (what to do next) for the person at the terminal: stderr, so stdout stays one JSON object. */
+function sayNote(result: Record<string, unknown>): void {
+  if (typeof result['note'] === 'string') process.stderr.write(`${result['note']}\n`);
+}
+
 function printResult(value: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
@@ -108,6 +113,7 @@ async function run(argv: string[]): Promise<number> {
       if (answer !== undefined) {
         log.info({ dataDir: config.DATA_DIR }, 'ran by the server that holds the embedded database');
         if (answer.ok) {
+          sayNote(answer.result);
           printResult(answer.result);
           return EXIT_OK;
         }
@@ -117,7 +123,12 @@ async function run(argv: string[]): Promise<number> {
       }
     }
     db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1, log });
-    printResult(await work(db.sql, db.applied, { adminUserIds: config.ADMIN_USER_IDS }));
+    const result = await work(db.sql, db.applied, {
+      adminUserIds: config.ADMIN_USER_IDS,
+      selfHosted: config.SELF_HOSTED,
+    });
+    sayNote(result);
+    printResult(result);
     return EXIT_OK;
   } catch (err) {
     const code = isAppError(err)

@@ -37,6 +37,15 @@ export {
   type VerifyWebhookOptions,
   type WebhookHeaders,
 } from './webhooks.js';
+export {
+  verifyToolCall,
+  toolReceiver,
+  type Tool,
+  type ToolCall,
+  type ToolCallItem,
+  type ToolAnswer,
+  type ToolHandlers,
+} from './tools.js';
 export type {
   paths,
   operations,

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { createApiKey, createUser, findUserByEmail, SCOPES } from '../auth/index.js';
 import { displayNameSchema, emailSchema, newPasswordSchema } from '../auth/validation.js';
 import type { Sql } from '../db/index.js';
+import { hasAnyUser } from './operator-queries.js';
 import { grantOperator, listOperators, revokeOperator } from './operators.js';
 
 export type Applied = ReadonlyArray<{ version: number | string; name: string }>;
@@ -23,6 +24,14 @@ scopes: ${SCOPES.join(', ')}
 
 With the embedded database, these work while the server runs: the CLI hands them to it through its operator
 socket (DATA_DIR/operator.sock, usable only by the user running the server).`;
+
+/** Said (on stderr, and in the result's `note`) when the first owner of a self-hosted server is made its operator. */
+const FIRST_OWNER_NOTE =
+  'The first owner of a self-hosted server is its operator (dashboard Admin: plans, credit, accounts).';
+
+/** Said for every other user: how an operator is made (plans and credit are changed in the dashboard's Admin). */
+const operatorNote = (email: string) =>
+  `To make this user an operator (dashboard Admin: plans, credit, accounts): npm run cli -- admin:grant --email ${email}`;
 
 /** A bad invocation: exit 2, nothing touched. */
 export class UsageError extends Error {
@@ -49,9 +58,11 @@ function allowOnly(values: Values, allowed: string[], command: string): void {
   }
 }
 
-/** What a command knows of its installation besides the database: the ADMIN_USER_IDS of whoever runs it. */
+/** What a command knows of its installation besides the database: the settings of whoever runs it. */
 export interface CommandContext {
   adminUserIds: readonly string[];
+  /** SELF_HOSTED: the first user created is the server's operator (there is nobody else to run it). */
+  selfHosted: boolean;
 }
 
 export interface Command {
@@ -99,9 +110,15 @@ export const commands: Record<string, Command> = {
       const rawPassword = values['password'];
       const password = field(newPasswordSchema, rawPassword, 'password');
       const name = values['name'] === undefined ? undefined : field(displayNameSchema, values['name'], 'name');
-      return async (sql) => {
+      return async (sql, _applied, context) => {
+        const first = !(await hasAnyUser(sql));
         const created = await createUser(sql, { email, password, name }, { audit: { actorUserId: null } });
-        return { userId: created.userId, accountId: created.accountId, email: created.email };
+        const user = { userId: created.userId, accountId: created.accountId, email: created.email };
+        if (first && context.selfHosted) {
+          await grantOperator(sql, context.adminUserIds, { userId: created.userId }, { actorUserId: null });
+          return { ...user, operator: true, note: FIRST_OWNER_NOTE };
+        }
+        return { ...user, operator: false, note: operatorNote(created.email) };
       };
     },
   },

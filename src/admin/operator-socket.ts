@@ -28,7 +28,11 @@ const MAX_REQUEST_BYTES = 64 * 1024;
  * socket in DATA_DIR, mode 0600: only the OS user that runs the server (and root) can connect, the same people who
  * can read the database files. Each connection carries one request and one answer.
  */
-export function operatorSocket(deps: { sql: Sql; config: Pick<Config, 'DATA_DIR' | 'ADMIN_USER_IDS'>; log: Logger }) {
+export function operatorSocket(deps: {
+  sql: Sql;
+  config: Pick<Config, 'DATA_DIR' | 'ADMIN_USER_IDS' | 'SELF_HOSTED'>;
+  log: Logger;
+}) {
   const path = operatorSocketPath(deps.config.DATA_DIR);
   let server: Server | undefined;
   const answer = async (line: string): Promise<OperatorAnswer> => {
@@ -40,7 +44,10 @@ export function operatorSocket(deps: { sql: Sql; config: Pick<Config, 'DATA_DIR'
           : undefined;
       if (!found) throw new UsageError(`unknown command "${String(request.command)}"`);
       const work = await found.prepare((request.values ?? {}) as Values);
-      const result = await work(deps.sql, [], { adminUserIds: deps.config.ADMIN_USER_IDS });
+      const result = await work(deps.sql, [], {
+        adminUserIds: deps.config.ADMIN_USER_IDS,
+        selfHosted: deps.config.SELF_HOSTED,
+      });
       deps.log.info({ command: request.command }, 'operator command ran');
       return { ok: true, result };
     } catch (err) {

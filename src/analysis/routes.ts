@@ -33,7 +33,7 @@ export function analysisRoutes(deps: { sql: Sql; onQueued: () => void }): AnyRou
       path: '/api/v1/conversations/:conversationId/analysis',
       auth: 'bearer',
       scope: 'conversations:write',
-      schemas: { params, response: { 202: z.object({ analysis: analysisSchema }) } },
+      schemas: { params, body: z.object({}).strict(), response: { 202: z.object({ analysis: analysisSchema }) } },
       openapi: {
         summary: 'Analyse a conversation again',
         description:

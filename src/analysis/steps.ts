@@ -55,7 +55,10 @@ async function runStep<T>(
     }, timeoutMs);
   });
   try {
-    const out = await Promise.race([run(signal), timedOut]);
+    const running = run(signal);
+    // Past its deadline the step is no longer awaited: its late failure must not surface as an unhandled rejection.
+    running.catch(() => undefined);
+    const out = await Promise.race([running, timedOut]);
     if (outer.aborted) throw new AnalysisAbandoned('stopping');
     if (out === 'timeout') {
       return {

@@ -5,6 +5,7 @@ import { defineRoute, reply, sseEvent, type AnyRoute } from '../http/index.js';
 import { ChatErrorCodes, chatErrors } from './errors.js';
 import * as service from './service.js';
 import { TextQueue } from './text-queue.js';
+import { ToolEventTrack } from './tool-sse.js';
 
 export const chatBodySchema = z
   .object({
@@ -68,6 +69,17 @@ export const chatStreamEventSchema = z
       data: z.object({ text: z.string().describe('The next piece of the answer.') }),
     }),
     z.object({
+      event: z.literal('tool'),
+      data: z
+        .object({
+          toolCallId: z.string(),
+          name: z.string(),
+          status: z.enum(['started', 'succeeded', 'failed', 'async']),
+          message: z.string().optional().describe("The tool's start (or failed) message, when its owner gave one."),
+        })
+        .describe('A server tool the answer uses: started, then succeeded or failed (async: accepted, result later).'),
+    }),
+    z.object({
       event: z.literal('meta'),
       data: z.object({
         messageId: z.string(),
@@ -87,7 +99,7 @@ export const chatStreamEventSchema = z
   .meta({
     id: 'ChatStreamEvent',
     description:
-      'One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done.',
+      'One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token and tool events, then meta (or error), then done.',
   });
 
 /** POST /api/v1/chat: Bearer key with `chat` scope, or keyless (public id, widget policy). JSON or SSE. */
@@ -104,7 +116,7 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
       openapi: {
         summary: 'Answer a message for one assistant',
         description:
-          'With `Accept: text/event-stream` the answer streams as SSE: `token {text}` events, then `meta {messageId, conversationId, sources, outcome}`, ' +
+          'With `Accept: text/event-stream` the answer streams as SSE: `token {text}` events (and `tool {toolCallId, name, status}` events while a server tool runs), then `meta {messageId, conversationId, sources, outcome}`, ' +
           'then `done`. A provider failure after the stream began is an `error {code, message}` event followed by `done`. Otherwise JSON.',
         tags: ['Chat'],
         errors: {
@@ -147,7 +159,18 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
             });
           }
           const queue = new TextQueue();
-          const turn = service.runChat(deps, prepared, { signal: ctx.signal, onText: (t) => queue.push(t) });
+          const tools = new ToolEventTrack();
+          const turn = service.runChat(deps, prepared, {
+            signal: ctx.signal,
+            onText: (t) => {
+              tools.noteText(t);
+              queue.push(t);
+            },
+            onTool: (progress) => {
+              tools.add(progress);
+              queue.push('');
+            },
+          });
           running = turn;
           turn.then(
             () => queue.close(),
@@ -159,9 +182,11 @@ export function chatRoutes(deps: service.ChatDeps): AnyRoute[] {
             if (result.error) throw chatErrors.fromProvider(result.error);
           }
           return reply.sse(async (sink) => {
-            for await (const text of queue) {
-              if (!(await sink.write(sseEvent('token', { text })))) break;
+            writing: for await (const text of queue) {
+              for (const item of tools.interleave(text))
+                if (!(await sink.write(sseEvent(item.event, item.data)))) break writing;
             }
+            for (const item of tools.rest()) await sink.write(sseEvent(item.event, item.data));
             let result: service.ChatResult;
             try {
               result = await turn;

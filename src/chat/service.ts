@@ -1,7 +1,9 @@
 import { getAssistantByPublicId, getOwnedAssistant, newKnowledgeId, type Assistant } from '../assistants/index.js';
 import { callerSource, type CallerSource, type Principal } from '../auth/principal.js';
 import {
+  completeToolItem,
   findContinuableConversation,
+  recordToolItems,
   recentMessages,
   recordExchange,
   type ConversationSource,
@@ -13,10 +15,12 @@ import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { ChatProviderError, type ChatProvider, type ChatProviders } from '../providers/chat/index.js';
 import { retrievePassages, sourcesOf, type Passage } from '../retrieval/index.js';
+import type { RuntimeTool, ToolRuntime } from '../tools/index.js';
 import type { PolicyRequest, WidgetPolicy } from '../widget/index.js';
 import { chatErrors } from './errors.js';
 import type { ChatMeter, ChatReservation } from './meter.js';
 import { buildMessages } from './prompt.js';
+import { runToolLoop, type ToolProgress, type TurnTools } from './tool-loop.js';
 
 export interface ChatDeps {
   sql: Sql;
@@ -26,6 +30,8 @@ export interface ChatDeps {
   policy: WidgetPolicy;
   /** Admission control in front of each chat turn (absent: none). */
   admission?: Admission | undefined;
+  /** The assistants' server tools (absent: chat offers none). */
+  tools?: ToolRuntime | undefined;
 }
 
 export interface ChatBody {
@@ -52,6 +58,8 @@ export interface PreparedChat {
   sources: StoredSource[];
   request: Parameters<ChatProvider['stream']>[0];
   reservation: ChatReservation;
+  /** The assistant's tools, offered to the provider this turn. */
+  tools: RuntimeTool[];
 }
 
 export interface ChatResult {
@@ -109,12 +117,10 @@ export async function prepareChat(
   const provider = deps.providers.get(providerName);
   if (!provider) throw chatErrors.providerNotConfigured(providerName);
 
-  const passages = await retrievePassages(
-    deps.sql,
-    { id: assistant.id, language: assistant.settings.language },
-    body.message,
-    TOP_K,
-  );
+  const [passages, tools] = await Promise.all([
+    retrievePassages(deps.sql, { id: assistant.id, language: assistant.settings.language }, body.message, TOP_K),
+    deps.tools ? deps.tools.toolsOf(assistant.id) : [],
+  ]);
   const messages = buildMessages({
     instructions: assistant.instructions,
     passages,
@@ -148,6 +154,7 @@ export async function prepareChat(
       maxOutputTokens: deps.meter.maxOutputTokens,
     },
     reservation,
+    tools,
   };
 }
 
@@ -160,14 +167,31 @@ export async function prepareChat(
 export async function runChat(
   deps: ChatDeps,
   prepared: PreparedChat,
-  options: { signal: AbortSignal; onText?: (text: string) => void },
+  options: { signal: AbortSignal; onText?: (text: string) => void; onTool?: (progress: ToolProgress) => void },
 ): Promise<ChatResult> {
   const { provider } = prepared;
   let answer = '';
   let usage: { inputTokens: number; outputTokens: number } | undefined;
   let error: ChatProviderError | undefined;
+  const turnTools: TurnTools = { items: [], pending: [] };
+  const turn = runToolLoop(
+    {
+      provider,
+      request: prepared.request,
+      tools: prepared.tools,
+      runtime: deps.tools,
+      context: {
+        conversationId: prepared.conversation.id,
+        assistantId: prepared.assistant.id,
+        source: prepared.conversation.source,
+      },
+      signal: options.signal,
+      onTool: options.onTool,
+    },
+    turnTools,
+  );
   try {
-    for await (const event of provider.stream(prepared.request, options.signal)) {
+    for await (const event of turn) {
       if (event.type === 'text') {
         answer += event.text;
         options.onText?.(event.text);
@@ -185,7 +209,12 @@ export async function runChat(
       );
   }
   const failed = error !== undefined && error.failure !== 'aborted';
-  const outcome: Outcome = failed ? 'model_failure' : prepared.passages.length > 0 ? 'answered' : 'no_answer';
+  const usedTool = turnTools.items.some((i) => i.status !== 'failed');
+  const outcome: Outcome = failed
+    ? 'model_failure'
+    : prepared.passages.length > 0 || usedTool
+      ? 'answered'
+      : 'no_answer';
   const inputTokens =
     usage?.inputTokens ??
     (answer.length > 0 || failed
@@ -202,6 +231,7 @@ export async function runChat(
   // pipelined) and the exchange (four pipelined statements). Either both land or neither: no stored answer without its
   // usage.
   const messageId = newKnowledgeId('msg');
+  const userMessageId = newKnowledgeId('msg');
   await storeTurn(deps, prepared, release, async (tx) => {
     const costMicros = release
       ? 0
@@ -218,7 +248,7 @@ export async function runChat(
         visitorId: prepared.conversation.visitorId,
         source: prepared.conversation.source,
       },
-      user: { id: newKnowledgeId('msg'), content: prepared.question },
+      user: { id: userMessageId, content: prepared.question },
       answer: {
         id: messageId,
         content: answer,
@@ -231,7 +261,18 @@ export async function runChat(
         costMicros,
       },
     });
+    if (turnTools.items.length > 0)
+      await recordToolItems(
+        tx,
+        { id: prepared.conversation.id, assistantId: prepared.assistant.id },
+        turnTools.items.map((item) => ({ ...item, inReplyTo: userMessageId })),
+      );
   });
+  // An async tool's result completes its item when it arrives (after the turn's rows exist).
+  for (const { id, outcome } of turnTools.pending)
+    void outcome
+      .then((o) => completeToolItem(deps.sql, id, o))
+      .catch((err: unknown) => deps.log.warn({ err, toolCallId: id }, 'async tool result not stored'));
   return { messageId, conversationId: prepared.conversation.id, answer, sources: prepared.sources, outcome, error };
 }
 

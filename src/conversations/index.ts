@@ -10,3 +10,4 @@ export {
   upsertFeedback,
 } from './service.js';
 export type { ConversationSource, Outcome, StoredSource } from './queries.js';
+export { recordToolItems, completeToolItem, type ToolItem } from './tool-items.js';

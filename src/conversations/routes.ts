@@ -7,6 +7,7 @@ import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import { ownerRoutes } from './owner-routes.js';
 import * as owner from './owner-service.js';
 import { conversationSchema, filterQuerySchema, messageSchema, recordingSchema, voiceCallSchema } from './schemas.js';
+import { toolItemSchema, toolItemsOf } from './tool-items.js';
 
 const tags = ['Conversations'];
 
@@ -68,6 +69,9 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
               .describe(
                 'What was read from it once it ended (GET /api/v1/conversations/{id}/analysis); null: none yet.',
               ),
+            toolCalls: z
+              .array(toolItemSchema)
+              .describe("The assistant's tool calls (role tool), oldest first; inReplyTo places each in its turn."),
           }),
         },
       },
@@ -88,11 +92,12 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
 export async function detailOf(deps: ConversationRouteDeps, who: { accountId: string }, conversationId: string) {
   const found = await owner.summaryOf(deps.sql, who, conversationId);
   const id = found.summary.id;
-  const [recordings, calls, costs, analysis] = await Promise.all([
+  const [recordings, calls, costs, analysis, toolCalls] = await Promise.all([
     deps.recordingsOf ? deps.recordingsOf(id) : [],
     deps.voiceCallsOf ? deps.voiceCallsOf(id) : [],
     owner.voiceCallCosts(deps.sql, id),
     analysisOf(deps.sql, who.accountId, id),
+    toolItemsOf(deps.sql, id),
   ]);
   return {
     conversation: found.summary,
@@ -100,5 +105,6 @@ export async function detailOf(deps: ConversationRouteDeps, who: { accountId: st
     recordings,
     voiceCalls: calls.map((c) => ({ ...c, costMicros: costs.get(c.sessionId) ?? 0 })),
     analysis,
+    toolCalls,
   };
 }

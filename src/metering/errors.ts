@@ -88,10 +88,16 @@ export function refusalError(refusal: Refusal, audience: Audience, channel: 'voi
         details: { maxAssistants: refusal.maxAssistants, assistantCount: refusal.assistantCount },
       });
     case 'evals':
-      return new AppError(MeteringErrorCodes.PLAN_LIMIT_EVALS, 403, 'Evals are not included in the plan.', {
-        reason: 'plan_limit',
-        details: { planCode: refusal.planCode },
-      });
+      return new AppError(
+        MeteringErrorCodes.PLAN_LIMIT_EVALS,
+        403,
+        'Evals are not included in the plan. Upgrade it, or ask an operator of this server to change it (dashboard ' +
+          'Admin); on a server without billing, the operator can set SELF_HOSTED=true to lift plan limits.',
+        {
+          reason: 'plan_limit',
+          details: { planCode: refusal.planCode },
+        },
+      );
     case 'account_inactive':
       return new AppError(MeteringErrorCodes.ACCOUNT_INACTIVE, 403, `The hosting account is ${refusal.status}.`, {
         details: { status: refusal.status },

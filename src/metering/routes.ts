@@ -50,8 +50,20 @@ const limitsSchema = z.object({
     maxOutputTokens: z.number().int(),
     playgroundExempt: z.boolean(),
     playgroundVoiceExempt: z.boolean(),
+    selfHosted: z
+      .boolean()
+      .describe('SELF_HOSTED: no plan limit applies on this server (the caps above read null, evals are on).'),
+    billingConfigured: z.boolean().describe('Whether plans can be bought here; when not, an operator changes plans.'),
   }),
 });
+
+/** The installation's stance on plans, which the limits answer carries (the dashboard words its gates by it). */
+export interface PlanStance {
+  /** SELF_HOSTED: plan limits are lifted altogether. */
+  selfHosted: boolean;
+  /** Billing is configured (plans can be bought). */
+  billingConfigured: boolean;
+}
 
 const byAssistantSchema = z.object({
   periodStart: z.string(),
@@ -90,7 +102,10 @@ const recentSchema = z.object({
  * Owner usage routes: dashboard session only, hidden from the v1 OpenAPI document (they are not part of the v1
  * contract). API keys cannot read them (the `session` authenticator answers 401 without a cookie).
  */
-export function usageRoutes(meter: Meter): AnyRoute[] {
+export function usageRoutes(
+  meter: Meter,
+  stance: PlanStance = { selfHosted: false, billingConfigured: false },
+): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -106,7 +121,12 @@ export function usageRoutes(meter: Meter): AnyRoute[] {
       auth: 'session',
       schemas: { response: { 200: limitsSchema } },
       openapi: { summary: 'Plan limits that apply to the account', tags, hidden: true, errors },
-      handler: async (ctx) => reply.json({ limits: await report.usageLimits(meter, ownerOf(ctx).accountId) }),
+      handler: async (ctx) => {
+        const limits = await report.usageLimits(meter, ownerOf(ctx).accountId);
+        // Self-hosted: the plan's caps do not apply (and cannot be enforced: SELF_HOSTED excludes enforce mode).
+        const lifted = stance.selfHosted ? { maxAssistants: null, monthlyRequestCap: null, evalsEnabled: true } : {};
+        return reply.json({ limits: { ...limits, ...lifted, ...stance } });
+      },
     }),
     defineRoute({
       method: 'GET',

@@ -60,9 +60,12 @@ export const voiceErrors = {
     new AppError(
       VoiceErrorCodes.CLIENT_UPDATE_REQUIRED,
       403,
-      'This voice client must be updated: it has to declare the playback_gate capability.',
+      'The body field `capabilities` must include "playback_gate" (e.g. capabilities: ["heartbeat", ' +
+        '"playback_gate"]): a voice client declares that it reports when playback ends. A client that sends none ' +
+        'must be updated.',
       {
         reason: 'client_update_required',
+        details: { field: 'capabilities', required: ['playback_gate'] },
       },
     ),
   consentRequired: () =>

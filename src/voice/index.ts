@@ -11,7 +11,7 @@ import { VoiceRecordings } from './recording/recordings.js';
 import { recordingRoutes } from './recording/routes.js';
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
-import { verifyControlToken } from './session/control-token.js';
+import { controlTokenAuthenticator, guardControlTokenRoutes, verifyControlToken } from './session/control-token.js';
 import { joinedConnections, relayTotalsOf } from './session/transport.js';
 import { timelineRoutes } from './timeline/routes.js';
 import { twilioTransport, type PhoneEventSink, type TwilioTransport } from './transports/twilio/index.js';
@@ -71,7 +71,7 @@ export interface VoiceCapabilityParts {
   routes: AnyRoute[];
   /** Each transport's socket routes (the WebSocket transport: `stream.url`). */
   sockets: AnySocketRoute[];
-  /** `control-token`: heartbeat and gate carry the session token in the body; the service checks it. */
+  /** `control-token`: heartbeat and gate carry the session token in the body; the authenticator checks it. */
   authenticators: Record<string, Authenticator>;
   /** Start on listen (supervision, renewal, orphan sweep, recording sweep); stop before the HTTP server stops. */
   lifecycle: { name: string; start(): void; stop(): Promise<void> };
@@ -120,12 +120,12 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
   let sweepTimer: NodeJS.Timeout | undefined;
   return {
     routes: [
-      ...voiceRoutes(service, options.admission),
+      ...guardControlTokenRoutes(voiceRoutes(service, options.admission)),
       ...recordingRoutes({ sql: deps.sql, recordings }),
       ...timelineRoutes({ sql: deps.sql, timelines: service.timelines }),
     ],
     sockets: [...websocket.sockets, ...phone.sockets],
-    authenticators: { 'control-token': () => undefined },
+    authenticators: { 'control-token': controlTokenAuthenticator(deps.config.secretKey) },
     service,
     recordings,
     phone,

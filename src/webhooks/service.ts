@@ -66,7 +66,9 @@ function newEndpointId(): string {
   return `whep_${randomBytes(15).toString('base64url').replace(/[-_]/g, '')}`;
 }
 
-const BLOCKED = 'The URL points to a private, local or reserved network address, which is not allowed.';
+const BLOCKED =
+  'The URL points to a private, local or reserved network address, which is not allowed. For a receiver on this ' +
+  'machine or network (local development), the operator sets WEBHOOK_ALLOW_PRIVATE_NETWORKS=true and restarts.';
 
 /**
  * Refuses a target URL up front: not http(s), credentials in it, or (unless private networks are allowed) a literal

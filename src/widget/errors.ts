@@ -18,8 +18,19 @@ export const WidgetErrorCodes = {
 } as const;
 
 export const widgetErrors = {
-  originNotAllowed: () =>
-    new AppError(WidgetErrorCodes.ORIGIN_NOT_ALLOWED, 403, 'This site may not use this assistant.'),
+  /**
+   * Seen in the browser console of the site that embeds the widget, so it speaks to that site's owner: which origin
+   * to add, and where. Never a word about plans or billing (docs/house-rules.md rule 20).
+   */
+  originNotAllowed: (origin?: string) =>
+    new AppError(
+      WidgetErrorCodes.ORIGIN_NOT_ALLOWED,
+      403,
+      `This site may not use this assistant. Its owner can allow it: add ${
+        origin !== undefined && /^https?:\/\/[^\s/]{1,253}$/i.test(origin) ? origin : "this site's origin"
+      } to the assistant's allowed domains in the dashboard (assistant settings).`,
+      { details: { field: 'origin' } },
+    ),
   rateLimited: (retryAfterMs: number) =>
     new AppError(WidgetErrorCodes.RATE_LIMITED, 429, 'Too many requests; try again shortly.', {
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },

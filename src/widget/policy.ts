@@ -161,7 +161,7 @@ export function createWidgetPolicy(deps: {
   };
   const checkOrigin = (request: PolicyRequest, assistant: PolicyAssistant): void => {
     if (!isOriginAllowed(request.headers['origin'], assistant.settings.allowedDomains))
-      throw widgetErrors.originNotAllowed();
+      throw widgetErrors.originNotAllowed(request.headers['origin']);
   };
   return {
     checkOrigin,

@@ -18,7 +18,8 @@ const dist = await ensureDashboardBuilt();
 const database = await createTestDatabase(t);
 const owner = await createOwner(database.sql, { email: `owner-${Date.now()}@example.test` });
 const operator = await createOwner(database.sql, { email: `operator-${Date.now()}@example.test` });
-const { url } = await startTestApp(t, { database, env: { ADMIN_USER_IDS: operator.userId } });
+// Not self-hosted, so the plan gates of a server without billing are visible (the evals tab below).
+const { url } = await startTestApp(t, { database, env: { ADMIN_USER_IDS: operator.userId, SELF_HOSTED: 'false' } });
 const browser = await launchBrowser(t);
 const page = await browser.newPage();
 page.setDefaultTimeout(15_000);
@@ -224,7 +225,13 @@ t.test('sources by drag-and-drop and text; conversations, transcript, analytics 
 
   await page.getByRole('link', { name: 'Evals' }).click();
   await page.getByText('Evals are not part of the free plan.').waitFor();
-  t.ok(await page.getByRole('link', { name: 'See plans and upgrade' }).isVisible(), 'owners are told how to get evals');
+  // No billing here (and SELF_HOSTED=false): no link to a billing page that says billing is not set up.
+  t.match(
+    await page.locator('.upgrade').innerText(),
+    /an operator changes an account.s plan in Admin.*admin:grant.*SELF_HOSTED=true/s,
+    'owners are told how an operator unlocks evals',
+  );
+  t.equal(await page.getByRole('link', { name: 'See plans and upgrade' }).count(), 0);
 });
 
 t.test('settings: security policy and voice are saved as the server stores them', async (t) => {

@@ -83,6 +83,8 @@ t.test('user:create and key:create work while the server runs on the embedded da
     LOG_LEVEL: 'info',
     PORT: '0',
     HOST: '127.0.0.1',
+    // Not self-hosted: the first owner is not made an operator, so the grant below is what makes one.
+    SELF_HOSTED: 'false',
   };
   const { url } = await startServer(t, env);
   t.equal(statSync(join(dataDir, 'operator.sock')).mode & 0o777, 0o600, 'only the server user may connect');

@@ -24,8 +24,16 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
   );
   t.equal(r.code, 0, r.stderr);
   oneJsonLine(t, r);
-  t.match(r.json, { userId: /^usr_/, accountId: /^acct_/, email: 'Op@Example.test' });
+  t.match(r.json, { userId: /^usr_/, accountId: /^acct_/, email: 'Op@Example.test', operator: true });
+  t.match(
+    r.stderr,
+    /first owner of a self-hosted server is its operator/,
+    'no billing: the first owner runs the server',
+  );
   const { userId, accountId } = r.json as { userId: string; accountId: string };
+  const [granted] = await database.sql<Array<{ adminGrantedAt: Date | null }>>`
+    select admin_granted_at from users where id = ${userId}`;
+  t.ok(granted?.adminGrantedAt, 'and is granted in the database (dashboard Admin)');
   t.notOk(r.stderr.includes('a long operator password'), 'the password is not echoed');
 
   const [row] = await database.sql<Array<{ planCode: string; ownerUserId: string }>>`
@@ -38,6 +46,8 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
 
   r = await cli(['user:create', '--email', 'piped@example.test', '--password-stdin'], env, 'piped in password\n');
   t.equal(r.code, 0, 'the password can come from stdin');
+  t.match(r.json, { operator: false }, 'a later user is not an operator');
+  t.match(r.stderr, /npm run cli -- admin:grant --email piped@example\.test/, 'the CLI says how to make one');
 
   r = await cli(['key:create', '--email', 'op@example.test', '--scopes', 'chat,voice', '--name', 'ops'], env);
   t.equal(r.code, 0, r.stderr);
@@ -61,7 +71,7 @@ t.test('migrate, user:create, key:create against a fresh database', async (t) =>
   >`select action, actor_user_id from audit_log order by created_at`;
   t.same(
     audit.map((a) => a.action),
-    ['user.created', 'user.created', 'api_key.created'],
+    ['user.created', 'user.admin_granted', 'user.created', 'api_key.created'],
     'operator changes are audited',
   );
   t.ok(

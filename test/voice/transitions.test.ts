@@ -271,6 +271,8 @@ t.test(
     t.equal(res.body.reason, 'client_update_required');
     res = await mint({}, bearer(owner.secret));
     t.equal(res.body.reason, 'client_update_required', 'no capabilities at all');
+    t.match(res.body.error, /`capabilities` must include "playback_gate"/, 'the refusal names the missing field');
+    t.match(res.body.details, { field: 'capabilities' });
 
     const chatOnly = await createOwner(app.database.sql, { scopes: ['chat'] });
     res = await mint({ capabilities: ['playback_gate'] }, bearer(chatOnly.secret));

@@ -42,6 +42,7 @@ t.test('without WEBHOOK_ALLOW_PRIVATE_NETWORKS, loopback, private and metadata t
     t.equal(refused.status, 400, `${url} refused`);
     t.equal(refused.body.code, 'WEBHOOK_URL_NOT_ALLOWED');
     t.match(refused.body.details, { field: 'url' });
+    t.match(refused.body.error, /WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/, 'the refusal names the setting that allows it');
   }
 
   // A name that resolved to a public address when registered and to loopback at delivery time: never contacted.

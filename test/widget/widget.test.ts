@@ -68,7 +68,16 @@ t.test('widget routes: config, sign and feedback behind the policy', async (t) =
       headers: { origin: SHOP, 'access-control-request-method': 'GET' },
     });
     t.equal(preflight.status, 204, 'CORS preflight answered');
-    t.equal((await get(assistant.publicId, 'https://evil.example')).status, 403, 'disallowed origin');
+    const refused = await get(assistant.publicId, 'https://evil.example');
+    t.equal(refused.status, 403, 'disallowed origin');
+    const body = (await refused.json()) as { code: string; error: string };
+    t.equal(body.code, 'WIDGET_ORIGIN_NOT_ALLOWED');
+    t.match(
+      body.error,
+      /add https:\/\/evil\.example to the assistant's allowed domains in the dashboard/,
+      'says what to do',
+    );
+    t.notMatch(JSON.stringify(body), /plan|billing|usage|quota|upgrade/i, 'and never names plans or billing');
     t.equal((await get(assistant.publicId)).status, 403, 'no origin');
     t.equal((await get(closed.publicId, SHOP)).status, 403, 'an empty allowlist means no keyless access');
     t.equal((await get(assistant.id, SHOP)).status, 404, 'the internal id is not a widget id');

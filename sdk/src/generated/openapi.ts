@@ -76,6 +76,78 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an assistant's tools
+         * @description Oldest first (at most 32). The signing secret is never shown again.
+         */
+        get: operations["getApiV1AssistantsAssistantIdTools"];
+        put?: never;
+        /**
+         * Add a tool to an assistant
+         * @description A server tool the assistant may call: a signed POST (Standard Webhooks) to its https URL with arguments checked against its JSON Schema. The assistant's first tool also makes its signing secret, answered only here.
+         */
+        post: operations["postApiV1AssistantsAssistantIdTools"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/tools/{toolId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tool
+         * @description Without the signing secret.
+         */
+        get: operations["getApiV1AssistantsAssistantIdToolsToolId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tool
+         * @description Its past calls stay in their conversations.
+         */
+        delete: operations["deleteApiV1AssistantsAssistantIdToolsToolId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a tool
+         * @description Fields left out keep their value; messages and examples are replaced as a whole.
+         */
+        patch: operations["patchApiV1AssistantsAssistantIdToolsToolId"];
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/tools/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the assistant's tool signing secret
+         * @description A new secret, shown only here. For 24 hours the old one keeps signing beside it: each tool call carries two signatures.
+         */
+        post: operations["postApiV1AssistantsAssistantIdToolsRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/voice/latency": {
         parameters: {
             query?: never;
@@ -127,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a message for one assistant
-         * @description With `Accept: text/event-stream` the answer streams as SSE: `token {text}` events, then `meta {messageId, conversationId, sources, outcome}`, then `done`. A provider failure after the stream began is an `error {code, message}` event followed by `done`. Otherwise JSON.
+         * @description With `Accept: text/event-stream` the answer streams as SSE: `token {text}` events (and `tool {toolCallId, name, status}` events while a server tool runs), then `meta {messageId, conversationId, sources, outcome}`, then `done`. A provider failure after the stream began is an `error {code, message}` event followed by `done`. Otherwise JSON.
          */
         post: operations["postApiV1Chat"];
         delete?: never;
@@ -968,7 +1040,7 @@ export interface components {
             outcome: "answered" | "no_answer" | "model_failure";
             sources: components["schemas"]["Source"][];
         };
-        /** @description One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token*, then meta (or error), then done. */
+        /** @description One Server-Sent Event of a streamed answer: `event: <event>` then `data: <data as JSON>`. Order: token and tool events, then meta (or error), then done. */
         ChatStreamEvent: {
             data: {
                 /** @description The next piece of the answer. */
@@ -976,6 +1048,18 @@ export interface components {
             };
             /** @constant */
             event: "token";
+        } | {
+            /** @description A server tool the answer uses: started, then succeeded or failed (async: accepted, result later). */
+            data: {
+                /** @description The tool's start (or failed) message, when its owner gave one. */
+                message?: string;
+                name: string;
+                /** @enum {string} */
+                status: "started" | "succeeded" | "failed" | "async";
+                toolCallId: string;
+            };
+            /** @constant */
+            event: "tool";
         } | {
             data: {
                 conversationId: string;
@@ -1181,6 +1265,58 @@ export interface components {
             name: string;
             score: number;
             snippet: string;
+        };
+        Tool: {
+            /** @description Internal id of the assistant. */
+            assistantId: string;
+            createdAt: string;
+            description: string;
+            examples: string[];
+            id: string;
+            messages: {
+                /** @description Said while a slow tool runs, each at its time after the start. */
+                delayed?: {
+                    afterMs: number;
+                    text: string;
+                }[];
+                /** @description Said when the tool fails or times out. */
+                failed?: string;
+                /** @description Said (voice) or shown when the tool starts. */
+                start?: string;
+            };
+            /** @enum {string} */
+            mode: "sync" | "async";
+            name: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            timeoutMs: number;
+            updatedAt: string;
+            url: string;
+        };
+        ToolCallItem: {
+            /** @description The arguments the assistant gave (JSON). */
+            arguments: unknown;
+            createdAt: string;
+            /** @description The owner's server's time (0 when no request was made). */
+            durationMs: number;
+            /** @description Why it failed (invalid arguments, timeout, HTTP status, the tool’s error). */
+            error: string | null;
+            /** @description The tool call id: the webhook-id of its request. */
+            id: string;
+            /** @description The user message of the turn that made the call. */
+            inReplyTo: string | null;
+            /** @description The tool's name. */
+            name: string;
+            /** @description The tool's result (JSON); null unless succeeded. */
+            result: unknown;
+            /** @constant */
+            role: "tool";
+            /**
+             * @description pending: an async tool whose result has not arrived yet.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
         };
         ValidationDetails: {
             issues: components["schemas"]["ValidationIssue"][];
@@ -2039,6 +2175,336 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1AssistantsAssistantIdTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tools: components["schemas"]["Tool"][];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1AssistantsAssistantIdTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the tool does and when to use it (the model reads it). */
+                    description: string;
+                    /** @description Phrases that call the tool without a model, with slots naming parameters: "status of order {orderId}". */
+                    examples?: string[];
+                    messages?: {
+                        /** @description Said while a slow tool runs, each at its time after the start. */
+                        delayed?: {
+                            afterMs: number;
+                            text: string;
+                        }[];
+                        /** @description Said when the tool fails or times out. */
+                        failed?: string;
+                        /** @description Said (voice) or shown when the tool starts. */
+                        start?: string;
+                    };
+                    /**
+                     * @description sync: the answer waits for the result; async: told "started" at once.
+                     * @default sync
+                     * @enum {string}
+                     */
+                    mode?: "sync" | "async";
+                    /** @description snake_case, unique per assistant (the model calls the tool by it). */
+                    name: string;
+                    /** @description JSON Schema of the arguments: type object with properties of type string (enum, format email | date | date-time, minLength, maxLength), number and integer (enum, minimum, maximum), boolean, object, array (items, minItems, maxItems); required; additionalProperties (default false); description anywhere. Other keywords are refused. */
+                    parameters: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description How long a call may take (default 10,000).
+                     * @default 10000
+                     */
+                    timeoutMs?: number;
+                    /** @description Where calls are POSTed: https, not a private, local or reserved address. */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The assistant's tool signing secret, only with its first tool (rotate-secret makes a new one). */
+                        secret?: string;
+                        tool: components["schemas"]["Tool"];
+                    };
+                };
+            };
+            /** @description Invalid body (VALIDATION_FAILED names the field), or the URL is not allowed (TOOL_URL_NOT_ALLOWED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description A tool of that name exists (TOOL_NAME_TAKEN), or the assistant has 32 tools (TOOL_LIMIT) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdToolsToolId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                /** @description A tool id (tool_...). */
+                toolId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tool: components["schemas"]["Tool"];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1AssistantsAssistantIdToolsToolId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                /** @description A tool id (tool_...). */
+                toolId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    patchApiV1AssistantsAssistantIdToolsToolId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                /** @description A tool id (tool_...). */
+                toolId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the tool does and when to use it (the model reads it). */
+                    description?: string;
+                    /** @description Phrases that call the tool without a model, with slots naming parameters: "status of order {orderId}". */
+                    examples?: string[];
+                    messages?: {
+                        /** @description Said while a slow tool runs, each at its time after the start. */
+                        delayed?: {
+                            afterMs: number;
+                            text: string;
+                        }[];
+                        /** @description Said when the tool fails or times out. */
+                        failed?: string;
+                        /** @description Said (voice) or shown when the tool starts. */
+                        start?: string;
+                    };
+                    /**
+                     * @description sync: the answer waits for the result; async: told "started" at once.
+                     * @enum {string}
+                     */
+                    mode?: "sync" | "async";
+                    /** @description snake_case, unique per assistant (the model calls the tool by it). */
+                    name?: string;
+                    /** @description JSON Schema of the arguments: type object with properties of type string (enum, format email | date | date-time, minLength, maxLength), number and integer (enum, minimum, maximum), boolean, object, array (items, minItems, maxItems); required; additionalProperties (default false); description anywhere. Other keywords are refused. */
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description How long a call may take (default 10,000). */
+                    timeoutMs?: number;
+                    /** @description Where calls are POSTed: https, not a private, local or reserved address. */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tool: components["schemas"]["Tool"];
+                    };
+                };
+            };
+            /** @description Invalid body (VALIDATION_FAILED names the field), or the URL is not allowed (TOOL_URL_NOT_ALLOWED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description A tool of that name exists (TOOL_NAME_TAKEN) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1AssistantsAssistantIdToolsRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Until then the old secret signs beside the new one. */
+                        previousSecretExpiresAt: string;
+                        /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has no tools yet, so no secret (TOOL_NO_SECRET) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1AssistantsAssistantIdVoiceLatency: {
         parameters: {
             query?: {
@@ -2271,6 +2737,8 @@ export interface operations {
                         conversation: components["schemas"]["Conversation"];
                         messages: components["schemas"]["Message"][];
                         recordings: components["schemas"]["Recording"][];
+                        /** @description The assistant's tool calls (role tool), oldest first; inReplyTo places each in its turn. */
+                        toolCalls: components["schemas"]["ToolCallItem"][];
                         voiceCalls: components["schemas"]["VoiceCall"][];
                     };
                 };
@@ -2380,7 +2848,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Success */
             202: {
@@ -2916,7 +3388,7 @@ export interface operations {
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
             404: components["responses"]["Error"];
-            /** @description The number is already registered (TELEPHONY_NUMBER_TAKEN) */
+            /** @description The number is already registered (TELEPHONY_NUMBER_TAKEN), or the server cannot know the URL the carrier will call (TELEPHONY_PUBLIC_URL_REQUIRED) */
             409: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];

@@ -49,3 +49,4 @@ export function createChatProviders(
     },
   };
 }
+export { slotsOf } from './tool-examples.js';

@@ -1,4 +1,5 @@
-import type { ChatCompletionRequest, ChatProvider, ChatStreamEvent, ContextPassage } from './types.js';
+import { localToolStep } from './local-tools.js';
+import type { ChatCompletionRequest, ChatProvider, ChatStreamEvent, ChatTurnEvent, ContextPassage } from './types.js';
 
 /**
  * The offline default: no model, no network. It answers with sentences quoted from the best passages,
@@ -130,18 +131,29 @@ export function composeExtractiveAnswer(
 }
 
 export function createLocalProvider(): ChatProvider {
+  async function* streamTurn(request: ChatCompletionRequest, signal: AbortSignal): AsyncGenerator<ChatTurnEvent> {
+    const input = request.messages.reduce((n, m) => n + m.content.length, 0);
+    const step = localToolStep(request);
+    if (step.kind === 'call') {
+      yield { type: 'tool_call', call: step.call };
+      yield { type: 'usage', inputTokens: Math.ceil(input / 4), outputTokens: 1 };
+      return;
+    }
+    const answer = step.kind === 'text' ? step.text : composeExtractiveAnswer(request);
+    // Word-sized pieces, so streaming clients see the same shape as from a model.
+    for (const piece of answer.match(/\S+\s*|\s+/g) ?? []) {
+      if (signal.aborted) return;
+      yield { type: 'text', text: piece };
+    }
+    yield { type: 'usage', inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(answer.length / 4) };
+  }
   return {
     name: 'local',
     model: 'local-extractive',
     async *stream(request, signal): AsyncGenerator<ChatStreamEvent> {
-      const answer = composeExtractiveAnswer(request);
-      // Word-sized pieces, so streaming clients see the same shape as from a model.
-      for (const piece of answer.match(/\S+\s*|\s+/g) ?? []) {
-        if (signal.aborted) return;
-        yield { type: 'text', text: piece };
-      }
-      const input = request.messages.reduce((n, m) => n + m.content.length, 0);
-      yield { type: 'usage', inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(answer.length / 4) };
+      for await (const ev of streamTurn({ ...request, tools: undefined }, signal))
+        if (ev.type !== 'tool_call') yield ev;
     },
+    streamTurn,
   };
 }

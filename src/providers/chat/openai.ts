@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { SseDataReader } from './sse-lines.js';
-import { ChatProviderError, type ChatCompletionRequest, type ChatProvider, type ChatStreamEvent } from './types.js';
+import {
+  ChatProviderError,
+  type ChatCompletionRequest,
+  type ChatProvider,
+  type ChatStreamEvent,
+  type ChatTurn,
+  type ChatTurnEvent,
+} from './types.js';
 
 export interface OpenAiProviderOptions {
   /** e.g. https://api.openai.com/v1 or any OpenAI-compatible server (…/v1). */
@@ -46,7 +53,7 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
     return Math.round(raw * (0.75 + Math.random() * 0.5));
   }
 
-  async function* attempt(body: string, signal: AbortSignal, onStarted: () => void): AsyncGenerator<ChatStreamEvent> {
+  async function* attempt(body: string, signal: AbortSignal, onStarted: () => void): AsyncGenerator<ChatTurnEvent> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(`${base}/chat/completions`, {
@@ -68,6 +75,7 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
       throw statusError(res.statusCode, text, res.headers['retry-after']);
     }
     const reader = new SseDataReader();
+    const toolCalls: ToolCallParts = new Map();
     let sawDone = false;
     let sawText = false;
     try {
@@ -77,7 +85,7 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
             sawDone = true;
             continue;
           }
-          const events = parseChunk(data);
+          const events = parseChunk(data, toolCalls);
           for (const ev of events) {
             if (ev.type === 'text' && !sawText) {
               sawText = true;
@@ -93,54 +101,96 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ChatProvid
       throw classifyTransport(err, signal, true);
     }
     if (!sawDone) throw new ChatProviderError('interrupted', 'The provider stream ended before it was complete.');
+    // Tool calls only from a complete stream: a call cut off mid-arguments is never made.
+    for (const [, part] of [...toolCalls].sort(([a], [b]) => a - b))
+      yield { type: 'tool_call', call: { id: part.id, name: part.name, arguments: part.arguments } };
+  }
+
+  async function* streamTurn(req: ChatCompletionRequest, signal: AbortSignal): AsyncGenerator<ChatTurnEvent> {
+    const body = JSON.stringify({
+      model: options.model,
+      messages: req.messages.map(wireMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: req.maxOutputTokens,
+      ...(req.tools && req.tools.length > 0
+        ? {
+            tools: req.tools.map((t) => ({
+              type: 'function',
+              function: { name: t.name, description: t.description, parameters: t.parameters },
+            })),
+          }
+        : {}),
+    });
+    for (let retry = 0; ; retry++) {
+      let started = false;
+      try {
+        for await (const ev of attempt(body, signal, () => (started = true))) yield ev;
+        return;
+      } catch (err) {
+        const error = err instanceof ChatProviderError ? err : classifyTransport(err, signal, started);
+        if (signal.aborted) throw new ChatProviderError('aborted', 'The request was cancelled.', { cause: err });
+        if (started) {
+          // Text already left: never retry; a broken stream is an interruption whatever its cause.
+          throw error.failure === 'interrupted'
+            ? error
+            : new ChatProviderError('interrupted', 'The provider stream broke off.', { cause: error });
+        }
+        const retryable =
+          error.failure === 'connection' ||
+          error.failure === 'timeout' ||
+          error.failure === 'unavailable' ||
+          error.failure === 'rate_limited';
+        const wait = (error as ChatProviderError & { retryAfterMs?: number }).retryAfterMs ?? backoffMs(retry);
+        if (!retryable || retry >= maxRetries || wait > maxRetryAfter) throw error;
+        try {
+          await sleep(wait, undefined, { signal });
+        } catch {
+          throw new ChatProviderError('aborted', 'The request was cancelled.');
+        }
+      }
+    }
   }
 
   return {
     name: 'openai',
     model: options.model,
     async *stream(req: ChatCompletionRequest, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
-      const body = JSON.stringify({
-        model: options.model,
-        messages: req.messages,
-        stream: true,
-        stream_options: { include_usage: true },
-        max_tokens: req.maxOutputTokens,
-      });
-      for (let retry = 0; ; retry++) {
-        let started = false;
-        try {
-          for await (const ev of attempt(body, signal, () => (started = true))) yield ev;
-          return;
-        } catch (err) {
-          const error = err instanceof ChatProviderError ? err : classifyTransport(err, signal, started);
-          if (signal.aborted) throw new ChatProviderError('aborted', 'The request was cancelled.', { cause: err });
-          if (started) {
-            // Text already left: never retry; a broken stream is an interruption whatever its cause.
-            throw error.failure === 'interrupted'
-              ? error
-              : new ChatProviderError('interrupted', 'The provider stream broke off.', { cause: error });
-          }
-          const retryable =
-            error.failure === 'connection' ||
-            error.failure === 'timeout' ||
-            error.failure === 'unavailable' ||
-            error.failure === 'rate_limited';
-          const wait = (error as ChatProviderError & { retryAfterMs?: number }).retryAfterMs ?? backoffMs(retry);
-          if (!retryable || retry >= maxRetries || wait > maxRetryAfter) throw error;
-          try {
-            await sleep(wait, undefined, { signal });
-          } catch {
-            throw new ChatProviderError('aborted', 'The request was cancelled.');
-          }
-        }
-      }
+      for await (const ev of streamTurn({ ...req, tools: undefined }, signal)) if (ev.type !== 'tool_call') yield ev;
     },
+    streamTurn,
   };
 }
 
-function parseChunk(data: string): ChatStreamEvent[] {
+/** A turn as Chat Completions takes it (tool calls and tool results in their wire shape). */
+function wireMessage(m: ChatTurn): Record<string, unknown> {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+  if (m.toolCalls && m.toolCalls.length > 0) {
+    return {
+      role: 'assistant',
+      content: m.content === '' ? null : m.content,
+      tool_calls: m.toolCalls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      })),
+    };
+  }
+  return { role: m.role, content: m.content };
+}
+
+/** Streamed tool calls, by index: the id and name come first, the arguments in pieces. */
+type ToolCallParts = Map<number, { id: string; name: string; arguments: string }>;
+
+interface ToolCallDelta {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+function parseChunk(data: string, toolCalls: ToolCallParts): ChatTurnEvent[] {
   let parsed: {
-    choices?: Array<{ delta?: { content?: string | null } }>;
+    choices?: Array<{ delta?: { content?: string | null; tool_calls?: ToolCallDelta[] } }>;
     usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
     error?: { message?: string };
   };
@@ -150,9 +200,17 @@ function parseChunk(data: string): ChatStreamEvent[] {
     throw new ChatProviderError('interrupted', 'The provider sent a malformed stream chunk.', { cause });
   }
   if (parsed.error) throw new ChatProviderError('interrupted', 'The provider reported an error mid-stream.');
-  const out: ChatStreamEvent[] = [];
+  const out: ChatTurnEvent[] = [];
   const text = parsed.choices?.[0]?.delta?.content;
   if (typeof text === 'string' && text.length > 0) out.push({ type: 'text', text });
+  for (const delta of parsed.choices?.[0]?.delta?.tool_calls ?? []) {
+    const index = delta.index ?? 0;
+    const part = toolCalls.get(index) ?? { id: '', name: '', arguments: '' };
+    if (delta.id) part.id = delta.id;
+    if (delta.function?.name) part.name += delta.function.name;
+    if (delta.function?.arguments) part.arguments += delta.function.arguments;
+    toolCalls.set(index, part);
+  }
   if (parsed.usage && typeof parsed.usage.prompt_tokens === 'number') {
     out.push({
       type: 'usage',

@@ -2,9 +2,30 @@
  * The chat provider seam: two real implementations (`openai`: any OpenAI-compatible Chat Completions endpoint;
  * `local`: an offline extractive answer), one interface, one shared contract suite (test/providers/chat).
  */
-export interface ChatTurn {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+export type ChatTurn =
+  | {
+      role: 'system' | 'user' | 'assistant';
+      content: string;
+      /** An assistant turn that called tools (answered by the `tool` turns after it). */
+      toolCalls?: ToolCallRequest[] | undefined;
+    }
+  /** A tool's result (or error) as the model reads it: JSON text. */
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+/** A tool offered to the model: its name, what it does, and the JSON Schema of its arguments. */
+export interface ChatToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** Phrases with slots ("status of order {orderId}"): how the local provider calls the tool without a model. */
+  examples: string[];
+}
+
+/** A model's request to call a tool: `arguments` is the JSON text the model wrote (checked before any call). */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 /** A passage of the assistant's knowledge given to the provider as context. */
@@ -25,6 +46,8 @@ export interface ChatCompletionRequest {
   voiceUnavailable: boolean;
   /** Output-token ceiling (metering caps cost with it). */
   maxOutputTokens: number;
+  /** Tools the model may call this round (none: answer in text). */
+  tools?: ChatToolSpec[] | undefined;
 }
 
 export type ChatStreamEvent =
@@ -40,7 +63,15 @@ export interface ChatProvider {
    * event: once text was yielded, a failure surfaces as `interrupted`, never as a silent restart.
    */
   stream(request: ChatCompletionRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;
+  /**
+   * Like `stream`, plus the model's calls of the request's `tools`: `tool_call` events, given once the round's stream
+   * completed (a call cut off mid-stream is never made). Providers without it answer without tools.
+   */
+  streamTurn?(request: ChatCompletionRequest, signal: AbortSignal): AsyncIterable<ChatTurnEvent>;
 }
+
+/** What one round of a turn yields: text, usage, and the tool calls the model asks for. */
+export type ChatTurnEvent = ChatStreamEvent | { type: 'tool_call'; call: ToolCallRequest };
 
 /** What went wrong, by meaning (openai-node style), not by transport detail. */
 export type ChatProviderFailure =

@@ -75,7 +75,8 @@ export interface VoiceContext {
   readonly onSessionStored?: VoiceOptions['onSessionStored'];
   /**
    * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
-   * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands.
+   * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands. A dead owner's call
+   * settled `lost` here whose usage the meter could not settle waits here too (by its id; no session in `sessions`).
    */
   readonly settling: Map<string, () => Promise<void>>;
   /** Take a WebRTC call over from its dead owner (takeover.ts): true once it runs here. */

@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AnyRoute, RequestContext } from '../../http/index.js';
+import { voiceErrors } from '../errors.js';
 
 /**
  * The session controlToken (docs/api.md, authentication): `v1.<expiresAtSeconds>.<mac>` where
@@ -36,4 +38,46 @@ export function verifyControlToken(secret: string, token: string, sessionId: str
   const expected = Buffer.from(mac(secret, sessionId, expiresAtSeconds).toString('base64url'), 'utf8');
   if (given.length !== expected.length) return false;
   return timingSafeEqual(given, expected);
+}
+
+/** What a control-token route's authenticator resolves: the session its token opens. */
+export interface ControlTokenPrincipal {
+  kind: 'control-token';
+  sessionId: string;
+}
+
+/**
+ * The `control-token` authenticator: the body's `token` must open the path's session (a wrong, expired or missing
+ * token is the same 404 as an unknown session). It reads the body, so it runs after the body is parsed
+ * ({@link guardControlTokenRoutes}).
+ */
+export function controlTokenAuthenticator(
+  secret: string,
+): (ctx: Pick<RequestContext, 'params' | 'body'>) => ControlTokenPrincipal {
+  return (ctx) => {
+    const sessionId = (ctx.params as { sessionId?: string } | undefined)?.sessionId ?? '';
+    const token = (ctx.body as { token?: unknown } | undefined)?.token;
+    if (typeof token !== 'string' || !verifyControlToken(secret, token, sessionId, Date.now()))
+      throw voiceErrors.notFound();
+    return { kind: 'control-token', sessionId };
+  };
+}
+
+/**
+ * Every `control-token` route authenticates after its body is read and before its handler runs, whatever the
+ * handler does: a route is protected by being declared so, never by its handler remembering to check.
+ */
+export function guardControlTokenRoutes(routes: AnyRoute[]): AnyRoute[] {
+  return routes.map((route) =>
+    route.auth !== 'control-token'
+      ? route
+      : {
+          ...route,
+          deferAuth: true,
+          handler: async (ctx: Parameters<AnyRoute['handler']>[0]) => {
+            await ctx.authenticate();
+            return route.handler(ctx);
+          },
+        },
+  );
 }

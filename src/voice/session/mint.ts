@@ -21,8 +21,9 @@ import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
 import { rememberDirect } from './takeover.js';
+import { rememberVisitorCall, supersedeVisitor, withVisitorMint } from './visitor.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
-import type { MintStream } from './transport.js';
+import type { CallerTransport, MintStream } from './transport.js';
 import { CallTimeline } from '../timeline/call-timeline.js';
 import type { TurnObserver } from '../timeline/turn-clock.js';
 import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
@@ -79,7 +80,6 @@ export interface MintResult {
 }
 
 const TOKEN_GRACE_MS = TOMBSTONE_TTL_MS + 60_000;
-const visitorKey = (assistantId: string, visitorId: string) => `voice:visitor:${assistantId}:${visitorId}`;
 
 export async function mintSession(ctx: VoiceContext, input: MintInput, caller: MintCaller): Promise<MintResult> {
   const { deps } = ctx;
@@ -113,10 +113,43 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   const asked = offer === undefined ? 'websocket' : 'webrtc';
   if (!transportsOf(provider).includes(asked)) throw voiceErrors.transportUnsupported(asked, transportsOf(provider));
 
-  const accountId = assistant.accountId;
   const conversationId = await resolveConversation(ctx, input.conversationId, assistant, isKeyless, visitorId);
-  if (source === 'widget' && visitorId !== null) await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);
+  const admitted: Admitted = { publicBase, transport, offer, assistant, visitorId, source, recorded, conversationId };
+  if (source !== 'widget' || visitorId === null) return startCall(ctx, input, caller, admitted);
+  // Supersede, admission and start are one step per visitor: a second mint of the visitor waits for this one.
+  return withVisitorMint(ctx, assistant.id, visitorId, caller.signal, async () => {
+    await supersedeVisitor(ctx, assistant.id, visitorId, caller.signal);
+    return startCall(ctx, input, caller, admitted);
+  });
+}
 
+/** What the checks before the supersede settled for a mint. */
+interface Admitted {
+  publicBase: URL;
+  transport: CallerTransport;
+  offer: string | undefined;
+  assistant: Assistant;
+  visitorId: string | null;
+  source: VoiceSource;
+  recorded: boolean;
+  conversationId: string;
+}
+
+/** Quota -> provider session -> ownership -> rows -> registration -> control token. */
+async function startCall(
+  ctx: VoiceContext,
+  input: MintInput,
+  caller: MintCaller,
+  { publicBase, transport, offer, assistant, visitorId, source, recorded, conversationId }: Admitted,
+): Promise<MintResult> {
+  const { deps } = ctx;
+  const { principal } = caller;
+  const isKeyless = principal.kind === 'keyless';
+  const provider = deps.voiceProvider;
+  if (provider === undefined) throw voiceErrors.providerNotConfigured();
+  const direct = ctx.direct;
+  const voice = assistant.settings.voice;
+  const accountId = assistant.accountId;
   const id = newSessionId(deps.config.INSTANCE_ROUTE_KEY);
   const quotaRequest: VoiceQuotaRequest = {
     accountId,
@@ -257,9 +290,9 @@ export async function mintSession(ctx: VoiceContext, input: MintInput, caller: M
   ctx.supervisor.add(session);
   ctx.timelines.track(id, accountId, assistant.id, timeline);
   if (source === 'widget' && visitorId !== null) {
-    await deps.store
-      .set(visitorKey(assistant.id, visitorId), id, { ttlMs: maxDurationMs + 60_000 })
-      .catch((err: unknown) => log.warn({ err }, 'visitor index not written'));
+    await rememberVisitorCall(ctx, assistant.id, visitorId, id, maxDurationMs + 60_000).catch((err: unknown) =>
+      log.warn({ err }, 'visitor index not written'),
+    );
   }
   // The caller left while we started: nobody holds the token, so end it at once (settled like any other).
   if (caller.signal.aborted) void session.end('disconnected');
@@ -323,38 +356,6 @@ async function resolveConversation(
     throw new AppError('VOICE_CONVERSATION_NOT_FOUND', 404, 'No such conversation.');
   }
   return found.id;
-}
-
-/**
- * A newer widget session of the same visitor ends the older one (`superseded`), wherever it runs, and waits until
- * it is settled: admission comes next, and the older call must not hold the visitor's concurrency slot (a reload on a
- * plan with one concurrent call would otherwise be refused voice_unavailable).
- */
-async function supersedeVisitor(
-  ctx: VoiceContext,
-  assistantId: string,
-  visitorId: string,
-  signal: AbortSignal,
-): Promise<void> {
-  const olderId = await ctx.deps.store.get(visitorKey(assistantId, visitorId));
-  if (olderId === null) return;
-  const local = ctx.sessions.get(olderId);
-  if (local !== undefined) {
-    await local.end('superseded');
-    return;
-  }
-  // Owned elsewhere: mark the record; the owner sees it on its next renewal and ends the session itself. Wait for
-  // that (bounded: one renewal period and a margin) until its settlement is over: the row says it ended, then its
-  // grants close (until they do, the plan's concurrent calls still count it). A dead owner's call is settled by the
-  // orphan sweep instead.
-  if ((await ctx.ownership.requestEnd(olderId, 'superseded')) === null) return;
-  const deadline = Date.now() + ctx.ownership.timing.renewEveryMs + 5000;
-  while (Date.now() < deadline && !signal.aborted) {
-    const row = await q.findSession(ctx.deps.sql, olderId);
-    if (row === undefined) return;
-    if (row.state !== 'active' && !(await ctx.quota.holdsGrant?.(olderId))) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function instructionsFor(assistant: Assistant): string {

@@ -236,9 +236,21 @@ export async function settleOrphan(ctx: VoiceContext, row: q.VoiceSessionRow): P
     source: row.source,
     keyless: keylessSource(row.source),
   };
-  await ctx.quota
-    .settle(request, billableSeconds, false)
-    .catch((err: unknown) => ctx.deps.log.error({ err, voiceSessionId: row.id }, 'voice settlement failed'));
+  // The row says lost now, so no sweep finds the call again: a usage settlement the database refused is retried by
+  // the fleet's liveness loop until it lands (until then the grant stays open: the plan's concurrent calls count it,
+  // and voice.session.ended waits for it).
+  const settleUsage = () => ctx.quota.settle(request, billableSeconds, false);
+  await settleUsage().catch((err: unknown) => {
+    if (ctx.settling.size >= MAX_PENDING_SETTLEMENTS) {
+      ctx.deps.log.error({ err, voiceSessionId: row.id }, 'voice settlement failed; the queue is full');
+      return;
+    }
+    ctx.deps.log.warn(
+      { err: { message: (err as Error).message }, voiceSessionId: row.id },
+      'voice settlement of a lost call deferred until the database answers',
+    );
+    ctx.settling.set(row.id, settleUsage);
+  });
   await writeTombstone(ctx, final);
   return final;
 }

@@ -10,6 +10,7 @@ import type { LoadTestOptions } from './args.js';
 import type { LoadTestReport, Progress } from './report.js';
 import { serverFigures, SERVER_FIGURE_CALLS } from './server-side.js';
 import { Tally } from './stats.js';
+import { NO_ROUTE_KEY } from './labels.js';
 
 export interface PhoneLine {
   number: string;
@@ -115,7 +116,7 @@ function asLoadTestReport(
     if (reason !== 'rejected' && reason !== 'refused') endReasons.add(reason === 'hangup' ? 'client' : reason, n);
   const perInstance = new Tally();
   for (const c of phone.calls)
-    if (c.sessionId !== null) perInstance.add(/^vs_([a-z0-9]+)_/.exec(c.sessionId)?.[1] ?? 'unknown');
+    if (c.sessionId !== null) perInstance.add(/^vs_([a-z0-9]+)_/.exec(c.sessionId)?.[1] ?? NO_ROUTE_KEY);
   return {
     tool: 'parley-loadtest',
     version: 1,

@@ -1,6 +1,7 @@
 /** A self-contained HTML report (inline SVG charts, no scripts, no external assets) a person can open and share. */
 import type { LoadTestReport } from './run.js';
 import type { LatencySummary } from './stats.js';
+import { LATENCY_LABELS } from './labels.js';
 
 const esc = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -84,15 +85,15 @@ ${r.plan.calls} voice callers${r.plan.chats ? `, ${r.plan.chats} chat loops` : '
 <p>Voice: ${v.connected}/${v.attempted} calls connected, peak ${v.peakConcurrent} at once.${v.echoDetected ? '' : ' No echo came back, so no round trip was measured.'}</p>
 <h2>Latency</h2>
 ${latencyChart([
-  ['mint', v.mintMs],
-  ['connected', v.connectMs],
-  ['first assistant audio', v.firstAudioMs],
-  ['round trip (echo)', v.roundTripMs],
+  [LATENCY_LABELS.mint, v.mintMs],
+  [LATENCY_LABELS.connect, v.connectMs],
+  [LATENCY_LABELS.firstAudio, v.firstAudioMs],
+  [LATENCY_LABELS.roundTrip, v.roundTripMs],
   ...(v.server !== null
     ? ([
-        ['server: turn latency', v.server.turnLatencyMs],
-        ['server: provider part', v.server.providerFirstAudioMs],
-        ['server: relay part', v.server.relayMs],
+        [LATENCY_LABELS.turn, v.server.turnLatencyMs],
+        [LATENCY_LABELS.provider, v.server.providerFirstAudioMs],
+        [LATENCY_LABELS.relay, v.server.relayMs],
       ] as Array<[string, LatencySummary | null]>)
     : []),
   ...(r.chat

@@ -12,6 +12,7 @@ import { FRAME_MS } from '../../voice/pcm.js';
 import type { WebSocketConstructor } from '../../voice/types.js';
 import type { LoadTestOptions } from './args.js';
 import { markerFor } from './marker.js';
+import { NO_ROUTE_KEY } from './labels.js';
 import type { LoadTestReport, Progress } from './report.js';
 import { serverFigures, SERVER_FIGURE_CALLS } from './server-side.js';
 import { Samples, Tally } from './stats.js';
@@ -191,7 +192,7 @@ export async function runLoadTest(
       connected++;
       if (call.session !== undefined && sessionIds.length < SERVER_FIGURE_CALLS)
         sessionIds.push(call.session.sessionId);
-      perInstance.add(/^vs_([a-z0-9]+)_/.exec(call.session?.sessionId ?? '')?.[1] ?? 'unknown');
+      perInstance.add(/^vs_([a-z0-9]+)_/.exec(call.session?.sessionId ?? '')?.[1] ?? NO_ROUTE_KEY);
       if (call.stats.mintMs !== undefined) mintMs.add(call.stats.mintMs);
       if (call.stats.connectMs !== undefined) connectMs.add(call.stats.connectMs);
       me.firstFrameAt = performance.now();

@@ -1,6 +1,7 @@
 /** The plan printed before a run and the human summary printed after it. */
 import type { LoadTestOptions } from './args.js';
 import type { LatencySummary } from './stats.js';
+import { LATENCY_LABELS, NO_ROUTE_KEY } from './labels.js';
 import { callerBytesPerSecond, type LoadTestReport } from './run.js';
 
 function seconds(ms: number): string {
@@ -48,14 +49,30 @@ export function planText(o: LoadTestOptions, inputLabel: string): string {
   return lines.join('\n');
 }
 
+/** Width of a figure's name: the longest label below fits. */
+const NAME_WIDTH = 36;
+
+/** Calls per instance: "1 instance" when only one answered, else each route key's count. */
+export function instancesText(counts: Record<string, number>): string {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) return 'none';
+  const calls = (n: number) => `${n} call${n === 1 ? '' : 's'}`;
+  if (entries.length === 1) {
+    const [key, n] = entries[0]!;
+    return key === NO_ROUTE_KEY ? `1 instance: ${calls(n)}` : `${key}: ${n} (1 instance)`;
+  }
+  const each = entries.map(([k, v]) => `${k === NO_ROUTE_KEY ? 'no route key' : k}: ${v}`).join(', ');
+  return `${each} (${entries.length} instances)`;
+}
+
 function latency(name: string, s: LatencySummary | null, note = ''): string {
-  if (s === null) return `  ${name.padEnd(22)} -${note ? `  (${note})` : ''}`;
-  return `  ${name.padEnd(22)} p50 ${s.p50.toFixed(0).padStart(6)} ms   p95 ${s.p95.toFixed(0).padStart(6)} ms   p99 ${s.p99.toFixed(0).padStart(6)} ms   max ${s.max.toFixed(0).padStart(6)} ms   (n=${s.count})`;
+  if (s === null) return `  ${name.padEnd(NAME_WIDTH)} -${note ? `  (${note})` : ''}`;
+  return `  ${name.padEnd(NAME_WIDTH)} p50 ${s.p50.toFixed(0).padStart(6)} ms   p95 ${s.p95.toFixed(0).padStart(6)} ms   p99 ${s.p99.toFixed(0).padStart(6)} ms   max ${s.max.toFixed(0).padStart(6)} ms   (n=${s.count})`;
 }
 
 function tally(name: string, counts: Record<string, number>): string {
   const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
-  return `  ${name.padEnd(22)} ${entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k}: ${v}`).join(', ')}`;
+  return `  ${name.padEnd(NAME_WIDTH)} ${entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k}: ${v}`).join(', ')}`;
 }
 
 const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
@@ -66,24 +83,24 @@ export function summaryText(r: LoadTestReport): string {
   const lines = [
     `parley-loadtest ${r.interrupted ? 'INTERRUPTED after' : 'finished in'} ${(r.elapsedMs / 1000).toFixed(1)} s: ${r.target.url} (${r.target.auth})`,
     `voice: ${v.connected}/${v.attempted} calls connected, peak ${v.peakConcurrent} at once, ${v.ended} ended`,
-    latency('mint', v.mintMs),
-    latency('connected', v.connectMs),
-    latency('first assistant audio', v.firstAudioMs, 'none heard'),
+    latency(LATENCY_LABELS.mint, v.mintMs),
+    latency(LATENCY_LABELS.connect, v.connectMs),
+    latency(LATENCY_LABELS.firstAudio, v.firstAudioMs, 'none heard'),
     latency(
-      'round trip',
+      LATENCY_LABELS.roundTrip,
       v.roundTripMs,
       'no echo: needs the simulator in echo mode, e.g. [sim:echo] in the assistant instructions',
     ),
     ...serverLines(v.server),
     tally('refusals', v.refusals),
     tally('end reasons', v.endReasons),
-    tally('calls per instance', v.perInstance),
+    `  ${'calls per instance'.padEnd(NAME_WIDTH)} ${instancesText(v.perInstance)}`,
     tally('errors', v.errors),
-    `  audio                  sent ${mb(v.audio.sentBytes)}, heard ${mb(v.audio.receivedBytes)}, dropped here ${mb(v.audio.droppedLocallyBytes)}, dropped by the service ${(v.audio.droppedByServerMs / 1000).toFixed(1)} s` +
+    `  ${'audio'.padEnd(NAME_WIDTH)} sent ${mb(v.audio.sentBytes)}, heard ${mb(v.audio.receivedBytes)}, dropped here ${mb(v.audio.droppedLocallyBytes)}, dropped by the service ${(v.audio.droppedByServerMs / 1000).toFixed(1)} s` +
       (v.audio.receivedWhileGateClosedBytes > 0
         ? `, ${mb(v.audio.receivedWhileGateClosedBytes)} arrived while the gate was closed (!)`
         : ''),
-    `  heartbeats             ${v.heartbeats.sent} sent, ${v.heartbeats.failed} failed; send schedule late by up to ${v.audio.maxSendLagMs} ms` +
+    `  ${'heartbeats'.padEnd(NAME_WIDTH)} ${v.heartbeats.sent} sent, ${v.heartbeats.failed} failed; send schedule late by up to ${v.audio.maxSendLagMs} ms` +
       (v.audio.maxSendLagMs > 100 ? ' (this machine could not keep up: results understate Parley)' : ''),
   ];
   if (r.chat !== null) {
@@ -101,11 +118,11 @@ export function summaryText(r: LoadTestReport): string {
 /** The service's own figures of the same calls, under what this tool heard. */
 function serverLines(s: LoadTestReport['voice']['server']): string[] {
   if (s === null) return [];
-  if (s.unavailable !== null) return [`  server-side            not read: ${s.unavailable}`];
+  if (s.unavailable !== null) return [`  ${'server-side'.padEnd(NAME_WIDTH)} not read: ${s.unavailable}`];
   return [
-    latency(`server: turn latency`, s.turnLatencyMs, `no turns in ${s.calls} calls`),
-    latency('server: provider part', s.providerFirstAudioMs, 'no turns'),
-    latency('server: relay part', s.relayMs, 'no turns'),
+    latency(LATENCY_LABELS.turn, s.turnLatencyMs, `no turns in ${s.calls} calls`),
+    latency(LATENCY_LABELS.provider, s.providerFirstAudioMs, 'no turns'),
+    latency(LATENCY_LABELS.relay, s.relayMs, 'no turns'),
   ];
 }
 

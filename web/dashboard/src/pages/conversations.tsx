@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
 import { CallTimelinePicture } from '../ui/call-timeline.js';
+import { AnalysisPanel } from './conversation-analysis.js';
 import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
 import { dateTime, dollars } from '../ui/format.js';
 import { href, navigate } from '../router.js';
@@ -216,7 +217,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
       </p>
       <h2 id="tr-h">Transcript</h2>
       <Loaded load={load} label="Loading the transcript…">
-        {({ conversation, messages, recordings, voiceCalls }) => (
+        {({ conversation, messages, recordings, voiceCalls, analysis }) => (
           <>
             <p class="muted">
               {conversation.source === 'phone' ? 'Phone call' : conversation.channel === 'voice' ? 'Voice' : 'Chat'}
@@ -254,6 +255,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                 />
               )}
             </div>
+            {analysis && <AnalysisPanel analysis={analysis} />}
             {voiceCalls.length > 0 && (
               <div class="recordings">
                 <h3>Voice calls</h3>

@@ -21,11 +21,19 @@ export function EvalsTab({ assistant }: { assistant: Assistant }) {
                 <strong>Evals are not part of the {l.planCode} plan.</strong> They come with the Pro and Business plans:
                 run a set of questions against this assistant and score its answers against what you expect.
               </p>
-              <p>
-                <a class="button primary" href={href('/billing')}>
-                  See plans and upgrade
-                </a>
-              </p>
+              {l.billingConfigured ? (
+                <p>
+                  <a class="button primary" href={href('/billing')}>
+                    See plans and upgrade
+                  </a>
+                </p>
+              ) : (
+                <p>
+                  Plans are not sold on this server: an operator changes an account&rsquo;s plan in Admin. To become
+                  one, run <code>npm run cli -- admin:grant --email you@example.com</code> on the server; or set{' '}
+                  <code>SELF_HOSTED=true</code> there to lift plan limits altogether.
+                </p>
+              )}
             </div>
           )
         }

@@ -1980,6 +1980,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         limits: {
+                            /** @description Whether plans can be bought here; when not, an operator changes plans. */
+                            billingConfigured: boolean;
                             /** @description micros (1,000,000 = $1) */
                             budgetMicros: number;
                             /** @description micros (1,000,000 = $1) */
@@ -1998,6 +2000,8 @@ export interface operations {
                             planCode: string;
                             playgroundExempt: boolean;
                             playgroundVoiceExempt: boolean;
+                            /** @description SELF_HOSTED: no plan limit applies on this server (the caps above read null, evals are on). */
+                            selfHosted: boolean;
                             voiceConcurrentCalls: number;
                             voiceMinutes: number;
                         };
