@@ -47,14 +47,17 @@ export async function recordToolItems(
   conversation: { id: string; assistantId: string },
   items: ToolItem[],
 ): Promise<void> {
-  for (const item of items) {
-    await tx`
+  // Pipelined on the transaction's connection: one round trip, run in this order.
+  await Promise.all(
+    items.map(
+      (item) => tx`
       insert into tool_calls (id, conversation_id, assistant_id, in_reply_to, tool_id, name, arguments, status, result,
                               error, duration_ms)
       values (${item.id}, ${conversation.id}, ${conversation.assistantId}, ${item.inReplyTo}, ${item.toolId},
               ${item.name}, ${tx.json((item.arguments ?? null) as never)}, ${item.status},
-              ${item.result === undefined ? null : tx.json(item.result as never)}, ${item.error}, ${item.durationMs})`;
-  }
+              ${item.result === undefined ? null : tx.json(item.result as never)}, ${item.error}, ${item.durationMs})`,
+    ),
+  );
 }
 
 /** An async tool's result, once it arrived (its item was stored pending). */

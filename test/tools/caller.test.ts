@@ -15,7 +15,7 @@ t.test('a receiver on a private address is refused at call time unless the polic
     name: 'order_status',
     parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
     url: receiver.url,
-    timeoutMs: 2000,
+    timeoutMs: 10_000,
   };
   const refused = await callTool(
     { secrets: async () => [secret], policy: publicAddressesOnly },

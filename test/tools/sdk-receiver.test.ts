@@ -61,7 +61,11 @@ t.test('examples/tool-receiver.ts answers a real assistant; after a rotation bot
     (await api(app.url, 'POST', '/api/v1/chat', owner.secret, { assistantId: body.assistant.id, message })).body;
 
   t.match((await ask('what is the status of order 12345')).answer, /Order status: status shipped, eta 2026-12-01\./);
-  t.match((await ask('status of order 4')).answer, /I could not reach the order system\./, "an { error } answer: the tool's failed message");
+  t.match(
+    (await ask('status of order 4')).answer,
+    /I could not reach the order system\./,
+    "an { error } answer: the tool's failed message",
+  );
 
   const rotated = await api(app.url, 'POST', `${base}/rotate-secret`, owner.secret, {});
   const fresh = await startToolReceiver(rotated.body.secret, { port: 0 });
