@@ -94,7 +94,7 @@ export class VoiceService {
           ctx.timelines.finish(session.id);
           // `lost`: another instance settled it (and counted it).
           if (registered && final.status === 'ended')
-            this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+            this.observer?.sessionEnded(final.endReason ?? 'client', session.providerSession?.stats.reconnects ?? 0);
           return final;
         },
         ground: (session, request, question) => void turns.ground(session, request, question),

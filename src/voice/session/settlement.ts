@@ -1,6 +1,7 @@
 import { presentEndReason, type EndReason } from '../end-reasons.js';
 import { audienceOf, keylessSource, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
-import { wholeBillableSeconds, type LiveVoiceSession } from './live-session.js';
+import { wholeBillableSeconds } from './billable-time.js';
+import type { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import type { VoiceTurns } from './turns.js';
@@ -70,7 +71,8 @@ export async function finishSession(
   session.gate.end(presented);
   session.notifyEnded(presented);
   const closed =
-    session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
+    session.providerClosed ??
+    (session.providerSession !== undefined ? await session.providerSession.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
   // Only time with a connected caller and a live provider link is billed.
   const billableSeconds = session.billableSecondsOf(usageSeconds);

@@ -194,7 +194,7 @@ export class VoiceTakeover {
     const handlers = { ...handlersWithTimeline(session), ...direct.watch(session, { present: true }) };
     void provider.resumeWebRtcSession(providerSessionId, { handlers, logger: log }).then(
       (sideband) => {
-        session.provider = sideband;
+        session.providerSession = sideband;
         if (session.status !== 'active') return void sideband.close();
         ctx.supervisor.add(session);
         // The widget keeps the provider's audio muted while the gate is closed: the call was audible, so it stays so.
@@ -215,7 +215,7 @@ export class VoiceTakeover {
  * no settlement: the new owner settles it). A call whose row says it was settled instead ends as before.
  */
 export async function relinquishOrEnd(ctx: VoiceContext, session: LiveVoiceSession): Promise<void> {
-  const detach = (session.provider as { detach?: () => void } | undefined)?.detach;
+  const detach = (session.providerSession as { detach?: () => void } | undefined)?.detach;
   const row = detach === undefined ? undefined : await q.findSession(ctx.deps.sql, session.id).catch(() => undefined);
   if (detach === undefined || row?.state !== 'active' || row.ownerInstance === ctx.ownership.instanceId) {
     void session.end('control_lost');
@@ -226,7 +226,7 @@ export async function relinquishOrEnd(ctx: VoiceContext, session: LiveVoiceSessi
   ctx.supervisor.delete(session);
   ctx.quota.ended?.(session.quotaRequest);
   ctx.timelines.forget(session.id);
-  detach.call(session.provider);
+  detach.call(session.providerSession);
   session.status = 'ended';
   session.notifyEnded('control_lost');
 }
