@@ -4,6 +4,7 @@ import { wholeBillableSeconds } from './billable-time.js';
 import type { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
+import { releaseCall } from './teardown.js';
 import type { VoiceTurns } from './turns.js';
 import type { VoiceFinal } from '../types.js';
 
@@ -66,8 +67,7 @@ export async function finishSession(
   by: 'client' | 'service',
 ): Promise<VoiceFinal> {
   const presented = presentEndReason(reason, audienceOf(session.keyless));
-  ctx.supervisor.delete(session);
-  ctx.quota.ended?.(session.quotaRequest);
+  releaseCall(ctx, session, 'ending');
   session.gate.end(presented);
   session.notifyEnded(presented);
   const closed =

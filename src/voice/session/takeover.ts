@@ -9,6 +9,7 @@ import { gateSeqBase } from './gate.js';
 import { sessionLimits } from './limits.js';
 import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
+import { releaseCall } from './teardown.js';
 
 /**
  * A WebRTC call outlives the instance that minted it. Its audio runs between the caller and the provider, so when the
@@ -222,10 +223,7 @@ export async function relinquishOrEnd(ctx: VoiceContext, session: LiveVoiceSessi
     return;
   }
   session.log.warn({ owner: row.ownerInstance }, 'voice call taken over by another instance; letting go of it here');
-  ctx.sessions.delete(session.id);
-  ctx.supervisor.delete(session);
-  ctx.quota.ended?.(session.quotaRequest);
-  ctx.timelines.forget(session.id);
+  releaseCall(ctx, session, 'relinquished');
   detach.call(session.providerSession);
   session.status = 'ended';
   session.notifyEnded('control_lost');
