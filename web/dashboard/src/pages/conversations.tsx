@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
 import { CallTimelinePicture } from '../ui/call-timeline.js';
 import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
-import { dateTime, dollars } from '../ui/format.js';
+import { count, dateTime, dollars } from '../ui/format.js';
 import { href, navigate } from '../router.js';
 
 type Filters = {
@@ -223,7 +223,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
               {conversation.callerNumber !== null ? ` from ${conversation.callerNumber}` : ''} · {conversation.source} ·
               started {dateTime(conversation.startedAt)} · {seconds(conversation.durationSeconds)} ·{' '}
               <span title={conversation.visitorId ?? undefined}>{conversation.visitorLabel}</span> ·{' '}
-              {conversation.messageCount} messages · {dollars(conversation.costMicros)}
+              {count(conversation.messageCount, 'message')} · {dollars(conversation.costMicros)}
             </p>
             <div class="actions conversation-actions">
               <a class="button" href={`/api/v1/conversations/${encodeURIComponent(conversation.id)}/export`} download>
@@ -288,13 +288,17 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
               </Empty>
             ) : (
               <ol class="transcript">
-                {messages.map((m) => (
+                {messages.map((m, i) => (
                   <li class={`bubble ${m.role}`}>
                     <span class="bubble-who">{m.role === 'user' ? 'Visitor' : 'Assistant'}</span>
                     <p class="bubble-text">{m.content}</p>
                     <p class="muted small">
                       {dateTime(m.createdAt)}
                       {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
+                      {/* A question the next message does not answer (the caller asked again, or the call ended). */}
+                      {m.role === 'user' && messages[i + 1]?.role !== 'assistant' && (
+                        <strong class="unanswered"> · Not answered</strong>
+                      )}
                     </p>
                     {m.feedback && (
                       <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>
