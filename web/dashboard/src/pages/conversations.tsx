@@ -148,7 +148,7 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                       <td>
                         <a
                           href={href(
-                            `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`,
+                            `/assistants/${encodeURIComponent(assistant.publicId)}/conversations/${encodeURIComponent(c.id)}`,
                           )}
                         >
                           {dateTime(c.startedAt)}
@@ -204,7 +204,7 @@ function seconds(total: number): string {
 }
 
 function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
-  const back = `/assistants/${encodeURIComponent(assistant.id)}/conversations`;
+  const back = `/assistants/${encodeURIComponent(assistant.publicId)}/conversations`;
   const load = useLoad(
     () => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }),
     [conversationId],
@@ -212,7 +212,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
   return (
     <section class="card" aria-labelledby="tr-h">
       <p class="crumbs">
-        <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations`)}>All conversations</a> /
+        <a href={href(`/assistants/${encodeURIComponent(assistant.publicId)}/conversations`)}>All conversations</a> /
       </p>
       <h2 id="tr-h">Transcript</h2>
       <Loaded load={load} label="Loading the transcript…">
