@@ -26,14 +26,27 @@ export class OutgoingQueue {
   private audio: boolean[] = [];
   private head = 0;
   private queuedBytes = 0;
+  /** Writes handed to the socket whose completion has not been reported yet. */
+  private inFlight = 0;
   /** Audio frames discarded because the queue was full or the link dropped. */
   dropped = 0;
 
   constructor(
     private readonly highWaterBytes: number,
     private readonly maxQueuedBytes: number,
+    /** Called when the last write in flight completed with nothing waiting (the append coalescer's cue). */
+    private readonly onIdle?: () => void,
   ) {
     this.onWritten = this.onWritten.bind(this);
+  }
+
+  /**
+   * Nothing in flight on the link: every write handed to the socket has completed, nothing waits here and the socket
+   * buffers no bytes. A frame sent now goes out alone, at once.
+   */
+  get idle(): boolean {
+    const sink = this.sink;
+    return sink !== null && this.inFlight === 0 && this.head === this.items.length && sink.bufferedAmount === 0;
   }
 
   get length(): number {
@@ -46,12 +59,14 @@ export class OutgoingQueue {
 
   attach(sink: OutgoingSink): void {
     this.sink = sink;
+    this.inFlight = 0;
     this.flush();
   }
 
   /** Detach on a dropped link. Waiting audio is stale by the time a new link exists, so it is discarded. */
   detach(): void {
     this.sink = null;
+    this.inFlight = 0;
     const keptItems: OutgoingFrame[] = [];
     const keptAudio: boolean[] = [];
     for (let i = this.head; i < this.items.length; i++) {
@@ -72,6 +87,7 @@ export class OutgoingQueue {
   push(frame: OutgoingFrame, isAudio: boolean): void {
     const sink = this.sink;
     if (sink !== null && this.head === this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
+      this.inFlight++;
       sink.send(frame, SEND_OPTIONS, this.onWritten);
       return;
     }
@@ -108,7 +124,10 @@ export class OutgoingQueue {
   }
 
   private onWritten(): void {
+    // A completion from a socket already replaced may land here: it only makes the link look idle a write early.
+    if (this.inFlight > 0) this.inFlight--;
     if (this.head !== this.items.length) this.flush();
+    else if (this.inFlight === 0) this.onIdle?.();
   }
 
   private flush(): void {
@@ -120,6 +139,7 @@ export class OutgoingQueue {
       this.head++;
       if (frame === '') continue;
       this.queuedBytes -= frame.length;
+      this.inFlight++;
       sink.send(frame, SEND_OPTIONS, this.onWritten);
     }
     this.skipEmpty();
@@ -128,6 +148,7 @@ export class OutgoingQueue {
   /** Forget everything (session over). */
   clear(): void {
     this.sink = null;
+    this.inFlight = 0;
     this.items = [];
     this.audio = [];
     this.head = 0;
