@@ -18,12 +18,12 @@ export interface AppendLink {
 
 /**
  * Caller audio to the provider as `session.input_audio.append` frames: **a frame goes at once when nothing is in
- * flight on the link**, and frames are gathered into one append only while the previous write has not drained (its
- * completion not yet reported, bytes still buffered in the socket, or frames waiting in the adapter's queue). Staged
- * audio leaves as soon as the link drains ({@link drained}, called by the queue), before any control frame, when
- * 100 ms are staged, or when the oldest staged byte is `maxWaitMs` old (VOICE_PROVIDER_APPEND_MS), whichever comes
- * first. So a link that keeps up sends one append per caller frame and adds no wait; a link that falls behind (a busy
- * instance, a slow provider) writes fewer, larger frames, which is when fewer writes are worth a few ms.
+ * flight on the link**, and frames are gathered into one append only while the previous write has not drained (the
+ * socket still buffers bytes, or frames wait in the adapter's queue). Staged audio leaves when the link reports a
+ * drain ({@link drained}: the outgoing queue's watched write completed), before any control frame, when 100 ms are
+ * staged, or when the oldest staged byte is `maxWaitMs` old (VOICE_PROVIDER_APPEND_MS), whichever comes first. So a
+ * link that keeps up sends one append per caller frame and adds no wait; a link that falls behind (a busy instance,
+ * a slow provider) writes fewer, larger frames, which is when fewer writes are worth a few ms.
  *
  * The staging buffer is allocated the first time something is staged (most calls never stage). The wait is measured:
  * every frame's time staged goes to the residence's `appendWindow` histogram (0 for a frame sent at once), apart from
