@@ -115,7 +115,7 @@ const passThrough = Object.fromEntries(
   Object.entries(process.env).filter(
     ([name, value]) =>
       value !== undefined &&
-      /^(VOICE_|CHAT_|OPENAI_|HOSTED_|BILLING_|METRICS_|LOG_LEVEL|SIGNUP_ENABLED|ADMIN_USER_IDS|PUBLIC_URL|API_RATE|WIDGET_|ACCESS_LOG)/.test(
+      /^(VOICE_|CHAT_|OPENAI_|HOSTED_|BILLING_|METRICS_|LOG_LEVEL|LOG_FORMAT|SELF_HOSTED|SIGNUP_ENABLED|ADMIN_USER_IDS|PUBLIC_URL|API_RATE|WIDGET_|ACCESS_LOG)/.test(
         name,
       ),
   ),
@@ -129,6 +129,8 @@ const cluster = await startCluster({
   env: {
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     LOG_LEVEL: 'info',
+    // The instances write to a pipe (this command prefixes their lines): pretty when this command is on a terminal.
+    LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
     SIGNUP_ENABLED: 'true',
     ...passThrough,
     VOICE_DRAIN_TIMEOUT_SECONDS: String(drainSeconds),
@@ -151,6 +153,15 @@ process.stdout.write(
 );
 
 const sql = postgres(database, { max: 1, onnotice: () => undefined });
+// The cluster's database is its own: an owner made for `npm start` (the embedded database) is not in it.
+const [owners] = await sql<Array<{ any: boolean }>>`select exists (select 1 from users) as any`.catch(() => [
+  { any: true },
+]);
+if (owners?.any === false)
+  process.stdout.write(
+    `No owner in the cluster's database yet (it is not the one \`npm start\` uses). Create one with:\n` +
+      `  DATABASE_URL='${shown(database)}' npm run cli -- user:create --email you@example.com --password-stdin\n\n`,
+  );
 /** Calls an instance runs or ran, read from the shared database: the cluster's own account of what a stop did. */
 async function callsOf(instanceId: string, since: Date) {
   return sql<Array<{ id: string; state: string; endReason: string | null; startedAt: Date | null }>>`

@@ -128,10 +128,12 @@ export const envSchema = z.object({
   VOICE_PROVIDER_URL: url(['ws:', 'wss:']),
   VOICE_PROVIDER_API_KEY: optionalString,
   VOICE_MODEL: z.string().default('gpt-live-1'),
-  // Caller audio goes to the provider in one append per this many ms (0: one append per caller frame). Adds at most
-  // the window minus one caller frame of input latency: at 40 ms with 20 ms frames, every other frame waits 20 ms
-  // (10 ms on average) for half the provider writes; the wait is in /metrics (parley_voice_relay_append_wait_seconds).
-  VOICE_PROVIDER_APPEND_MS: int(40, 0, 1000),
+  // The longest a caller frame waits to share a provider append. A frame goes to the provider at once when nothing is
+  // in flight on that link; only while its previous write has not drained are frames gathered into one append, which
+  // leaves when the link drains or at this cap. 0: one append per caller frame, never held. (It was a fixed window
+  // before; a larger value now only lets a backed-up link gather longer.) The wait is in /metrics
+  // (parley_voice_relay_append_wait_seconds, 0 for frames sent at once).
+  VOICE_PROVIDER_APPEND_MS: int(10, 0, 1000),
   VOICE_MAX_CONCURRENT_SESSIONS: int(0, 0, 1_000_000),
   // Voice sessions: heartbeat interval given to clients that declare `heartbeat`; the deployment's cap on an
   // assistant's maxDurationSeconds.

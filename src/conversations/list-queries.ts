@@ -33,7 +33,10 @@ export interface ConversationSummaryRow extends ConversationRow {
   chatCostMicros: number;
   voiceCostMicros: number;
   firstMessage: string | null;
-  /** The worst outcome of its answers: model_failure, then no_answer, then answered; null without answers. */
+  /**
+   * The worst outcome of its answers: model_failure, then no_answer (also when its last question has no answer after
+   * it), then answered; null without messages.
+   */
   outcome: Outcome | null;
   lastActivityAt: Date;
 }
@@ -59,7 +62,10 @@ export async function summaryPage(
     left join lateral (
       select sum(cost_micros) as cost, max(created_at) as last_at,
              case when bool_or(outcome = 'model_failure') then 'model_failure'
-                  when bool_or(outcome = 'no_answer') then 'no_answer'
+                  -- A last question with no answer after it (a voice turn that was never answered) is not answered.
+                  when bool_or(outcome = 'no_answer')
+                       or max(seq) filter (where role = 'user') > coalesce(max(seq) filter (where role = 'assistant'), -1)
+                    then 'no_answer'
                   when bool_or(outcome = 'answered') then 'answered' end as outcome
       from messages where conversation_id = c.id
     ) m on true

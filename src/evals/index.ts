@@ -7,6 +7,7 @@ import type { EvalDeps } from './service.js';
 export { createEvalRunner } from './runner.js';
 export { createEval, type EvalDeps } from './service.js';
 export { tokenF1, scoreTokens } from './score.js';
+export { factScore } from './facts.js';
 export { EvalErrorCodes } from './errors.js';
 
 export interface EvalsCapability {

@@ -26,10 +26,7 @@ export const evalSchema = z.object({
   status: z.enum(['queued', 'running', 'done', 'failed']),
   caseCount: z.number().int(),
   completedCount: z.number().int(),
-  averageScore: z
-    .number()
-    .nullable()
-    .describe('Mean token-overlap F1 of the scored finished cases (null when none is scored).'),
+  averageScore: z.number().nullable().describe('Mean score of the scored finished cases (null when none is scored).'),
   costMicros: z.number().int().describe('Provider cost of the finished cases, in micros.'),
   error: z.object({ code: z.string(), message: z.string() }).nullable().describe('Why a failed eval stopped.'),
   createdAt: z.string(),
@@ -50,7 +47,9 @@ export const evalCaseSchema = z.object({
     .min(0)
     .max(1)
     .nullable()
-    .describe('Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored.'),
+    .describe(
+      "0..1: the expected answer's facts found in the answer, lowered by a contradiction, or the hosted model's own grade (src/evals/facts.ts, judge.ts); null when not scored.",
+    ),
   provider: z.string().nullable(),
   model: z.string().nullable(),
   inputTokens: z.number().int(),

@@ -1,10 +1,9 @@
 /**
- * How an eval answer is scored against the expected answer: token-overlap F1, the SQuAD measure. Both texts are
- * lower-cased (NFKC), split into runs of letters and digits, and the articles "a", "an", "the" dropped; then
- * precision = shared tokens / answer tokens, recall = shared tokens / expected tokens (shared counted as a
- * multiset), F1 = 2PR / (P + R), rounded to 4 decimals. 1 is every expected word and nothing else; 0 is no word in
- * common. Deliberately simple and deterministic: it rewards answers that contain the expected facts and penalises
- * padding (a long answer quoting the right sentence scores lower than the sentence alone). No model is called.
+ * Token-overlap F1, the SQuAD measure: both texts lower-cased (NFKC), split into runs of letters and digits, the
+ * articles "a", "an", "the" dropped; precision = shared tokens / answer tokens, recall = shared tokens / expected
+ * tokens (shared counted as a multiset), F1 = 2PR / (P + R), rounded to 4 decimals. Kept as a reference measure: it
+ * punishes a long answer that quotes the right sentence below a short wrong one, so eval cases are scored by their
+ * facts instead (facts.ts, and the judge in judge.ts).
  */
 const ARTICLES = new Set(['a', 'an', 'the']);
 

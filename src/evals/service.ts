@@ -21,7 +21,8 @@ import {
 import { retrievePassages, sourcesOf } from '../retrieval/index.js';
 import { evalErrors } from './errors.js';
 import * as q from './queries.js';
-import { tokenF1 } from './score.js';
+import { factScore } from './facts.js';
+import { judgeAnswer } from './judge.js';
 
 export interface EvalDeps {
   sql: Sql;
@@ -248,15 +249,22 @@ export async function runCase(deps: EvalDeps, run: CaseRun, c: q.PendingCase): P
   if (run.signal.aborted || error?.failure === 'aborted') return 'interrupted';
 
   const failed = error !== undefined;
+  // Scored by the facts of the expected answer; a hosted model, when it answers, is also asked to judge (judge.ts).
+  const judged =
+    !failed && c.expected !== null && provider.name !== 'local' && answer.trim() !== ''
+      ? await judgeAnswer(provider, { question: c.question, expected: c.expected, answer }, run.signal)
+      : undefined;
+  if (run.signal.aborted) return 'interrupted';
   if (error)
     deps.log.warn(
       { evalId: run.evalId, case: c.ordinal, provider: provider.name, failure: error.failure, status: error.status },
       'eval case provider failed',
     );
   const inputTokens =
-    usage?.inputTokens ??
-    (answer.length > 0 || failed ? Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0);
-  const outputTokens = usage?.outputTokens ?? Math.ceil(answer.length / 4);
+    (usage?.inputTokens ??
+      (answer.length > 0 || failed ? Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) : 0)) +
+    (judged?.inputTokens ?? 0);
+  const outputTokens = (usage?.outputTokens ?? Math.ceil(answer.length / 4)) + (judged?.outputTokens ?? 0);
   let costMicros = 0;
   if (error && answer.length === 0 && error.failure === 'connection') await deps.meter.release(reservation);
   else {
@@ -274,7 +282,7 @@ export async function runCase(deps: EvalDeps, run: CaseRun, c: q.PendingCase): P
     sources: failed ? [] : sourcesOf(passages, c.question),
     outcome: failed ? 'model_failure' : passages.length > 0 ? 'answered' : 'no_answer',
     // A failed answer is not scored (there is nothing comparable); neither is a case without an expected answer.
-    score: failed || c.expected === null ? null : tokenF1(answer, c.expected),
+    score: failed || c.expected === null ? null : (judged?.score ?? factScore(answer, c.expected, c.question)),
     provider: provider.name,
     model: provider.model,
     inputTokens,

@@ -43,6 +43,11 @@ export type Refusal =
   | { kind: 'voice_minutes'; voiceSecondsLimit: number; voiceSecondsUsed: number; voiceSecondsReserved: number }
   | { kind: 'voice_concurrency'; voiceConcurrentCalls: number };
 
+/** What an owner refused by a plan can do about it (owners only: visitors never hear of plans). */
+const UNLOCK =
+  'Upgrade the plan, or ask an operator of this server to change it (dashboard Admin); on a server without billing, ' +
+  'the operator can set SELF_HOSTED=true to lift plan limits.';
+
 /**
  * The error a refusal becomes for its audience. Visitors never learn which limit it was; a refused call (`voice`)
  * is `voice_unavailable` to them whatever the limit.
@@ -83,21 +88,20 @@ export function refusalError(refusal: Refusal, audience: Audience, channel: 'voi
         },
       );
     case 'assistants':
-      return new AppError(MeteringErrorCodes.PLAN_LIMIT_ASSISTANTS, 403, 'The plan allows no more assistants.', {
-        reason: 'plan_limit',
-        details: { maxAssistants: refusal.maxAssistants, assistantCount: refusal.assistantCount },
-      });
-    case 'evals':
       return new AppError(
-        MeteringErrorCodes.PLAN_LIMIT_EVALS,
+        MeteringErrorCodes.PLAN_LIMIT_ASSISTANTS,
         403,
-        'Evals are not included in the plan. Upgrade it, or ask an operator of this server to change it (dashboard ' +
-          'Admin); on a server without billing, the operator can set SELF_HOSTED=true to lift plan limits.',
+        `The plan allows no more assistants. ${UNLOCK}`,
         {
           reason: 'plan_limit',
-          details: { planCode: refusal.planCode },
+          details: { maxAssistants: refusal.maxAssistants, assistantCount: refusal.assistantCount },
         },
       );
+    case 'evals':
+      return new AppError(MeteringErrorCodes.PLAN_LIMIT_EVALS, 403, `Evals are not included in the plan. ${UNLOCK}`, {
+        reason: 'plan_limit',
+        details: { planCode: refusal.planCode },
+      });
     case 'account_inactive':
       return new AppError(MeteringErrorCodes.ACCOUNT_INACTIVE, 403, `The hosting account is ${refusal.status}.`, {
         details: { status: refusal.status },

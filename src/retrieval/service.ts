@@ -1,4 +1,5 @@
 import type { Sql } from '../db/index.js';
+import { withoutTitleLines } from '../providers/chat/index.js';
 import { questionLexemes, rankPassages, type PassageRow, type QueryLexeme } from './queries.js';
 
 /** A ranked passage of a ready document, as the query returns it. */
@@ -106,10 +107,11 @@ export function sourcesOf(passages: readonly Passage[], question: string): Passa
 
 /**
  * A short excerpt of a passage around the first word of the question it contains (for `sources[].snippet`),
- * cut at word boundaries.
+ * cut at word boundaries, without the passage's title lines.
  */
 export function snippetOf(content: string, question: string, maxChars = 240): string {
-  const text = content.replace(/\s+/g, ' ').trim();
+  // A plain title line ("Kettle price list") is left out, not glued onto the first sentence.
+  const text = withoutTitleLines(content).join(' ').replace(/\s+/g, ' ').trim();
   if (text.length <= maxChars) return text;
   const lower = text.toLowerCase();
   const words = (question.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).sort((a, b) => b.length - a.length);

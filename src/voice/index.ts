@@ -134,7 +134,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
       relayTotals: () => relayTotalsOf(connections),
       liveProviderReconnects: () => {
         let n = 0;
-        for (const session of service.sessions.values()) n += session.provider?.stats.reconnects ?? 0;
+        for (const session of service.sessions.values()) n += session.providerSession?.stats.reconnects ?? 0;
         return n;
       },
       residence: () => deps.voiceProvider?.residence,

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('healthz and readyz on a running instance', async (t) => {
   const { url, deps } = await startTestApp(t);
@@ -30,4 +31,20 @@ t.test('GET / sends a browser to the dashboard; a JSON client gets JSON', async 
   t.match(await client.json(), { service: 'parley', dashboard: '/dashboard/', api: '/api/v1' }, 'JSON clients: JSON');
   const curl = await fetch(`${url}/`, { headers: { accept: '*/*' } });
   t.equal(curl.headers.get('content-type')?.split(';')[0], 'application/json', 'curl (*/*) gets JSON too');
+});
+
+t.test('the access log keeps health checks and static files out of info; the rest is logged', async (t) => {
+  const { url, logs } = await startTestApp(t);
+  for (let i = 0; i < 3; i++) await (await fetch(`${url}/readyz`)).arrayBuffer(); // a proxy's checks
+  await (await fetch(`${url}/healthz`)).arrayBuffer();
+  await (await fetch(`${url}/api/v1/assistants`)).arrayBuffer(); // 401: an owner's request is still logged
+  const access = () => logs.lines.filter((l) => l['component'] === 'access');
+  await waitFor(() => access().some((l) => l['route'] === '/api/v1/assistants'), 'the API request is logged', 5000);
+  t.same(
+    access()
+      .map((l) => l['route'])
+      .filter((r) => r === '/readyz' || r === '/healthz'),
+    [],
+    'successful health checks are not at info',
+  );
 });

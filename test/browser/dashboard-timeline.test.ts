@@ -83,13 +83,31 @@ t.test('the conversation page draws the call; the analytics tab shows turn laten
   const figure = page.getByRole('figure', { name: 'Timeline of call 1' });
   await figure.waitFor();
   const lanes = figure.getByRole('img', { name: /^Call timeline over/ });
-  t.match(await lanes.getAttribute('aria-label'), /turn\(s\).*Ended: caller hung up · fault: none/);
+  t.match(await lanes.getAttribute('aria-label'), /\d+ turns?, .*Ended: caller hung up · fault: none/);
   t.ok((await figure.locator('rect.tl-turn').count()) >= 2, 'the turns are marked on the lanes');
   t.ok((await figure.locator('rect.tl-owner-provider').count()) >= 2, 'each turn bar has its provider part');
   t.ok((await figure.locator('rect.tl-owner-platform').count()) >= 1, 'and the grounded one its platform part');
   t.ok((await figure.locator('rect.tl-gate-open').count()) >= 1, 'the gate is drawn');
   t.match(await figure.locator('figcaption').innerText(), /turn latency p50 \d+ ms, p95 \d+ ms/);
   if (screenshots) await figure.screenshot({ path: join(screenshots, 'voice-timeline.png') });
+
+  // At 375 px the current tab stays in sight and the lanes' labels stay readable (the figure scrolls, not the page).
+  await page.setViewportSize({ width: 375, height: 760 });
+  const current = page.locator('nav.tabs a[aria-current="page"]');
+  t.equal(await current.innerText(), 'Conversations');
+  const tab = (await current.boundingBox())!;
+  t.ok(
+    tab.x >= 0 && tab.x + tab.width <= 375,
+    `the current tab is in sight (${Math.round(tab.x)}..${Math.round(tab.x + tab.width)})`,
+  );
+  const label = (await figure.locator('text.tl-label').first().boundingBox())!;
+  t.ok(label.height >= 9, `lane labels stay readable (${label.height.toFixed(1)} px high)`);
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    0,
+    'the page does not scroll sideways',
+  );
+  await page.setViewportSize({ width: 1100, height: 900 });
 
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/analytics`);
   const chart = page.getByRole('img', { name: /^Voice turn latency over 7 days: \d+ turns/ });

@@ -159,6 +159,7 @@ t.test('create an assistant: its public id and embed snippet are shown', async (
   await page.getByRole('button', { name: 'Create assistant' }).click();
   await page.getByRole('heading', { name: 'Returns helper', level: 1 }).waitFor();
   assistantUrl = page.url();
+  t.match(assistantUrl, /\/dashboard\/assistants\/asst_[0-9A-Za-z]+$/, 'the URL names the assistant by its asst_ id');
   const embed = await page.getByLabel('Widget embed snippet').innerText();
   t.match(embed, /<parley-assistant assistant-id="asst_[0-9A-Za-z]+">/);
   t.match(embed, /\/widget\/v1\/parley\.js/);

@@ -4,6 +4,7 @@ import { chunkText } from '../../src/documents/chunker.js';
 import { createIngestionWorker, publicAddressesOnly } from '../../src/documents/index.js';
 import { addSource } from '../../src/documents/service.js';
 import { createEval, createEvalRunner, EvalErrorCodes, type EvalDeps } from '../../src/evals/index.js';
+import { JUDGE_MARKER } from '../../src/evals/judge.js';
 import { priceChat, type EnforcementMode } from '../../src/metering/index.js';
 import {
   ChatProviderError,
@@ -26,9 +27,16 @@ function scriptedProviders(stream: Stream): ChatProviders {
 }
 
 const USAGE = { inputTokens: 120, outputTokens: 30 };
+const JUDGE_USAGE = { inputTokens: 40, outputTokens: 2 };
+const isJudging = (request: ChatCompletionRequest) => request.messages[0]?.content.startsWith(JUDGE_MARKER) === true;
 
-/** Answers with the best passage, or fails as the question asks. */
+/** Answers with the best passage, or fails as the question asks; as the judge, grades 0.9. */
 const quoting: Stream = async function* (request) {
+  if (isJudging(request)) {
+    yield { type: 'text', text: '0.9' };
+    yield { type: 'usage', ...JUDGE_USAGE };
+    return;
+  }
   if (request.question.includes('unreachable')) throw new ChatProviderError('connection', 'could not connect');
   if (request.question.includes('broken')) {
     yield { type: 'text', text: 'Half an ans' };
@@ -160,8 +168,17 @@ t.test('a run: cases answered in order, scored, each settled once at the priced 
   const cases = await s.cases(created.id);
   t.equal(cases[0]!.sources[0]!.documentId, s.returns.id);
   t.equal(cases[1]!.sources[0]!.documentId, s.hours.id);
-  t.equal(cases[0]!.score, 0.7692, 'F1: 5 shared of 8 answer and 5 expected tokens (P 0.625, R 1)');
-  const price = priceChat('gpt-4o-mini', USAGE.inputTokens, USAGE.outputTokens);
+  t.same(
+    cases.map((c) => c.score),
+    [0.9, 0.9],
+    "a hosted model's answers are graded by the same model",
+  );
+  // The judge's tokens are the case's too: one usage event per case.
+  const price = priceChat(
+    'gpt-4o-mini',
+    USAGE.inputTokens + JUDGE_USAGE.inputTokens,
+    USAGE.outputTokens + JUDGE_USAGE.outputTokens,
+  );
   t.ok(price > 0);
   t.same(
     cases.map((c) => c.costMicros),
@@ -170,6 +187,31 @@ t.test('a run: cases answered in order, scored, each settled once at the priced 
   t.same(await s.eventsPerCase(created.id), [['settled'], ['settled']]);
   t.equal(await s.openEvalReservations(), 0);
   t.equal(await s.runner(quoting).runOnce(), false, 'nothing left to claim');
+});
+
+t.test('a judge that gives no grade leaves the facts score: the right answer above the wrong one', async (t) => {
+  const s = await setup(t);
+  const created = await createEval(s.deps(quoting), s.owner, s.assistant.id, [
+    { question: 'How many days for returns?', expected: 'Within 60 days of delivery.' },
+    { question: 'How many days for returns, wrongly?', expected: 'Within 60 days of delivery.' },
+  ]);
+  const judges: string[] = [];
+  const vague: Stream = async function* (request) {
+    if (isJudging(request)) {
+      judges.push(request.messages[1]!.content);
+      yield { type: 'text', text: 'Looks fine to me.' };
+      return;
+    }
+    const wrong = request.question.includes('wrongly');
+    yield { type: 'text', text: wrong ? 'Returns are free within 14 days of purchase.' : request.passages[0]!.content };
+    yield { type: 'usage', ...USAGE };
+  };
+  t.equal(await s.runner(vague).runOnce(), true);
+  const cases = await s.cases(created.id);
+  t.equal(judges.length, 2, 'the judge was asked about each answer');
+  t.match(judges[1], /Expected answer: Within 60 days of delivery\.\nAnswer to grade: Returns are free within 14 days/);
+  t.equal(cases[0]!.score, 1, 'every expected fact in the quoted sentence');
+  t.ok(cases[1]!.score! < 0.2, `another number: a contradiction (${cases[1]!.score})`);
 });
 
 t.test(

@@ -62,7 +62,7 @@ async function echoCall(t: Test, env: Record<string, string>): Promise<string> {
   return text!;
 }
 
-t.test('a call with the default append window: working residence per direction, the window wait apart', async (t) => {
+t.test('a call with the default config: working residence per direction, the coalescing wait apart', async (t) => {
   const text = await echoCall(t, {});
   const timedIn = sample(text, `${WORK}_count`, IN);
   t.equal(timedIn, 20, 'every caller frame timed once (to the provider socket)');
@@ -72,14 +72,15 @@ t.test('a call with the default append window: working residence per direction, 
     timedIn,
     'buckets are cumulative up to +Inf = count',
   );
-  t.equal(sample(text, `${WAIT}_count`), 20, 'each caller frame also has its window wait, as its own figure');
-  t.ok(sample(text, `${WAIT}_sum`) > 0, 'frames waited for their window');
+  t.equal(sample(text, `${WAIT}_count`), 20, 'each caller frame also has its wait, as its own figure');
+  // A frame goes at once while the provider link has nothing in flight (a loopback socket takes each write at once).
+  t.ok(sample(text, `${WAIT}_bucket`, '{le="0.000025"}') >= 10, 'most frames did not wait at all');
   t.ok(sample(text, `${WORK}_sum`, IN) >= 0, 'working time summed');
 });
 
-t.test('VOICE_PROVIDER_APPEND_MS=0: every frame is working time, no window wait', async (t) => {
+t.test('VOICE_PROVIDER_APPEND_MS=0: one append per frame, never held, so no wait recorded', async (t) => {
   const text = await echoCall(t, { VOICE_PROVIDER_APPEND_MS: '0' });
   t.equal(sample(text, `${WORK}_count`, IN), 20, 'every caller frame timed');
   t.ok(sample(text, `${WORK}_count`, OUT) >= 20, 'every echoed frame timed on its way to the caller');
-  t.equal(sample(text, `${WAIT}_count`), 0, 'no window, no wait');
+  t.equal(sample(text, `${WAIT}_count`), 0, 'no coalescing, no wait');
 });

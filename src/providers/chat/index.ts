@@ -11,6 +11,7 @@ export {
   LOCAL_LABEL,
   LOCAL_NO_ANSWER,
   VOICE_UNAVAILABLE_NOTE,
+  withoutTitleLines,
 } from './local.js';
 export { createOpenAiProvider, type OpenAiProviderOptions } from './openai.js';
 export { SseDataReader } from './sse-lines.js';

@@ -12,8 +12,66 @@ export const VOICE_UNAVAILABLE_NOTE = "Voice isn't available right now, but I'm 
 const MAX_SENTENCES = 3;
 const MAX_CHARS = 700;
 
-function stemsOf(text: string): Set<string> {
-  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((w) => w.slice(0, 5)));
+/** Words nearly every question and sentence has: they say nothing about which sentence answers. */
+const STOPWORDS = new Set(
+  (
+    'the and are but for how what when where which who whom why does did can could would should will you your our ' +
+    'with from that this these those there their they them have has had was were been about into much many any ' +
+    'not its per all some than then also just very too yes here please get got'
+  ).split(' '),
+);
+
+/** A word's comparable stem: "shipping", "ships" and "shipped" all "ship"; at most five letters. */
+export function stemOf(word: string): string {
+  let w = word.toLowerCase();
+  if (w.length > 5 && w.endsWith('ing')) w = w.slice(0, -3);
+  else if (w.length > 4 && w.endsWith('ed')) w = w.slice(0, -2);
+  else if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, w.endsWith('ies') ? -3 : -1);
+  if (/([b-df-hj-np-tv-z])\1$/.test(w)) w = w.slice(0, -1); // "shipp" -> "ship"
+  return w.slice(0, 5);
+}
+
+/** The content words of a text, as stems (stopwords and words under three characters left out, numbers kept). */
+export function stemsOf(text: string): Set<string> {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return new Set(words.filter((w) => (w.length >= 3 || /^\d/.test(w)) && !STOPWORDS.has(w)).map(stemOf));
+}
+
+/**
+ * A title line of plain text: short, no sentence punctuation at its end, followed by a line that starts a sentence
+ * ("Kettle price list" above "The blue kettle costs..."), or a Markdown heading. It names what follows; it is not
+ * part of its first sentence.
+ */
+export function isTitleLine(line: string, next: string | undefined): boolean {
+  const text = line.trim();
+  if (/^#{1,6}\s+\S/.test(text)) return true;
+  if (next === undefined || !/^\s*[\p{Lu}\p{N}]/u.test(next)) return false;
+  return (
+    text.length > 0 &&
+    text.length <= 60 &&
+    text.split(/\s+/).length <= 8 &&
+    /^[\p{Lu}\p{N}]/u.test(text) &&
+    !/[.!?:;,)\]"'”’…-]$/.test(text)
+  );
+}
+
+/** The paragraphs of a passage with its title lines taken out (each paragraph's lines joined). */
+export function withoutTitleLines(text: string): string[] {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const out: string[] = [];
+  let paragraph: string[] = [];
+  const flush = () => {
+    if (paragraph.length > 0) out.push(paragraph.join(' '));
+    paragraph = [];
+  };
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return flush();
+    // Only a paragraph's first line can be a title.
+    if (paragraph.length === 0 && isTitleLine(line, lines[i + 1])) return flush();
+    paragraph.push(line.trim());
+  });
+  flush();
+  return out;
 }
 
 /** Words whose trailing period does not end a sentence ("e.g. the", "Dr. Smith", "No. 5"). */
@@ -96,7 +154,7 @@ function endsSentence(text: string, at: number, mark: string, end: number): bool
 }
 
 function sentencesOf(passage: ContextPassage): string[] {
-  return splitSentences(passage.content);
+  return withoutTitleLines(passage.content).flatMap(splitSentences);
 }
 
 /** The answer text the local provider gives (exported for tests and for the contract suite). */
@@ -118,14 +176,23 @@ export function composeExtractiveAnswer(
       return { sentence, p, i, score: hits - p * 0.5 };
     }),
   );
+  // The sentences about as close to the question as the best one: not their neighbours, not the rest of the passage.
+  const top = Math.max(0, ...scored.map((s) => s.score));
   const chosen = scored
-    .filter((s) => s.score > 0)
+    .filter((s) => s.score > 0 && s.score * 4 >= top * 3)
     .sort((a, b) => b.score - a.score)
     .slice(0, MAX_SENTENCES)
     .sort((a, b) => a.p - b.p || a.i - b.i);
-  let quote = (chosen.length > 0 ? chosen.map((s) => s.sentence) : sentencesOf(best).slice(0, 2)).join(' ');
+  // Passages that share no word with the question do not answer it (a shipping question is not answered with the
+  // returns policy because it ranked first).
+  if (chosen.length === 0) {
+    parts.push(LOCAL_NO_ANSWER);
+    return parts.join('\n\n');
+  }
+  let quote = chosen.map((s) => s.sentence).join(' ');
   if (quote.length > MAX_CHARS) quote = `${quote.slice(0, quote.lastIndexOf(' ', MAX_CHARS))} …`;
-  const where = best.heading ? `“${best.documentName}” (${best.heading})` : `“${best.documentName}”`;
+  const source = request.passages[chosen[0]!.p] ?? best;
+  const where = source.heading ? `“${source.documentName}” (${source.heading})` : `“${source.documentName}”`;
   parts.push(`${LOCAL_LABEL}\n\n${quote}\n\nSource: ${where}`);
   return parts.join('\n\n');
 }

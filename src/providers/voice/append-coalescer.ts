@@ -3,78 +3,100 @@ import { encodeAudioAppendFrame } from './protocol.js';
 import { residenceNow, type RelayResidence } from './residence.js';
 import { SharedTicker } from './shared-ticker.js';
 
-/** PCM16LE mono 24 kHz: the window's size when a session names no other format. */
+/** PCM16LE mono 24 kHz: bytes of one millisecond when a session names no other format. */
 const BYTES_PER_MS = 48;
-/** Frames of one window whose times are kept apart (more, smaller frames share the newest slot's times). */
+/** The largest append staging builds: 100 ms of audio (a backlog of caller frames read at once leaves in these). */
+const STAGING_MS = 100;
+/** Frames of one staged append whose times are kept apart (more, smaller frames share the newest slot's times). */
 const STAMPED_FRAMES = 32;
 
+/** What the coalescer asks of the provider link (the session's outgoing queue). */
+export interface AppendLink {
+  /** Nothing in flight: no write waiting for its completion, nothing queued, no bytes buffered in the socket. */
+  readonly idle: boolean;
+}
+
 /**
- * Caller audio gathered into one `session.input_audio.append` per window (VOICE_PROVIDER_APPEND_MS), instead of one
- * per caller frame: with 20 ms caller frames and a 100 ms window, five frames become one provider frame, so the
- * provider leg does a fifth of the WebSocket writes, maskings, base64 encodes and JSON framings (native-bench
- * RESULTS.md: the provider socket's write path was the largest single cost of the relay).
+ * Caller audio to the provider as `session.input_audio.append` frames: **a frame goes at once when nothing is in
+ * flight on the link**, and frames are gathered into one append only while the previous write has not drained (the
+ * socket still buffers bytes, or frames wait in the adapter's queue). Staged audio leaves when the link reports a
+ * drain ({@link drained}: the outgoing queue's watched write completed), before any control frame, when 100 ms are
+ * staged, or when the oldest staged byte is `maxWaitMs` old (VOICE_PROVIDER_APPEND_MS), whichever comes first. So a
+ * link that keeps up sends one append per caller frame and adds no wait; a link that falls behind (a busy instance,
+ * a slow provider) writes fewer, larger frames, which is when fewer writes are worth a few ms.
  *
- * The bytes staged are copied into one buffer per session (a window of PCM, allocated once); a full window leaves at
- * once, so with steady caller frames the latency added to a frame is at most the window minus one frame (its mean:
- * half of that). A partial window (the caller went quiet, muted or ended) leaves when the instance's one shared
- * {@link AppendFlusher} sees it is older than the window: at most two windows late, and no timer per session.
+ * The staging buffer is allocated the first time something is staged (most calls never stage). The wait is measured:
+ * every frame's time staged goes to the residence's `appendWindow` histogram (0 for a frame sent at once), apart from
+ * its working time.
  */
 export class AppendCoalescer {
-  private readonly staging: Buffer;
+  private staging: Buffer | undefined;
   private length = 0;
   /** Clock time of the oldest staged byte (meaningful while something is staged). */
   stagedAt = 0;
   /**
    * Residence of the staged frames, when measured: per frame (readAt, stagedAt) in monotonic ms, and how many frames
-   * share each slot (the last one takes every frame past {@link STAMPED_FRAMES}). Allocated once per session.
+   * share each slot (the last one takes every frame past {@link STAMPED_FRAMES}). Allocated with the staging buffer.
    */
-  private readonly stamps: Float64Array | undefined;
-  private readonly shares: Uint32Array | undefined;
+  private stamps: Float64Array | undefined;
+  private shares: Uint32Array | undefined;
   private frames = 0;
 
   constructor(
     private readonly flusher: AppendFlusher,
+    private readonly link: AppendLink,
     /** Receives each encoded append frame, in order. */
     private readonly emit: (frame: Buffer) => void,
-    /** One window of this session's audio format ({@link AppendFlusher.windowBytesOf}). */
-    windowBytes = flusher.windowBytes,
-    /** Where the frames' residence is recorded (window wait apart from working time); undefined: not measured. */
+    /** The largest staged append in this session's audio format ({@link AppendFlusher.stagingBytesOf}). */
+    private readonly capacity = flusher.stagingBytes,
+    /** Where the frames' residence is recorded (wait apart from working time); undefined: not measured. */
     private readonly residence: RelayResidence | undefined = flusher.residence,
-  ) {
-    this.staging = Buffer.allocUnsafeSlow(windowBytes);
-    if (residence !== undefined) {
-      this.stamps = new Float64Array(2 * STAMPED_FRAMES);
-      this.shares = new Uint32Array(STAMPED_FRAMES);
-    }
-  }
+  ) {}
 
-  /** Bytes waiting for the window to fill. */
+  /** Bytes waiting for the link to drain. */
   get staged(): number {
     return this.length;
   }
 
   /**
-   * Stage caller PCM (copied: the caller's buffer is only valid during the call); full windows leave at once.
-   * `readAt`: when the frame was read from the caller (residence clock), if measured. A frame belongs to the window
-   * its last byte lands in: that window's departure is when the provider has all of it.
+   * One caller frame (not kept: copied when staged). `readAt`: when the frame was read from the caller (residence
+   * clock), if measured.
    */
   push(pcm: Buffer, readAt = Number.NaN): void {
-    const windowBytes = this.staging.length;
-    const stamped = this.stamps !== undefined && readAt === readAt;
-    const stagedAt = stamped ? residenceNow() : 0;
-    let offset = 0;
-    while (offset < pcm.length) {
-      if (this.length === 0) {
-        this.stagedAt = this.flusher.now();
-        this.flusher.watch(this);
-      }
-      const n = Math.min(pcm.length - offset, windowBytes - this.length);
-      pcm.copy(this.staging, this.length, offset, offset + n);
-      this.length += n;
-      offset += n;
-      if (stamped && offset === pcm.length) this.stamp(readAt, stagedAt);
-      if (this.length === windowBytes) this.flush();
+    if (this.length === 0 && this.link.idle) return this.sendNow(pcm, readAt);
+    if (this.length + pcm.length > this.capacity) {
+      this.flush();
+      // Larger than a whole staged append: it is one append of its own, now (behind the one just written).
+      if (pcm.length >= this.capacity) return this.sendNow(pcm, readAt);
     }
+    this.stage(pcm, readAt);
+  }
+
+  private sendNow(pcm: Buffer, readAt: number): void {
+    this.emit(encodeAudioAppendFrame(pcm));
+    const residence = this.residence;
+    if (residence !== undefined && readAt === readAt) {
+      residence.callerToProvider.observeMs(residenceNow() - readAt);
+      residence.appendWindow.observeZero();
+    }
+  }
+
+  private stage(pcm: Buffer, readAt: number): void {
+    if (this.staging === undefined) {
+      this.staging = Buffer.allocUnsafeSlow(this.capacity);
+      if (this.residence !== undefined) {
+        this.stamps = new Float64Array(2 * STAMPED_FRAMES);
+        this.shares = new Uint32Array(STAMPED_FRAMES);
+      }
+    }
+    if (this.length === 0) {
+      this.stagedAt = this.flusher.now();
+      this.flusher.watch(this);
+    }
+    pcm.copy(this.staging, this.length);
+    this.length += pcm.length;
+    if (this.stamps !== undefined && readAt === readAt) this.stamp(readAt, residenceNow());
+    if (this.length === this.capacity) this.flush();
   }
 
   private stamp(readAt: number, stagedAt: number): void {
@@ -89,11 +111,16 @@ export class AppendCoalescer {
     stamps[2 * slot + 1] = stagedAt;
   }
 
-  /** Send what is staged now (before a control frame, so the provider hears the audio first; at a window's age). */
+  /** The link drained (its last write completed, nothing queued): what is staged leaves now. */
+  drained(): void {
+    if (this.length > 0) this.flush();
+  }
+
+  /** Send what is staged now (the link drained; before a control frame; full; at the wait cap). */
   flush(): void {
     if (this.length === 0) return;
     const leavingAt = this.frames > 0 ? residenceNow() : 0;
-    const frame = encodeAudioAppendFrame(this.staging.subarray(0, this.length));
+    const frame = encodeAudioAppendFrame(this.staging!.subarray(0, this.length));
     this.length = 0;
     this.flusher.unwatch(this);
     this.emit(frame);
@@ -101,8 +128,8 @@ export class AppendCoalescer {
   }
 
   /**
-   * Each staged frame's residence: working = (staged - read) + (handed to the socket - window left), the wait on
-   * purpose = window left - staged.
+   * Each staged frame's residence: working = (staged - read) + (handed to the socket - left staging), the wait =
+   * left staging - staged.
    */
   private record(leavingAt: number): void {
     const sentAt = residenceNow();
@@ -131,24 +158,26 @@ export class AppendCoalescer {
 }
 
 /**
- * The one timer of an adapter instance for partial windows (a {@link SharedTicker}): armed only while some session
- * has audio staged, it flushes every window older than `windowMs`. Thousands of sessions, one timeout.
+ * The one timer of an adapter instance for the wait cap (a {@link SharedTicker}): armed only while some session has
+ * audio staged (a link that has not drained), it ticks every half cap and flushes what has waited half a cap or more,
+ * so nothing waits much past `maxWaitMs`. Thousands of sessions, one timeout, and none at all while every link keeps up.
  */
 export class AppendFlusher {
-  readonly windowBytes: number;
+  readonly stagingBytes: number;
   private readonly ticker: SharedTicker<AppendCoalescer>;
 
   constructor(
     private readonly clock: VoiceClock,
-    readonly windowMs: number,
+    /** The longest staged audio waits for a link to drain (VOICE_PROVIDER_APPEND_MS). */
+    readonly maxWaitMs: number,
     /** The adapter instance's residence figures, recorded into by every session's coalescer. */
     readonly residence?: RelayResidence,
   ) {
-    if (!(windowMs > 0)) throw new RangeError('the append window must be positive');
-    // Whole samples only: a window never splits a PCM16 sample.
-    this.windowBytes = Math.max(2, Math.round(windowMs * BYTES_PER_MS) & ~1);
-    this.ticker = new SharedTicker<AppendCoalescer>(clock, windowMs, (coalescer, now) => {
-      if (coalescer.stagedAt <= now - windowMs) coalescer.flush();
+    if (!(maxWaitMs > 0)) throw new RangeError('the append wait cap must be positive');
+    this.stagingBytes = STAGING_MS * BYTES_PER_MS;
+    const half = Math.max(1, Math.floor(maxWaitMs / 2));
+    this.ticker = new SharedTicker<AppendCoalescer>(clock, half, (coalescer, now) => {
+      if (coalescer.stagedAt <= now - half) coalescer.flush();
     });
   }
 
@@ -156,9 +185,9 @@ export class AppendFlusher {
     return this.clock.now();
   }
 
-  /** The window in bytes for audio of `bytesPerMs`, cut at whole samples of `sampleBytes`. */
-  windowBytesOf(bytesPerMs: number, sampleBytes: number): number {
-    const bytes = Math.round(this.windowMs * bytesPerMs);
+  /** The largest staged append for audio of `bytesPerMs`, cut at whole samples of `sampleBytes`. */
+  stagingBytesOf(bytesPerMs: number, sampleBytes: number): number {
+    const bytes = Math.round(STAGING_MS * bytesPerMs);
     return Math.max(sampleBytes, bytes - (bytes % sampleBytes));
   }
 

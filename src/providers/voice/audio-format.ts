@@ -57,11 +57,11 @@ export function wavFormatOf(audio: VoiceAudioFormat): { formatTag: 1 | 6 | 7; bi
   return { formatTag: 1, bitsPerSample: 16 };
 }
 
-/** One append window of the session's format, when the adapter coalesces caller audio. */
-export function windowOf(
-  deps: { appendFlusher?: { windowBytesOf(bytesPerMs: number, sampleBytes: number): number } | undefined },
+/** The largest staged append in the session's format, when the adapter coalesces caller audio. */
+export function stagingOf(
+  deps: { appendFlusher?: { stagingBytesOf(bytesPerMs: number, sampleBytes: number): number } | undefined },
   config: { audio?: VoiceAudioFormat | undefined },
 ): number | undefined {
   const audio = config.audio ?? DEFAULT_AUDIO_FORMAT;
-  return deps.appendFlusher?.windowBytesOf(bytesPerMs(audio), bytesPerSample(audio));
+  return deps.appendFlusher?.stagingBytesOf(bytesPerMs(audio), bytesPerSample(audio));
 }

@@ -28,7 +28,7 @@ import {
 } from './protocol.js';
 import { OutgoingQueue } from './outgoing-queue.js';
 import { AppendCoalescer } from './append-coalescer.js';
-import { windowOf } from './audio-format.js';
+import { stagingOf } from './audio-format.js';
 import { residenceNow, type RelayResidence } from './residence.js';
 import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.js';
 
@@ -52,7 +52,10 @@ export class GptLiveSession implements VoiceSession {
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
-  /** Caller audio staged into one append per window (VOICE_PROVIDER_APPEND_MS); undefined: one append per frame. */
+  /**
+   * Caller audio: one append per frame while the link keeps up, gathered while its previous write has not drained
+   * (at most VOICE_PROVIDER_APPEND_MS); undefined: one append per frame, never held.
+   */
   private readonly coalescer: AppendCoalescer | undefined;
   private muted = false;
   private fatal = false;
@@ -79,12 +82,22 @@ export class GptLiveSession implements VoiceSession {
     private readonly log: Logger | undefined = deps.logger,
   ) {
     this.h = handlers;
-    this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes);
-    this.residence = deps.residence;
+    // The queue tells the coalescer when the link drained; the coalescer asks the queue whether it is idle.
+    this.queue = new OutgoingQueue(
+      deps.highWaterBytes,
+      deps.maxQueuedBytes,
+      deps.appendFlusher === undefined ? undefined : () => this.coalescer!.drained(),
+    );
     this.coalescer =
       deps.appendFlusher === undefined
         ? undefined
-        : new AppendCoalescer(deps.appendFlusher, (frame) => this.sendAppend(frame), windowOf(deps, config));
+        : new AppendCoalescer(
+            deps.appendFlusher,
+            this.queue,
+            (frame) => this.sendAppend(frame),
+            stagingOf(deps, config),
+          );
+    this.residence = deps.residence;
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
       deps.headers,

@@ -1,7 +1,7 @@
 /** What the queue writes to: a `ws` WebSocket fits, and so does a fake in tests. */
 export interface OutgoingSink {
   readonly bufferedAmount: number;
-  send(data: string | Buffer, options: { binary: boolean; compress: boolean }, cb: (err?: Error) => void): void;
+  send(data: string | Buffer, options: { binary: boolean; compress: boolean }, cb?: (err?: Error) => void): void;
 }
 
 /** A frame: control commands are strings, audio appends are pre-encoded Buffers (protocol.encodeAudioAppendFrame). */
@@ -13,7 +13,13 @@ const SEND_OPTIONS = { binary: false, compress: false } as const;
  * Bounded outgoing queue in front of the provider socket.
  *
  * Frames go straight to the socket while the bytes it has in flight stay under `highWaterBytes`. Above that they
- * wait here, and every socket write completion (a bound callback, no per-frame closure) flushes what fits.
+ * wait here, and a watched write's completion (a bound callback, no per-frame closure) flushes what fits.
+ *
+ * Only writes made while the socket already buffers bytes are watched. A write to a socket with nothing buffered
+ * completes at once (the kernel takes it; Node then drops its buffered length at once) and is handed to `ws` without
+ * a callback: Node's stream then schedules nothing for it, where a callback costs a `process.nextTick` and a deferred
+ * call per frame. So whenever frames wait here, a watched write is ahead of them, and its completion flushes them (a
+ * frame that finds the socket over the mark with no watched write ahead goes out anyway, watched: the mark is soft).
  *
  * When full (`maxQueuedBytes` of waiting frames) the OLDEST waiting audio frames are discarded and counted: for live
  * speech, bounded latency beats completeness, the same rule the relay follows for a slow caller. Control frames (mute,
@@ -26,14 +32,27 @@ export class OutgoingQueue {
   private audio: boolean[] = [];
   private head = 0;
   private queuedBytes = 0;
+  /** Watched writes (made while the socket buffered bytes) whose completion has not been reported yet. */
+  private watched = 0;
   /** Audio frames discarded because the queue was full or the link dropped. */
   dropped = 0;
 
   constructor(
     private readonly highWaterBytes: number,
     private readonly maxQueuedBytes: number,
+    /** Called when the last watched write completed with nothing waiting (the append coalescer's cue). */
+    private readonly onIdle?: () => void,
   ) {
     this.onWritten = this.onWritten.bind(this);
+  }
+
+  /**
+   * Nothing in flight on the link: the socket buffers no bytes (every write handed to it completed) and nothing waits
+   * here. A frame sent now goes out alone, at once.
+   */
+  get idle(): boolean {
+    const sink = this.sink;
+    return sink !== null && this.head === this.items.length && sink.bufferedAmount === 0;
   }
 
   get length(): number {
@@ -46,12 +65,14 @@ export class OutgoingQueue {
 
   attach(sink: OutgoingSink): void {
     this.sink = sink;
+    this.watched = 0;
     this.flush();
   }
 
   /** Detach on a dropped link. Waiting audio is stale by the time a new link exists, so it is discarded. */
   detach(): void {
     this.sink = null;
+    this.watched = 0;
     const keptItems: OutgoingFrame[] = [];
     const keptAudio: boolean[] = [];
     for (let i = this.head; i < this.items.length; i++) {
@@ -71,9 +92,13 @@ export class OutgoingQueue {
   /** Queue or send one frame. `isAudio` frames may be discarded when full; others never are. */
   push(frame: OutgoingFrame, isAudio: boolean): void {
     const sink = this.sink;
-    if (sink !== null && this.head === this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
-      sink.send(frame, SEND_OPTIONS, this.onWritten);
-      return;
+    if (sink !== null && this.head === this.items.length) {
+      const buffered = sink.bufferedAmount;
+      if (buffered === 0) return sink.send(frame, SEND_OPTIONS);
+      if (buffered <= this.highWaterBytes || this.watched === 0) {
+        this.watched++;
+        return sink.send(frame, SEND_OPTIONS, this.onWritten);
+      }
     }
     this.items.push(frame);
     this.audio.push(isAudio);
@@ -108,18 +133,23 @@ export class OutgoingQueue {
   }
 
   private onWritten(): void {
+    // A completion from a socket already replaced may land here: it only makes the link look drained a write early.
+    if (this.watched > 0) this.watched--;
     if (this.head !== this.items.length) this.flush();
+    else if (this.watched === 0) this.onIdle?.();
   }
 
   private flush(): void {
     const sink = this.sink;
     if (sink === null) return;
-    while (this.head < this.items.length && sink.bufferedAmount <= this.highWaterBytes) {
+    while (this.head < this.items.length && (sink.bufferedAmount <= this.highWaterBytes || this.watched === 0)) {
       const frame = this.items[this.head]!;
       this.items[this.head] = '';
       this.head++;
       if (frame === '') continue;
       this.queuedBytes -= frame.length;
+      // Rare (the socket was backed up): every write is watched, so the next completion flushes the rest.
+      this.watched++;
       sink.send(frame, SEND_OPTIONS, this.onWritten);
     }
     this.skipEmpty();
@@ -128,6 +158,7 @@ export class OutgoingQueue {
   /** Forget everything (session over). */
   clear(): void {
     this.sink = null;
+    this.watched = 0;
     this.items = [];
     this.audio = [];
     this.head = 0;

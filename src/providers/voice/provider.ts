@@ -60,8 +60,9 @@ export const VOICE_ADAPTER_DEFAULTS = Object.freeze({
   // A ping every 2 s; a link that answers nothing (no pong, no event) for a whole interval is half-open and is
   // dropped and resumed: detected within 2–4 s instead of ~30 s.
   keepaliveMs: 2000,
-  // One append per caller frame unless the deployment sets a window (Parley's config: VOICE_PROVIDER_APPEND_MS).
-  appendMs: 0,
+  // A caller frame goes at once when the link has nothing in flight; while its previous write has not drained, frames
+  // are gathered into one append for at most this long (Parley's config: VOICE_PROVIDER_APPEND_MS). 0: never held.
+  appendMs: 10,
 });
 
 /**

@@ -2,7 +2,8 @@
  * How long the relay holds each audio frame, measured where it happens: from reading the frame on one side to handing
  * it to the other side's socket. Two directions (`caller_to_provider`, `provider_to_caller`) of *working* time (what
  * Parley spends on the frame: checks, copies, base64 and JSON framing, the socket write), and, for caller audio,
- * the time a frame waits on purpose for its append window (VOICE_PROVIDER_APPEND_MS) as a figure of its own.
+ * the time a frame waits, staged, for the provider link's previous write to drain (at most VOICE_PROVIDER_APPEND_MS;
+ * 0 for a frame sent at once) as a figure of its own.
  *
  * One per provider instance (an app), shared by all its calls. Cheap by construction: a frame costs a clock read or
  * two (`performance.now()`: monotonic, a double, no allocation) and one bucket increment in preallocated arrays; the
@@ -44,6 +45,12 @@ export class ResidenceHistogram {
     this.count += times;
   }
 
+  /** Record one observation of 0 (a frame that did not wait): no bucket search, no sum. */
+  observeZero(): void {
+    this.counts[0]!++;
+    this.count++;
+  }
+
   /** Approximate quantile in seconds (linear within the bucket): for reports, not for alerts. */
   quantile(q: number): number {
     return quantileOf(this.counts, q);
@@ -76,7 +83,7 @@ export class RelayResidence {
   readonly callerToProvider = new ResidenceHistogram();
   /** Working time of assistant audio, read from the provider socket to handed to the caller's socket. */
   readonly providerToCaller = new ResidenceHistogram();
-  /** Time caller frames waited on purpose for their append window to fill (or to age out). */
+  /** Time caller frames waited staged for the provider link to drain (0 for a frame sent at once). */
   readonly appendWindow = new ResidenceHistogram();
   /**
    * When the provider message being handled now was read: stamped by the provider wire just before it hands the

@@ -214,8 +214,9 @@ export interface VoiceAdapterTuning {
   /** Ping interval to detect half-open links; 0 disables. */
   keepaliveMs?: number;
   /**
-   * Coalesce caller audio into one append per this many ms of audio (VOICE_PROVIDER_APPEND_MS); 0 (the adapter's
-   * default) sends one append per caller frame. Adds up to the window minus one caller frame of input latency.
+   * The longest a caller frame waits to share an append (VOICE_PROVIDER_APPEND_MS, default 10). A frame goes at once
+   * when nothing is in flight on the provider link; only while the previous write has not drained are frames gathered,
+   * and they leave when it drains or at this cap. 0: one append per caller frame, never held.
    */
   appendMs?: number;
   clock?: VoiceClock;

@@ -48,3 +48,11 @@ export class BillableTime {
     return Math.max(0, now - this.joinedAt - away);
   }
 }
+
+/**
+ * Billed seconds as whole seconds: the nearest one (a call is billed its connected time within half a second; rounding
+ * up would add up to a whole second to every call), and at least 1 for any connected time at all.
+ */
+export function wholeBillableSeconds(seconds: number): number {
+  return seconds <= 0 ? 0 : Math.max(1, Math.round(seconds));
+}

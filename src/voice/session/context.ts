@@ -66,6 +66,8 @@ export interface VoiceContext {
   transport: CallerTransport | undefined;
   /** Every attached transport by name (a phone call's mint names `twilio`). */
   readonly transports: Map<string, CallerTransport>;
+  /** The calls' transcript state (forgotten here when a call goes on elsewhere). */
+  readonly turns: { forget(sessionId: string): void; readonly size: number };
   /** Writes the calls' timelines (every few seconds, and once settled). */
   readonly timelines: TimelineWriter;
   /** How WebRTC callers reach the provider directly (mints with `transport.type` webrtc); absent: refused. */

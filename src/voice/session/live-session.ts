@@ -11,7 +11,7 @@ import {
 } from '../../providers/voice/index.js';
 import type { EndReason } from '../end-reasons.js';
 import { CallTimeline } from '../timeline/call-timeline.js';
-import { BillableTime } from './billable-time.js';
+import { BillableTime, wholeBillableSeconds } from './billable-time.js';
 import { GateChannel, type GateDecision } from './gate.js';
 import type { OwnerLease } from './ownership.js';
 import type { VoiceQuotaRequest } from './quota.js';
@@ -102,8 +102,8 @@ export class LiveVoiceSession implements Supervised {
   readonly log: Logger;
   readonly gate: GateChannel;
   readonly timeline: CallTimeline;
-  /** Set once the provider session started with the lock confirmed (before the session is registered). */
-  provider!: VoiceSession;
+  /** Set once the provider session started with the lock confirmed; a taken-over call's once its sideband attached. */
+  providerSession: VoiceSession | undefined;
   lease!: OwnerLease;
 
   status: LiveStatus = 'active';
@@ -362,9 +362,16 @@ export class LiveVoiceSession implements Supervised {
     }
   }
 
-  /** A short spoken line from the service (check-in, warning): the gate opens for it. */
+  /** The provider session where one must exist (relayed transports, provider callbacks); throws before it is. */
+  get provider(): VoiceSession {
+    if (this.providerSession === undefined) throw new Error('the provider session is not attached yet');
+    return this.providerSession;
+  }
+
+  /** A short spoken line from the service (check-in, warning): the gate opens for it. Nothing without a provider. */
   private say(text: string): void {
-    this.provider.appendCommentary(text);
+    if (this.providerSession === undefined) return;
+    this.providerSession.appendCommentary(text);
     this.gate.decide('social');
   }
 
@@ -386,12 +393,4 @@ export class LiveVoiceSession implements Supervised {
     for (const l of [...this.listeners]) l.onEnded?.(presented);
     this.listeners.clear();
   }
-}
-
-/**
- * Billed seconds as whole seconds: the nearest one (a call is billed its connected time within half a second; rounding
- * up would add up to a whole second to every call), and at least 1 for any connected time at all.
- */
-export function wholeBillableSeconds(seconds: number): number {
-  return seconds <= 0 ? 0 : Math.max(1, Math.round(seconds));
 }

@@ -227,11 +227,12 @@ async function startCall(
       ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
     };
     const start = { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal };
-    if (offer === undefined || direct === undefined) session.provider = await provider.startSession(config, start);
+    if (offer === undefined || direct === undefined)
+      session.providerSession = await provider.startSession(config, start);
     else {
       const handlers = { ...start.handlers, ...direct.watch(session) };
       const started = await provider.startWebRtcSession(config, offer, { ...start, handlers });
-      session.provider = started.session;
+      session.providerSession = started.session;
       answerSdp = started.answerSdp;
     }
     timeline.record('provider_connected');

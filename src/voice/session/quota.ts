@@ -48,6 +48,11 @@ export interface VoiceQuota {
    */
   ended?(request: VoiceQuotaRequest): void;
   /**
+   * The call goes on elsewhere (another instance took it over and settles it): drop what this instance held of its
+   * grants, without settling them.
+   */
+  forget?(request: VoiceQuotaRequest): void;
+  /**
    * Whether a call (run by any instance) still holds a grant: its place under the plan's concurrent calls is taken
    * until its settlement has closed every grant, which comes just after its row says it ended.
    */
@@ -111,7 +116,7 @@ interface Chain {
 export function meteredVoiceQuota(
   meter: Meter,
   options: MeteredVoiceQuotaOptions,
-): VoiceQuota & { readonly localCalls: number } {
+): VoiceQuota & { readonly localCalls: number; readonly heldCalls: number } {
   const chains = new Map<string, Chain>();
   /** Calls admitted on this instance and not yet settled or released (the per-instance cap counts them). */
   const local = new Set<string>();
@@ -155,6 +160,16 @@ export function meteredVoiceQuota(
   return {
     get localCalls() {
       return local.size;
+    },
+
+    /** Calls whose grants this instance holds (tests: none is left once every call ended). */
+    get heldCalls() {
+      return chains.size;
+    },
+
+    forget(request) {
+      local.delete(request.sessionId);
+      chains.delete(request.sessionId);
     },
 
     async holdsGrant(sessionId) {

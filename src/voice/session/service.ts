@@ -94,7 +94,7 @@ export class VoiceService {
           ctx.timelines.finish(session.id);
           // `lost`: another instance settled it (and counted it).
           if (registered && final.status === 'ended')
-            this.observer?.sessionEnded(final.endReason ?? 'client', session.provider?.stats.reconnects ?? 0);
+            this.observer?.sessionEnded(final.endReason ?? 'client', session.providerSession?.stats.reconnects ?? 0);
           return final;
         },
         ground: (session, request, question) => void turns.ground(session, request, question),
@@ -105,6 +105,7 @@ export class VoiceService {
       transport: undefined,
       transports: new Map(),
       timelines: this.timelines,
+      turns,
       direct: undefined,
       observer: options.observer,
       onSessionStored: options.onSessionStored,
@@ -242,6 +243,23 @@ export class VoiceService {
   /** Settlements waiting for the database. */
   get pendingSettlements(): number {
     return this.ctx.settling.size;
+  }
+
+  /**
+   * Entries every per-call structure of this instance holds (tests: all 0 once every call ended or went elsewhere).
+   */
+  callStateCounts(): Record<string, number> {
+    const quota = this.ctx.quota as { localCalls?: number; heldCalls?: number };
+    return {
+      sessions: this.sessions.size,
+      supervised: this.supervisor.size,
+      settling: this.ctx.settling.size,
+      timelines: this.timelines.size,
+      turns: this.ctx.turns.size,
+      quotaLocal: quota.localCalls ?? 0,
+      quotaChains: quota.heldCalls ?? 0,
+      callerConnections: this.media?.relays.size ?? 0,
+    };
   }
 
   /** Settle sessions whose owner stopped renewing and whose record has expired (the owner died). */

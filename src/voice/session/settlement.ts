@@ -1,8 +1,10 @@
 import { presentEndReason, type EndReason } from '../end-reasons.js';
 import { audienceOf, keylessSource, TOMBSTONE_TTL_MS, type VoiceContext } from './context.js';
-import { wholeBillableSeconds, type LiveVoiceSession } from './live-session.js';
+import { wholeBillableSeconds } from './billable-time.js';
+import type { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
+import { releaseCall } from './teardown.js';
 import type { VoiceTurns } from './turns.js';
 import type { VoiceFinal } from '../types.js';
 
@@ -65,12 +67,12 @@ export async function finishSession(
   by: 'client' | 'service',
 ): Promise<VoiceFinal> {
   const presented = presentEndReason(reason, audienceOf(session.keyless));
-  ctx.supervisor.delete(session);
-  ctx.quota.ended?.(session.quotaRequest);
+  releaseCall(ctx, session, 'ending');
   session.gate.end(presented);
   session.notifyEnded(presented);
   const closed =
-    session.providerClosed ?? (session.provider !== undefined ? await session.provider.close() : undefined);
+    session.providerClosed ??
+    (session.providerSession !== undefined ? await session.providerSession.close() : undefined);
   const usageSeconds = closed?.usage.seconds ?? session.usageSeconds;
   // Only time with a connected caller and a live provider link is billed.
   const billableSeconds = session.billableSecondsOf(usageSeconds);

@@ -9,6 +9,7 @@ import { gateSeqBase } from './gate.js';
 import { sessionLimits } from './limits.js';
 import { LiveVoiceSession, type LiveSessionEnvironment } from './live-session.js';
 import { PRESENCE_EVERY_MS } from './ownership.js';
+import { releaseCall } from './teardown.js';
 
 /**
  * A WebRTC call outlives the instance that minted it. Its audio runs between the caller and the provider, so when the
@@ -194,7 +195,7 @@ export class VoiceTakeover {
     const handlers = { ...handlersWithTimeline(session), ...direct.watch(session, { present: true }) };
     void provider.resumeWebRtcSession(providerSessionId, { handlers, logger: log }).then(
       (sideband) => {
-        session.provider = sideband;
+        session.providerSession = sideband;
         if (session.status !== 'active') return void sideband.close();
         ctx.supervisor.add(session);
         // The widget keeps the provider's audio muted while the gate is closed: the call was audible, so it stays so.
@@ -215,18 +216,15 @@ export class VoiceTakeover {
  * no settlement: the new owner settles it). A call whose row says it was settled instead ends as before.
  */
 export async function relinquishOrEnd(ctx: VoiceContext, session: LiveVoiceSession): Promise<void> {
-  const detach = (session.provider as { detach?: () => void } | undefined)?.detach;
+  const detach = (session.providerSession as { detach?: () => void } | undefined)?.detach;
   const row = detach === undefined ? undefined : await q.findSession(ctx.deps.sql, session.id).catch(() => undefined);
   if (detach === undefined || row?.state !== 'active' || row.ownerInstance === ctx.ownership.instanceId) {
     void session.end('control_lost');
     return;
   }
   session.log.warn({ owner: row.ownerInstance }, 'voice call taken over by another instance; letting go of it here');
-  ctx.sessions.delete(session.id);
-  ctx.supervisor.delete(session);
-  ctx.quota.ended?.(session.quotaRequest);
-  ctx.timelines.forget(session.id);
-  detach.call(session.provider);
+  releaseCall(ctx, session, 'relinquished');
+  detach.call(session.providerSession);
   session.status = 'ended';
   session.notifyEnded('control_lost');
 }

@@ -84,6 +84,24 @@ export class VoiceTurns {
     this.lastUserMessage.delete(session.id);
   }
 
+  /**
+   * The call goes on elsewhere (taken over): forget it here once the writes already queued are done (they are the
+   * dead owner's share of the transcript; the new owner writes the rest).
+   */
+  forget(sessionId: string): void {
+    this.lastUserMessage.delete(sessionId);
+    const last = this.writes.get(sessionId);
+    if (last === undefined) return;
+    void last.finally(() => {
+      if (this.writes.get(sessionId) === last) this.writes.delete(sessionId);
+    });
+  }
+
+  /** Calls with transcript state held here (tests: none is left once every call ended). */
+  get size(): number {
+    return new Set([...this.writes.keys(), ...this.lastUserMessage.keys()]).size;
+  }
+
   async ground(session: LiveVoiceSession, request: VoiceDelegationRequest, question: string): Promise<void> {
     try {
       const answer = await groundQuestion(this.deps.sql, session.assistant, question);

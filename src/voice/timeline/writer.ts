@@ -55,6 +55,11 @@ export class TimelineWriter {
     void this.flush();
   }
 
+  /** Calls whose timeline is held here (live, or settled and not yet written). */
+  get size(): number {
+    return this.tracked.size;
+  }
+
   /** Stop writing a call's timeline (another instance took the call over and writes it now). */
   forget(sessionId: string): void {
     this.tracked.delete(sessionId);

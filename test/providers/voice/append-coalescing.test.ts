@@ -1,110 +1,171 @@
 import t from 'tap';
-import { AppendCoalescer, AppendFlusher } from '../../../src/providers/voice/append-coalescer.js';
+import { AppendCoalescer, AppendFlusher, type AppendLink } from '../../../src/providers/voice/append-coalescer.js';
+import { appendFrameAudioBytes } from '../../../src/providers/voice/protocol.js';
 import { ManualClock, RelayResidence, residenceNow } from '../../../src/providers/voice/index.js';
 import { Recorder, seqFrame, simProvider, startSim, waitFor } from './helpers.js';
 
-// VOICE_PROVIDER_APPEND_MS: caller frames reach the provider in one append per window, the same bytes in order.
+// VOICE_PROVIDER_APPEND_MS: a caller frame goes to the provider at once when nothing is in flight on the link; frames
+// are gathered into one append only while the previous write has not drained, for at most that many ms.
 
-t.test('20 ms frames reach the provider as 100 ms appends, same bytes, same order', async (t) => {
-  const sim = await startSim(t, { defaultFaults: 'echo,echo=silent', recordWire: true });
-  const rec = new Recorder();
-  const session = await simProvider(sim, { appendMs: 100 }).startSession({}, { handlers: rec });
-  const sent = Array.from({ length: 15 }, (_, i) => seqFrame(i));
-  for (const frame of sent) session.sendAudio(frame);
-  await waitFor(() => rec.audioBytes === 15 * 960, 'the echo of every frame');
-  t.same(
-    rec.audio.map((b) => b.length),
-    [4800, 4800, 4800],
-    'three appends of five frames each',
-  );
-  t.ok(Buffer.concat(rec.audio).equals(Buffer.concat(sent)), 'the provider heard exactly what the caller sent');
-  t.equal(session.stats.audioFramesSent, 15, 'every caller frame counted as accepted');
-  await session.close();
+/** A link whose in-flight state the test sets. */
+class FakeLink implements AppendLink {
+  idle = true;
+}
+
+/** The audio bytes of each append the coalescer emitted. */
+const sizes = (frames: Buffer[]): number[] => frames.map(appendFrameAudioBytes);
+
+t.test('a link with nothing in flight: every frame leaves at once, alone, never waits', async (t) => {
+  const clock = new ManualClock();
+  const flusher = new AppendFlusher(clock, 10);
+  const link = new FakeLink();
+  const out: Buffer[] = [];
+  const c = new AppendCoalescer(flusher, link, (f) => out.push(f));
+  for (let i = 0; i < 5; i++) {
+    c.push(seqFrame(i));
+    t.equal(out.length, i + 1, `frame ${i} left as it came`);
+  }
+  t.same(sizes(out), [960, 960, 960, 960, 960], 'one append per caller frame');
+  t.equal(flusher.size, 0, 'no timer armed');
+  t.equal(clock.pending, 0);
 });
 
-t.test(
-  'a mute (or any control frame) sends the staged audio first; a quiet caller is flushed after the window',
-  async (t) => {
-    const sim = await startSim(t, { defaultFaults: 'echo,echo=silent', recordWire: true });
-    const rec = new Recorder();
-    const session = await simProvider(sim, { appendMs: 100 }).startSession({}, { handlers: rec });
-    session.sendAudio(seqFrame(1));
-    session.sendAudio(seqFrame(2));
-    session.mute();
-    await waitFor(
-      () => sim.stats.sessions.get(session.id)!.clientEvents.includes('session.input_audio.mute'),
-      'the mute',
-    );
-    const wire = sim.stats.sessions.get(session.id)!.wireIn;
-    const appendAt = wire.findIndex((f) => f.includes('session.input_audio.append'));
-    const muteAt = wire.findIndex((f) => f.includes('session.input_audio.mute'));
-    t.ok(appendAt !== -1 && appendAt < muteAt, 'the two staged frames went out before the mute');
-    session.unmute();
-    session.sendAudio(seqFrame(3));
-    await waitFor(() => rec.audioBytes === 3 * 960, 'the lone frame after the window', 3000);
-    t.same(rec.seqs, [1, 3], 'the partial windows arrived in order (two frames, then one)');
-    await session.close();
-  },
-);
-
-t.test('one shared flusher: partial windows leave once older than the window, whole ones at once', async (t) => {
+t.test('while the previous write has not drained, frames gather and leave together when it drains', async (t) => {
   const clock = new ManualClock();
-  const flusher = new AppendFlusher(clock, 100);
-  const out: Buffer[][] = [[], []];
-  const a = new AppendCoalescer(flusher, (f) => out[0]!.push(f));
-  const b = new AppendCoalescer(flusher, (f) => out[1]!.push(f));
+  const flusher = new AppendFlusher(clock, 10);
+  const link = new FakeLink();
+  const out: Buffer[] = [];
+  const c = new AppendCoalescer(flusher, link, (f) => out.push(f));
+  c.push(seqFrame(0));
+  link.idle = false; // the first write is in flight
+  c.push(seqFrame(1));
+  c.push(seqFrame(2));
+  t.equal(out.length, 1, 'the two frames after it wait');
+  t.equal(c.staged, 1920);
+  t.equal(flusher.size, 1, 'the one shared timer is armed for the cap');
+  link.idle = true;
+  c.drained();
+  t.same(sizes(out), [960, 1920], 'they left as one append when the link drained');
+  t.same(
+    out.slice(1).map((f) => Buffer.from(f.toString('latin1').split('"audio":"')[1]!.slice(0, -2), 'base64')),
+    [Buffer.concat([seqFrame(1), seqFrame(2)])],
+    'the same bytes, in order',
+  );
+  t.equal(flusher.size, 0, 'nothing staged, nothing armed');
+  c.push(seqFrame(3));
+  t.same(sizes(out), [960, 1920, 960], 'the link is idle again: the next frame leaves at once');
+});
+
+t.test('a link that does not drain: staged audio leaves at the cap (or when 100 ms are staged)', async (t) => {
+  const clock = new ManualClock();
+  const flusher = new AppendFlusher(clock, 10);
+  const link = new FakeLink();
+  link.idle = false;
+  const outA: Buffer[] = [];
+  const outB: Buffer[] = [];
+  const a = new AppendCoalescer(flusher, link, (f) => outA.push(f));
+  const b = new AppendCoalescer(flusher, link, (f) => outB.push(f));
   a.push(seqFrame(0));
-  clock.advance(60);
+  clock.advance(3);
   b.push(seqFrame(0));
   t.equal(flusher.size, 2, 'both sessions wait on the one timer');
-  clock.advance(40);
-  t.same([out[0]!.length, out[1]!.length], [1, 0], 'the older window left at its age, the younger one waits');
-  clock.advance(100);
-  t.same([out[0]!.length, out[1]!.length], [1, 1]);
-  t.equal(flusher.size, 0, 'nothing staged, nothing armed');
-  for (let i = 0; i < 5; i++) a.push(seqFrame(i));
-  t.equal(out[0]!.length, 2, 'a full window leaves without waiting for the timer');
+  clock.advance(2);
+  t.same([outA.length, outB.length], [1, 0], 'the older one left within the cap, the younger one waits');
+  clock.advance(5);
+  t.same([outA.length, outB.length], [1, 1], 'and it left within its own cap');
+  t.equal(flusher.size, 0);
+  // A backlog read at once: 100 ms staged leaves at once; a frame larger than that goes as its own append.
+  for (let i = 0; i < 6; i++) a.push(seqFrame(i));
+  t.same(sizes(outA), [960, 4800], 'five 20 ms frames filled a staged append, which left without waiting');
+  a.push(Buffer.alloc(9600));
+  t.same(sizes(outA), [960, 4800, 960, 9600], 'the staged frame first, then the large one alone, in order');
   a.push(seqFrame(9));
   a.discard();
-  clock.advance(500);
-  t.equal(out[0]!.length, 2, 'discarded audio never leaves');
+  clock.advance(100);
+  t.equal(outA.length, 4, 'discarded audio never leaves');
+  t.equal(clock.pending, 0, 'no timer left armed');
 });
 
-t.test('residence: each staged frame is timed once, its window wait apart from its working time', async (t) => {
+t.test('residence: every frame timed once, its wait (0 when sent at once) apart from its working time', async (t) => {
   const clock = new ManualClock();
-  const flusher = new AppendFlusher(clock, 40);
+  const flusher = new AppendFlusher(clock, 10);
   const residence = new RelayResidence();
+  const link = new FakeLink();
   const out: Buffer[] = [];
-  const c = new AppendCoalescer(flusher, (f) => out.push(f), flusher.windowBytes, residence);
-  // 40 ms at 24 kHz PCM16 is 1,920 bytes: two 960-byte frames fill a window, the second leaves it at once.
+  const c = new AppendCoalescer(flusher, link, (f) => out.push(f), flusher.stagingBytes, residence);
   c.push(seqFrame(0), residenceNow());
-  t.equal(residence.callerToProvider.count, 0, 'a staged frame is not timed until its window leaves');
+  t.equal(residence.callerToProvider.count, 1, 'a frame sent at once is timed (working)');
+  t.equal(residence.appendWindow.count, 1, 'with a wait of its own');
+  t.equal(residence.appendWindow.sumSeconds, 0, 'of zero');
+  link.idle = false;
   c.push(seqFrame(1), residenceNow());
-  t.equal(out.length, 1, 'the full window left');
-  t.equal(residence.callerToProvider.count, 2, 'both frames timed (working)');
-  t.equal(residence.appendWindow.count, 2, 'and their window wait, as its own figure');
-  // A 1,440-byte frame spans two windows: it counts once, in the window its last byte is in.
   c.push(seqFrame(2), residenceNow());
-  c.push(Buffer.alloc(1440), residenceNow());
-  t.equal(out.length, 2);
-  t.equal(residence.callerToProvider.count, 3, 'the frame completing the window counted; the spanning one not yet');
-  clock.advance(80);
-  t.equal(out.length, 3, 'the partial window aged out');
-  t.equal(residence.callerToProvider.count, 4, 'the spanning frame counted once, when its last byte left');
-  t.equal(residence.appendWindow.count, 4);
+  t.equal(residence.callerToProvider.count, 1, 'a staged frame is not timed until it leaves');
+  c.drained();
+  t.equal(residence.callerToProvider.count, 3, 'both staged frames timed when they left');
+  t.equal(residence.appendWindow.count, 3);
   // More small frames than the kept slots: every one still counted.
   for (let i = 0; i < 100; i++) c.push(Buffer.alloc(2), residenceNow());
   c.flush();
-  t.equal(residence.callerToProvider.count, 104, 'a hundred 1-sample frames, each counted');
-  t.equal(residence.appendWindow.count, 104);
+  t.equal(residence.callerToProvider.count, 103, 'a hundred 1-sample frames, each counted');
+  t.equal(residence.appendWindow.count, 103);
   // Discarded audio never reached the provider: not timed.
   c.push(seqFrame(3), residenceNow());
   c.discard();
   clock.advance(200);
-  t.equal(residence.callerToProvider.count, 104, 'discarded frames are not timed');
+  t.equal(residence.callerToProvider.count, 103, 'discarded frames are not timed');
   // Frames pushed without a read time (nothing measured) are not counted either.
   c.push(seqFrame(4));
   c.push(seqFrame(5));
-  t.equal(residence.callerToProvider.count, 104, 'unstamped frames are not timed');
-  t.equal(out.length, 5, 'and still go out, in order');
+  c.flush();
+  t.equal(residence.callerToProvider.count, 103, 'unstamped frames are not timed');
+  t.equal(out.length, 4, 'and still go out, in order');
+});
+
+t.test('over a real socket that keeps up: one append per caller frame, spaced out or in a burst', async (t) => {
+  const sim = await startSim(t, { defaultFaults: 'echo,echo=silent' });
+  const rec = new Recorder();
+  const session = await simProvider(sim, { appendMs: 10 }).startSession({}, { handlers: rec });
+  for (let i = 0; i < 3; i++) {
+    session.sendAudio(seqFrame(i));
+    await waitFor(() => rec.audioBytes === (i + 1) * 960, `the echo of frame ${i}`);
+  }
+  // A loopback socket with room takes each write at once: nothing is in flight when the next frame comes.
+  const burst = Array.from({ length: 8 }, (_, i) => seqFrame(10 + i));
+  for (const frame of burst) session.sendAudio(frame);
+  await waitFor(() => rec.audioBytes === 11 * 960, 'the echo of the burst');
+  t.same(
+    rec.audio.map((b) => b.length),
+    Array.from({ length: 11 }, () => 960),
+    'every frame its own append, none held',
+  );
+  t.same(rec.seqs, [0, 1, 2, ...burst.map((_, i) => 10 + i)], 'in order');
+  t.equal(session.stats.audioFramesSent, 11, 'every caller frame counted as accepted');
+  await session.close();
+});
+
+t.test('a mute (or any control frame) sends the staged audio first', async (t) => {
+  const clock = new ManualClock();
+  const flusher = new AppendFlusher(clock, 10);
+  const link = new FakeLink();
+  const out: Buffer[] = [];
+  const c = new AppendCoalescer(flusher, link, (f) => out.push(f));
+  link.idle = false;
+  c.push(seqFrame(1));
+  c.push(seqFrame(2));
+  t.equal(out.length, 0);
+  // What the session does before a control frame (sendControl): the staged audio leaves first, then the command.
+  c.flush();
+  t.same(sizes(out), [1920], 'the staged frames left as one append, ahead of the command');
+  t.equal(flusher.size, 0);
+});
+
+t.test('APPEND_MS=0: one append per caller frame, even in a burst', async (t) => {
+  const sim = await startSim(t, { defaultFaults: 'echo,echo=silent' });
+  const rec = new Recorder();
+  const session = await simProvider(sim, { appendMs: 0 }).startSession({}, { handlers: rec });
+  for (let i = 0; i < 6; i++) session.sendAudio(seqFrame(i));
+  await waitFor(() => rec.audioBytes === 6 * 960, 'every echo');
+  t.same(rec.seqs, [0, 1, 2, 3, 4, 5], 'six appends, in order');
+  await session.close();
 });

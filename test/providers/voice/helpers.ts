@@ -35,6 +35,10 @@ export const FAST_ADAPTER = {
   reconnectInitialDelayMs: 10,
   reconnectMaxDelayMs: 50,
   keepaliveMs: 0,
+  // One append per caller frame: the contract counts the frames the simulator received and the simulator cuts its
+  // transcripts at append boundaries. Gathering frames behind a write in flight has its own tests
+  // (append-coalescing.test.ts).
+  appendMs: 0,
 } as const;
 
 export async function startSim(t: Test, options: VoiceSimulatorOptions = {}): Promise<VoiceSimulator> {

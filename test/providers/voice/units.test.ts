@@ -12,15 +12,22 @@ import {
 import { errorFromHttpStatus } from '../../../src/providers/voice/errors.js';
 import { parseFaults, faultsFromInstructions } from '../../../src/providers/voice/simulator/faults.js';
 
-/** A socket whose in-flight bytes the test controls; write callbacks fire when the test "drains" it. */
+/**
+ * A socket whose in-flight bytes the test controls; write callbacks fire when the test "drains" it. The queue watches
+ * only writes made while bytes are buffered (a write to an empty socket completes at once in a real one).
+ */
 class FakeSink implements OutgoingSink {
   bufferedAmount = 0;
   sent: string[] = [];
+  watched = 0;
   private callbacks: (() => void)[] = [];
-  send(data: string, _options: unknown, cb: () => void): void {
+  send(data: string, _options: unknown, cb?: () => void): void {
     this.sent.push(data);
     this.bufferedAmount += data.length;
-    this.callbacks.push(cb);
+    if (cb !== undefined) {
+      this.watched++;
+      this.callbacks.push(cb);
+    }
   }
   drain(): void {
     this.bufferedAmount = 0;
@@ -37,6 +44,7 @@ t.test('outgoing queue: direct while under high water, then bounded with oldest 
   queue.push('a0________', true); // 10 bytes: sent, now at high water
   queue.push('a1________', true); // over high water? 10 <= 10, still direct
   t.same(sink.sent, ['a0________', 'a1________']);
+  t.equal(sink.watched, 1, 'only the write made while bytes were buffered is watched');
   queue.push('a2________', true);
   queue.push('CTRL', false);
   queue.push('a3________', true);
@@ -57,8 +65,11 @@ t.test('outgoing queue: detach drops waiting audio but keeps control for the nex
   const queue = new OutgoingQueue(0, 1000);
   queue.attach(first);
   queue.push('audio-1', true);
+  // Over the (soft) mark with no watched write ahead: it goes, watched, so a completion will flush what waits.
   queue.push('audio-2', true);
+  queue.push('audio-3', true);
   queue.push('mute', false);
+  t.same(first.sent, ['audio-1', 'audio-2']);
   queue.detach();
   t.equal(queue.dropped, 1);
   queue.push('instr', false);
@@ -67,6 +78,21 @@ t.test('outgoing queue: detach drops waiting audio but keeps control for the nex
   t.same(second.sent, ['mute']);
   second.drain();
   t.same(second.sent, ['mute', 'instr']);
+});
+
+t.test('outgoing queue: idle only with nothing buffered and nothing waiting; a drain is reported', async (t) => {
+  const sink = new FakeSink();
+  let drains = 0;
+  const queue = new OutgoingQueue(100, 1000, () => drains++);
+  t.equal(queue.idle, false, 'no socket, not idle');
+  queue.attach(sink);
+  t.equal(queue.idle, true);
+  queue.push('a', true);
+  t.equal(queue.idle, false, 'bytes buffered');
+  queue.push('b', true);
+  sink.drain();
+  t.equal(queue.idle, true);
+  t.equal(drains, 1, 'the watched write completed with nothing waiting: reported');
 });
 
 t.test('append frames are byte-identical to JSON.stringify and output deltas decode on both paths', async (t) => {

@@ -1,4 +1,4 @@
-import { splitSentences } from '../../chat/local.js';
+import { splitSentences, withoutTitleLines } from '../../chat/local.js';
 
 /**
  * What the local voice says for a grounded turn: Parley hands over the passages of the owner's documents that
@@ -33,7 +33,9 @@ export function speakable(text: string): string {
 }
 
 export function spokenAnswer(commentary: string, question: string): string {
-  const sentences = [...new Set(splitSentences(speakable(commentary)))];
+  // Title lines name what follows; said, they would run into its first sentence.
+  const untitled = withoutTitleLines(commentary.replace(/…/g, '\n')).join('\n');
+  const sentences = [...new Set(splitSentences(speakable(untitled)))];
   if (sentences.length === 0) return '';
   const wanted = stemsOf(question);
   const scored = sentences.map((sentence, i) => {
@@ -42,9 +44,9 @@ export function spokenAnswer(commentary: string, question: string): string {
     return { sentence, i, hits };
   });
   const best = Math.max(0, ...scored.map((s) => s.hits));
-  // A second sentence only when it is about as close to the question as the best one.
+  // A second sentence only when it is nearly as close to the question as the best one (not its neighbours).
   const chosen = scored
-    .filter((s) => s.hits > 0 && s.hits * 2 >= best)
+    .filter((s) => s.hits > 0 && s.hits * 4 >= best * 3)
     .sort((a, b) => b.hits - a.hits || a.i - b.i)
     .slice(0, MAX_SENTENCES)
     .sort((a, b) => a.i - b.i)

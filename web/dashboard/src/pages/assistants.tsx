@@ -47,7 +47,7 @@ export function AssistantsPage() {
                 {items.map((a) => (
                   <li class="card">
                     <h2>
-                      <a href={href(`/assistants/${encodeURIComponent(a.id)}`)}>{a.name}</a>
+                      <a href={href(`/assistants/${encodeURIComponent(a.publicId)}`)}>{a.name}</a>
                     </h2>
                     {a.description && <p>{a.description}</p>}
                     <p class="muted">
@@ -55,19 +55,19 @@ export function AssistantsPage() {
                     </p>
                     <p class="links">
                       <a
-                        href={href(`/assistants/${encodeURIComponent(a.id)}/documents`)}
+                        href={href(`/assistants/${encodeURIComponent(a.publicId)}/documents`)}
                         aria-label={`Documents of ${a.name}`}
                       >
                         Documents
                       </a>
                       <a
-                        href={href(`/assistants/${encodeURIComponent(a.id)}/playground`)}
+                        href={href(`/assistants/${encodeURIComponent(a.publicId)}/playground`)}
                         aria-label={`Playground of ${a.name}`}
                       >
                         Playground
                       </a>
                       <a
-                        href={href(`/assistants/${encodeURIComponent(a.id)}/conversations`)}
+                        href={href(`/assistants/${encodeURIComponent(a.publicId)}/conversations`)}
                         aria-label={`Conversations of ${a.name}`}
                       >
                         Conversations
@@ -102,7 +102,7 @@ function NewAssistantForm({ onCancel }: { onCancel: () => void }) {
         ...(instructions.trim() ? { instructions: instructions.trim() } : {}),
       },
     });
-    navigate(`/assistants/${encodeURIComponent(assistant.id)}`);
+    navigate(`/assistants/${encodeURIComponent(assistant.publicId)}`);
   });
   return (
     <form

@@ -3,7 +3,7 @@ import { v1, type Assistant, type Conversation, type ConversationDetail } from '
 import { CallTimelinePicture } from '../ui/call-timeline.js';
 import { AnalysisPanel } from './conversation-analysis.js';
 import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
-import { dateTime, dollars } from '../ui/format.js';
+import { count, dateTime, dollars } from '../ui/format.js';
 import { href, navigate } from '../router.js';
 
 type Filters = {
@@ -149,7 +149,7 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                       <td>
                         <a
                           href={href(
-                            `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(c.id)}`,
+                            `/assistants/${encodeURIComponent(assistant.publicId)}/conversations/${encodeURIComponent(c.id)}`,
                           )}
                         >
                           {dateTime(c.startedAt)}
@@ -205,7 +205,7 @@ function seconds(total: number): string {
 }
 
 function Transcript({ assistant, conversationId }: { assistant: Assistant; conversationId: string }) {
-  const back = `/assistants/${encodeURIComponent(assistant.id)}/conversations`;
+  const back = `/assistants/${encodeURIComponent(assistant.publicId)}/conversations`;
   const load = useLoad(
     () => v1.GET('/api/v1/conversations/{conversationId}', { params: { path: { conversationId } } }),
     [conversationId],
@@ -213,7 +213,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
   return (
     <section class="card" aria-labelledby="tr-h">
       <p class="crumbs">
-        <a href={href(`/assistants/${encodeURIComponent(assistant.id)}/conversations`)}>All conversations</a> /
+        <a href={href(`/assistants/${encodeURIComponent(assistant.publicId)}/conversations`)}>All conversations</a> /
       </p>
       <h2 id="tr-h">Transcript</h2>
       <Loaded load={load} label="Loading the transcript…">
@@ -224,7 +224,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
               {conversation.callerNumber !== null ? ` from ${conversation.callerNumber}` : ''} · {conversation.source} ·
               started {dateTime(conversation.startedAt)} · {seconds(conversation.durationSeconds)} ·{' '}
               <span title={conversation.visitorId ?? undefined}>{conversation.visitorLabel}</span> ·{' '}
-              {conversation.messageCount} messages · {dollars(conversation.costMicros)}
+              {count(conversation.messageCount, 'message')} · {dollars(conversation.costMicros)}
             </p>
             <div class="actions conversation-actions">
               <a class="button" href={`/api/v1/conversations/${encodeURIComponent(conversation.id)}/export`} download>
@@ -290,13 +290,17 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
               </Empty>
             ) : (
               <ol class="transcript">
-                {messages.map((m) => (
+                {messages.map((m, i) => (
                   <li class={`bubble ${m.role}`}>
                     <span class="bubble-who">{m.role === 'user' ? 'Visitor' : 'Assistant'}</span>
                     <p class="bubble-text">{m.content}</p>
                     <p class="muted small">
                       {dateTime(m.createdAt)}
                       {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
+                      {/* A question the next message does not answer (the caller asked again, or the call ended). */}
+                      {m.role === 'user' && messages[i + 1]?.role !== 'assistant' && (
+                        <strong class="unanswered"> · Not answered</strong>
+                      )}
                     </p>
                     {m.feedback && (
                       <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>

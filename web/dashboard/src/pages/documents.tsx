@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { v1, type Assistant, type DocumentRecord } from '../api/client.js';
 import { dashboardApi, type SourceInput } from '../api/dashboard-routes.js';
 import { ConfirmButton, Empty, ErrorBox, Loaded, StatusBadge, useAction, useLoad, usePoll } from '../ui/components.js';
-import { dateTime } from '../ui/format.js';
+import { count, dateTime } from '../ui/format.js';
 
 const ACCEPT = '.txt,.md,.markdown,.html,.htm,.pdf,text/plain,text/markdown,text/html,application/pdf';
 
@@ -57,7 +57,8 @@ function DocumentRow({ doc, onChanged }: { doc: DocumentRecord; onChanged: () =>
         <strong class="doc-name">{doc.name}</strong> <StatusBadge status={doc.status} />
         <div class="muted">
           {doc.type}
-          {doc.sourceUrl ? ` · ${doc.sourceUrl}` : ''} · {doc.chunkCount} passages · updated {dateTime(doc.updatedAt)}
+          {doc.sourceUrl ? ` · ${doc.sourceUrl}` : ''} · {count(doc.chunkCount, 'passage')} · updated{' '}
+          {dateTime(doc.updatedAt)}
         </div>
         {doc.error && (
           <p class={doc.status === 'failed' ? 'doc-error' : 'muted'}>

@@ -126,7 +126,7 @@ export function PlaygroundTab({ assistant }: { assistant: Assistant }) {
             Saved as a playground conversation:{' '}
             <a
               href={href(
-                `/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(conversationId.current)}`,
+                `/assistants/${encodeURIComponent(assistant.publicId)}/conversations/${encodeURIComponent(conversationId.current)}`,
               )}
             >
               open transcript
@@ -210,7 +210,7 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
       el.remove(); // a running call is ended by the widget when it leaves the page
     };
   }, [widget, assistant.publicId]);
-  const settings = href(`/assistants/${encodeURIComponent(assistant.id)}`);
+  const settings = href(`/assistants/${encodeURIComponent(assistant.publicId)}`);
   return (
     <section class="card" aria-labelledby="voice-h">
       <h2 id="voice-h">Voice</h2>

@@ -1,6 +1,7 @@
 import { getVoiceTimeline, type VoiceTimeline, type VoiceTimelineEvent } from '@parley/sdk';
 import { v1 } from '../api/client.js';
 import { Loaded, useLoad } from './components.js';
+import { count } from './format.js';
 
 /**
  * A call drawn as a picture: three lanes (caller, Parley, provider) on the call's time axis, with the caller's
@@ -252,7 +253,7 @@ function endWords(end: NonNullable<VoiceTimeline['end']>): string {
 
 function laneSummary(t: VoiceTimeline, joins: number, degraded: number): string {
   const end = t.end ? `; ${endWords(t.end)}` : '; still running';
-  return `Call timeline over ${secs(durationOf(t))}: caller connected ${joins} time(s), ${t.turns.length} turn(s), ${degraded} degraded period(s)${end}`;
+  return `Call timeline over ${secs(durationOf(t))}: caller connected ${count(joins, 'time')}, ${count(t.turns.length, 'turn')}, ${count(degraded, 'degraded period')}${end}`;
 }
 
 function captionOf(t: VoiceTimeline): string {
@@ -261,7 +262,7 @@ function captionOf(t: VoiceTimeline): string {
   const omitted = t.eventsOmitted
     ? ` · ${t.eventsOmitted.count} events in the middle of the call are counted, not drawn`
     : '';
-  return `${t.transport} · ${t.events.length} events · ${s.turns} turns${latency}${omitted}`;
+  return `${t.transport} · ${count(t.events.length, 'event')} · ${count(s.turns, 'turn')}${latency}${omitted}`;
 }
 
 function detailText(e: VoiceTimelineEvent): string {

@@ -26,3 +26,8 @@ export function date(iso: string | null | undefined): string {
 export function percent(ratio: number | null): string {
   return ratio === null ? '—' : `${Math.round(ratio * 100)}%`;
 }
+
+/** A count with its noun, singular for one: "1 turn", "2 turns", "1 passage". */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

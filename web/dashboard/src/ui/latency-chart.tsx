@@ -1,6 +1,7 @@
 import { getVoiceLatency, type VoiceLatency } from '@parley/sdk';
 import { v1 } from '../api/client.js';
 import { Empty, Loaded, Table, useLoad } from './components.js';
+import { count } from './format.js';
 
 const DAYS = 7;
 
@@ -60,7 +61,7 @@ function Chart({ latency }: { latency: VoiceLatency }) {
           return (
             <g>
               <rect x={x} y={y(d.latencyP95Ms)} width={bar} height={h - y(d.latencyP95Ms)} class="lat-p95">
-                <title>{`${day}: turn latency p95 ${Math.round(d.latencyP95Ms)} ms (${d.turns} turns)`}</title>
+                <title>{`${day}: turn latency p95 ${Math.round(d.latencyP95Ms)} ms (${count(d.turns, 'turn')})`}</title>
               </rect>
               <rect x={x} y={y(d.latencyP50Ms)} width={bar} height={h - y(d.latencyP50Ms)} class="lat-p50">
                 <title>{`${day}: turn latency p50 ${Math.round(d.latencyP50Ms)} ms`}</title>
@@ -121,5 +122,5 @@ function Chart({ latency }: { latency: VoiceLatency }) {
 function summaryOf(latency: VoiceLatency): string {
   const turns = latency.days.reduce((n, d) => n + d.turns, 0);
   const worst = Math.max(...latency.days.map((d) => d.latencyP95Ms));
-  return `Voice turn latency over 7 days: ${turns} turns, worst daily p95 ${Math.round(worst)} ms`;
+  return `Voice turn latency over 7 days: ${count(turns, 'turn')}, worst daily p95 ${Math.round(worst)} ms`;
 }

@@ -1128,7 +1128,7 @@ export interface operations {
                         eval: {
                             /** @description Internal id of the assistant. */
                             assistantId: string;
-                            /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
+                            /** @description Mean score of the scored finished cases (null when none is scored). */
                             averageScore: number | null;
                             caseCount: number;
                             completedCount: number;
@@ -1194,7 +1194,7 @@ export interface operations {
                             outputTokens: number;
                             provider: string | null;
                             question: string;
-                            /** @description Token-overlap F1 of answer against expected (src/evals/score.ts); null when not scored. */
+                            /** @description 0..1: the expected answer's facts found in the answer, lowered by a contradiction, or the hosted model's own grade (src/evals/facts.ts, judge.ts); null when not scored. */
                             score: number | null;
                             sources: {
                                 documentId: string;
@@ -1208,7 +1208,7 @@ export interface operations {
                         eval: {
                             /** @description Internal id of the assistant. */
                             assistantId: string;
-                            /** @description Mean token-overlap F1 of the scored finished cases (null when none is scored). */
+                            /** @description Mean score of the scored finished cases (null when none is scored). */
                             averageScore: number | null;
                             caseCount: number;
                             completedCount: number;
