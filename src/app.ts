@@ -7,8 +7,8 @@ import { analyticsRoutes } from './analytics/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
 import { conversationRoutes } from './conversations/index.js';
-import { documentsCapability, type DocumentsOptions } from './documents/index.js';
-import { createChatProviders, type ChatProviders } from './providers/chat/index.js';
+import { documentsCapability } from './documents/index.js';
+import { createChatProviders } from './providers/chat/index.js';
 import { transportsOf } from './providers/voice/index.js';
 import { createWidgetPolicy, widgetRoutes } from './widget/index.js';
 import { admissionPools } from './admission/index.js';
@@ -29,18 +29,10 @@ import {
   type AnySocketRoute,
   type Authenticator,
   type HttpServer,
-  type OpenApiOptions,
   type RequestRecord,
 } from './http/index.js';
 import { createLogger, fixedFieldLogger } from './log/index.js';
-import {
-  Meter,
-  startUsageSweeper,
-  systemClock,
-  usageRoutes,
-  type ThresholdSink,
-  type UsageSweeper,
-} from './metering/index.js';
+import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
 import {
@@ -48,77 +40,23 @@ import {
   recordingLinksOf,
   voiceCallsOf,
   voiceCapability,
-  type VoiceCapabilityOptions,
   type VoiceService,
 } from './voice/index.js';
-import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents, type WebhooksOptions } from './webhooks/index.js';
+import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
 import { toolsCapability } from './tools/index.js';
 
-export const API_VERSION = '1.3.0';
-export interface BuildOptions {
-  /** Check every success body against its schema (on in tests). */
-  validateResponses?: boolean;
-  /** Voice session knobs (tests: a manual supervision clock, short ownership timings, a quota, relay limits). */
-  voice?: VoiceCapabilityOptions;
-  /** Knowledge knobs (tests: the URL fetcher's address policy, fast ingestion retries, a chat provider set). */
-  knowledge?: KnowledgeOptions;
-  /**
-   * Each budget threshold crossing, once, inside the transaction that recorded it (default: a
-   * `budget.threshold_crossed` webhook event queued in that transaction).
-   */
-  onThresholdCrossed?: ThresholdSink;
-  /** Webhook delivery knobs (tests: a short retry schedule, fast polling). */
-  webhooks?: WebhooksOptions;
-}
+import { openApiSecurity, type AppHooks, type BuildOptions, type LifecycleItem, type ParleyApp } from './app-types.js';
 
-export interface KnowledgeOptions {
-  documents?: DocumentsOptions;
-  chatProviders?: ChatProviders;
-}
-
-/** Background work: started once the server listens, stopped (in reverse order) before the HTTP server drains. */
-export interface LifecycleItem {
-  name: string;
-  start(): void | Promise<void>;
-  stop(): Promise<void>;
-}
-
-export interface ParleyApp {
-  readonly server: HttpServer;
-  readonly routes: readonly AnyRoute[];
-  /** The v1 OpenAPI document (the contract of record). */
-  readonly openapi: Record<string, unknown>;
-  listen(host: string, port: number): Promise<number>;
-  /**
-   * SIGTERM, first step: readiness 503 (the proxy stops sending new work), no new voice mints; everything else keeps
-   * being served while the calls here go on, until they end or `timeoutMs` passes. close() follows.
-   */
-  drain(timeoutMs: number): Promise<void>;
-  /** Drain: background work stopped (voice sessions end with `shutdown`), then readiness 503, listen socket closed, in-flight finished or cut at the deadline. */
-  close(graceMs: number): Promise<void>;
-  /** The voice session service of this instance (the media relay and tests reach live sessions through it). */
-  readonly voice: VoiceService;
-}
-
-/** How each authenticator reads in OpenAPI. */
-export const openApiSecurity: Pick<OpenApiOptions, 'security' | 'securitySchemes'> = {
-  security: {
-    none: [],
-    bearer: [{ bearerAuth: [] }],
-    'bearer-or-keyless': [{}, { bearerAuth: [] }],
-    'control-token': [],
-  },
-  securitySchemes: {
-    bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: sk_live_...' },
-  },
-};
-
-/** What the route table needs from the running app, late-bound. */
-export interface AppHooks {
-  isDraining(): boolean;
-  openApiBytes(): Buffer;
-}
+export {
+  openApiSecurity,
+  type AppHooks,
+  type BuildOptions,
+  type KnowledgeOptions,
+  type LifecycleItem,
+  type ParleyApp,
+} from './app-types.js';
+export const API_VERSION = '1.4.0';
 
 /**
  * Every capability's routes, authenticators and sockets. Building them does no I/O, so the same table
