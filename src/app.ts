@@ -21,7 +21,7 @@ import { createSql } from './db/index.js';
 import type { Deps } from './deps.js';
 import { docsRoutesFor } from './docs/index.js';
 import { evalsCapability } from './evals/index.js';
-import { healthRoutes, readinessOf, rootRoute } from './health/routes.js';
+import { healthRoutes, readinessOf } from './health/routes.js';
 import {
   buildOpenApiDocument,
   createHttpServer,
@@ -31,7 +31,7 @@ import {
   type HttpServer,
   type RequestRecord,
 } from './http/index.js';
-import { createLogger, fixedFieldLogger } from './log/index.js';
+import { accessLevel, createLogger, fixedFieldLogger } from './log/index.js';
 import { Meter, startUsageSweeper, systemClock, usageRoutes, type UsageSweeper } from './metering/index.js';
 import { Metrics, metricsListener, metricsRoutes, observeMeter, observeVoiceQuota } from './metrics/index.js';
 import { MemoryStore } from './store/index.js';
@@ -90,8 +90,7 @@ export function collectCapabilities(
     config: deps.config,
     log: deps.log.child({ capability: 'metering' }),
     onThresholdCrossed: options.onThresholdCrossed ?? ((alert, tx) => enqueueBudgetAlert(tx, { ...alert })),
-    // The local voice runs on this machine: its seconds cost nothing (hosted providers: the catalog's price).
-    ...(deps.voiceProvider?.kind === 'local' ? { voiceSecondMicros: 0 } : {}),
+    ...(deps.voiceProvider?.kind === 'local' ? { voiceSecondMicros: 0 } : {}), // on this machine: costs nothing
   });
   if (metrics) observeMeter(meter, metrics);
   // Webhooks first: documents and voice report their facts to it (document and call events, in their transactions).
@@ -123,7 +122,6 @@ export function collectCapabilities(
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps), hooks.isDraining),
-    rootRoute(),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,
@@ -159,10 +157,7 @@ export function collectCapabilities(
       tools: tools.runtime,
     }),
     ...tools.routes,
-    ...usageRoutes(meter, {
-      selfHosted: deps.config.SELF_HOSTED,
-      billingConfigured: deps.config.BILLING_ACCESS_TOKEN !== undefined,
-    }),
+    ...usageRoutes(meter, deps.config),
     ...webhooks.routes,
     ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
@@ -274,9 +269,6 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   };
 }
 
-/** Health probes and static files (the dashboard's, the widget's): their successes are logged at debug. */
-const ROUTINE_ROUTE = /^\/(?:healthz|readyz|metrics|dashboard(?:\/.*)?|widget\/.*)$/;
-
 /**
  * The access log (one line per request: method, route pattern, status, duration, request id; a sample of them when
  * ACCESS_LOG_SAMPLE_RATE < 1, every 5xx always) and the request metrics. Neither: no hook, nothing measured.
@@ -290,8 +282,7 @@ function withRequestRecords(deps: Deps, metrics: Metrics | undefined): { onReque
     onRequest: (r) => {
       metrics?.request(r);
       if (rate > 0 && (rate >= 1 || r.status >= 500 || Math.random() < rate)) {
-        // A probe's or a static file's success says nothing an operator reads: debug, not info.
-        access[r.status < 400 && ROUTINE_ROUTE.test(r.route) ? 'debug' : 'info'](
+        access[accessLevel(r.route, r.status)](
           {
             method: r.method,
             route: r.route,

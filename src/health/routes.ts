@@ -74,12 +74,13 @@ export function rootRoute(): AnyRoute {
 }
 
 /**
- * GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining; `notes`
+ * GET / (rootRoute, above). GET /healthz: the process answers. GET /readyz: its database and store answer, and it is not draining; `notes`
  * (only when there are any) say what runs degraded by choice of the environment, not by failure.
  */
 export function healthRoutes({ probes, notes }: Readiness, isDraining: () => boolean): AnyRoute[] {
   const hasNotes = Object.keys(notes).length > 0;
   return [
+    rootRoute(),
     defineRoute({
       method: 'GET',
       path: '/healthz',

@@ -61,3 +61,14 @@ export function createLogger(
 export function fixedFieldLogger(log: Logger, bindings: Record<string, unknown>): Logger {
   return log.child(bindings, { redact: { paths: [], censor: '[redacted]' } });
 }
+
+/** Health probes and static files (the dashboard's, the widget's): routes whose successes nobody reads at info. */
+const ROUTINE_ROUTE = /^\/(?:healthz|readyz|metrics|dashboard(?:\/.*)?|widget\/.*)$/;
+
+/**
+ * The level of a request's access line: `debug` for a successful probe or static file (a proxy's health checks would
+ * otherwise be most of the log), `info` for everything else, failures of those included.
+ */
+export function accessLevel(route: string, status: number): 'debug' | 'info' {
+  return status < 400 && ROUTINE_ROUTE.test(route) ? 'debug' : 'info';
+}

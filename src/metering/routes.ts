@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ownerOf } from '../auth/index.js';
+import type { Config } from '../config/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import { budgetRoutes } from './budget-routes.js';
 import * as report from './report.js';
@@ -57,13 +58,8 @@ const limitsSchema = z.object({
   }),
 });
 
-/** The installation's stance on plans, which the limits answer carries (the dashboard words its gates by it). */
-export interface PlanStance {
-  /** SELF_HOSTED: plan limits are lifted altogether. */
-  selfHosted: boolean;
-  /** Billing is configured (plans can be bought). */
-  billingConfigured: boolean;
-}
+/** What the limits answer says of the installation (the dashboard words its plan gates by it). */
+export type PlanSettings = Pick<Config, 'SELF_HOSTED' | 'BILLING_ACCESS_TOKEN'>;
 
 const byAssistantSchema = z.object({
   periodStart: z.string(),
@@ -104,8 +100,9 @@ const recentSchema = z.object({
  */
 export function usageRoutes(
   meter: Meter,
-  stance: PlanStance = { selfHosted: false, billingConfigured: false },
+  settings: PlanSettings = { SELF_HOSTED: false, BILLING_ACCESS_TOKEN: undefined },
 ): AnyRoute[] {
+  const stance = { selfHosted: settings.SELF_HOSTED, billingConfigured: settings.BILLING_ACCESS_TOKEN !== undefined };
   return [
     defineRoute({
       method: 'GET',
