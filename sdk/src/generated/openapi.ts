@@ -2540,7 +2540,7 @@ export interface operations {
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
             404: components["responses"]["Error"];
-            /** @description The number is already registered (TELEPHONY_NUMBER_TAKEN) */
+            /** @description The number is already registered (TELEPHONY_NUMBER_TAKEN), or the server cannot know the URL the carrier will call (TELEPHONY_PUBLIC_URL_REQUIRED) */
             409: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
