@@ -88,4 +88,8 @@ t.test('asked aloud in the playground, answered aloud from the document', async 
     select role, content from messages where conversation_id = ${conv!.conversationId} order by created_at, id`;
   t.equal(messages[0]?.role, 'user');
   t.match(messages[0]?.content, /premium|plan|cost/, 'the stored question is what was heard');
+  // The local voice takes relayed calls only: no WebRTC attempt reached a provider (no 502, no warning).
+  t.notMatch(app.logs.text(), /provider session not confirmed/, 'no failed provider start');
+  const failed = await app.database.sql`select failure_code from voice_sessions where state = 'failed'`;
+  t.same(failed, [], 'no failed mint recorded');
 });

@@ -7,7 +7,7 @@
  * Attributes: assistant-id (required), server (default: the script's origin), mode (chat | voice | both; default
  * from the widget config), visitor-id (default: a random id kept in localStorage), signature (from
  * POST /api/v1/widget/sign, sent as X-Parley-Signature), open (start expanded), position="inline" (no launcher),
- * transport (auto | webrtc | websocket; default auto: WebRTC to the provider, else Parley's WebSocket relay).
+ * transport (auto | webrtc | websocket; default auto: WebRTC to the provider when its config lists it, else the relay).
  * Parley's own dashboard only: source="playground" calls the API as the signed-in owner (session cookie, same origin):
  * the assistant is read from the owner routes and calls are metered as playground; elsewhere it grants nothing.
  * API: startVoice(), endVoice(), sendMessage(text), open(), close().
