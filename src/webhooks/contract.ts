@@ -11,7 +11,11 @@ const started = {
   conversationId: z.string().nullable(),
   assistantId: z.string().describe("The assistant's internal id (as in Document.assistantId)."),
   source,
-  transport: z.string().describe('How the caller reached the call (websocket: the media WebSocket).'),
+  transport: z
+    .string()
+    .describe(
+      'How the caller reached the call: websocket (the media WebSocket), phone (a carrier media stream) or webrtc.',
+    ),
 };
 
 const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {

@@ -46,11 +46,15 @@ export async function enqueueEvent(
   });
 }
 
-/** The voice transport a call used. Calls reach Parley by its media WebSocket today. */
-const DEFAULT_TRANSPORT = 'websocket';
-
-/** voice.session.started: the call was stored as active (run inside the transaction that stores it). */
-export async function enqueueVoiceStarted(tx: Sql | TransactionSql, sessionId: string): Promise<void> {
+/**
+ * voice.session.started: the call was stored as active (run inside the transaction that stores it). `transport` is
+ * the one the mint chose (websocket, phone, webrtc), the name its timeline carries.
+ */
+export async function enqueueVoiceStarted(
+  tx: Sql | TransactionSql,
+  sessionId: string,
+  transport: string,
+): Promise<void> {
   const facts = await q.voiceSessionFacts(tx, sessionId);
   if (!facts) return;
   await enqueueEvent(tx, facts.accountId, 'voice.session.started', {
@@ -58,7 +62,7 @@ export async function enqueueVoiceStarted(tx: Sql | TransactionSql, sessionId: s
     conversationId: facts.conversationId,
     assistantId: facts.assistantId,
     source: facts.source,
-    transport: DEFAULT_TRANSPORT,
+    transport,
   });
 }
 
@@ -71,7 +75,7 @@ export async function enqueueVoiceEnded(sql: Sql, sessionId: string): Promise<vo
     conversationId: facts.conversationId,
     assistantId: facts.assistantId,
     source: facts.source,
-    transport: DEFAULT_TRANSPORT,
+    transport: facts.transport,
     endReason: facts.endReason,
     endedBy: facts.endedBy,
     durationSeconds: facts.durationSeconds,

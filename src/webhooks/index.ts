@@ -34,7 +34,7 @@ export interface WebhooksCapability {
   /** Started by the running app on listen, stopped on close. */
   worker: DeliveryWorker;
   /** voice.session.started, inside the transaction that stores the new call. */
-  voiceSessionStored(tx: TransactionSql, sessionId: string): Promise<void>;
+  voiceSessionStored(tx: TransactionSql, sessionId: string, transport: string): Promise<void>;
   /**
    * Wraps a voice quota so that every settlement (exactly once per admitted call, by whichever instance settles it)
    * is followed by voice.session.ended. A failure to queue is logged; it never disturbs the settlement.
@@ -84,7 +84,7 @@ export function webhooksCapability(
   return {
     routes,
     worker,
-    voiceSessionStored: (tx, sessionId) => enqueueVoiceStarted(tx, sessionId),
+    voiceSessionStored: (tx, sessionId, transport) => enqueueVoiceStarted(tx, sessionId, transport),
     announceVoiceEnds<Q extends VoiceSettler>(quota: Q): Q {
       const settle: VoiceSettler['settle'] = async (request, billableSeconds, usageFinalized) => {
         await quota.settle(request, billableSeconds, usageFinalized);

@@ -303,6 +303,8 @@ export interface VoiceSessionFacts {
   conversationId: string | null;
   assistantId: string;
   source: string;
+  /** The call's transport, as its timeline names it (a call without a timeline row: phone by source, else websocket). */
+  transport: string;
   state: string;
   endReason: string | null;
   endedBy: string | null;
@@ -315,6 +317,8 @@ export interface VoiceSessionFacts {
 export async function voiceSessionFacts(sql: Db, sessionId: string): Promise<VoiceSessionFacts | undefined> {
   const [row] = await sql<VoiceSessionFacts[]>`
     select s.id, s.account_id, s.conversation_id, s.assistant_id, s.source, s.state, s.end_reason, s.ended_by,
+      coalesce((select t.transport from voice_timelines t where t.session_id = s.id),
+        case when s.source = 'phone' then 'phone' else 'websocket' end) as transport,
       case when s.ended_at is null then null
         else round(extract(epoch from (s.ended_at - coalesce(s.started_at, s.created_at))))::int end as duration_seconds,
       s.billable_seconds,

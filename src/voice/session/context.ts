@@ -38,7 +38,7 @@ export interface VoiceOptions {
   /** Metrics: mints, ends, heartbeats, gate decisions (src/metrics). */
   observer?: VoiceObserver;
   /** Runs inside the transaction that stores a new call (webhooks queue voice.session.started with it). */
-  onSessionStored?: (tx: TransactionSql, sessionId: string) => Promise<void>;
+  onSessionStored?: (tx: TransactionSql, sessionId: string, transport: string) => Promise<void>;
 }
 
 export { HEARTBEAT_LOSS_MS } from './limits.js';

@@ -278,7 +278,7 @@ async function startCall(
       ]);
       // The stored-session hook's first statement goes in the same round trip, queued after the rows it reads (the
       // inserts above were handed to the connection first, and one connection runs statements in order).
-      await Promise.all([rows, ctx.onSessionStored?.(tx, id)]);
+      await Promise.all([rows, ctx.onSessionStored?.(tx, id, transportName)]);
     });
   } catch (err) {
     if (session.lease !== undefined) await ctx.ownership.release(session.lease).catch(() => undefined);
