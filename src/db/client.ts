@@ -64,7 +64,13 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     // attempts that kept the service down for 20 s after PostgreSQL was back. Cap it at 2 s.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 2),
     ...(options.maxLifetimeSeconds !== undefined ? { max_lifetime: options.maxLifetimeSeconds } : {}),
-    connection: { application_name: 'parley' },
+    // With a deadline, a wait for a lock is bounded by the server: a statement queued behind a row lock escaped the
+    // socket's deadline (a lock held by another transaction kept a request waiting as long as it was held), so
+    // lock_timeout cuts the wait, failing as the 503 (errors/dependency.ts). Long statements stay the socket's to cut.
+    connection: {
+      application_name: 'parley',
+      ...(options.queryTimeoutMs ? { lock_timeout: String(options.queryTimeoutMs) } : {}),
+    },
     ...(options.queryTimeoutMs ? { socket: deadlineSocket(options.queryTimeoutMs) } : {}),
     // Notices (e.g. "relation already exists, skipping") are routine; keep them out of stdout.
     onnotice: (notice) => {

@@ -45,7 +45,8 @@ const NETWORK_CODES = new Set([
 
 /**
  * PostgreSQL SQLSTATEs that mean "the server cannot serve you now", not "your query is wrong": class 08
- * (connection exception), 53300 too many connections, 57P01–57P03 shutdown / cannot connect now, 57014 canceled.
+ * (connection exception), 53300 too many connections, 57P01–57P03 shutdown / cannot connect now, 57014 canceled,
+ * 55P03 lock not available (lock_timeout: another transaction held the row past the deadline).
  */
 function isUnavailableSqlState(code: string): boolean {
   return (
@@ -54,7 +55,8 @@ function isUnavailableSqlState(code: string): boolean {
     code === '57P01' ||
     code === '57P02' ||
     code === '57P03' ||
-    code === '57014'
+    code === '57014' ||
+    code === '55P03'
   );
 }
 
