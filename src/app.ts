@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminRoutes, operatorSocket } from './admin/index.js';
@@ -195,14 +194,7 @@ export function collectCapabilities(
       sql: deps.sql,
       recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId),
       voiceCallsOf: (conversationId) => voiceCallsOf(deps.sql, conversationId),
-      removeRecording: async (sessionId) => {
-        const existed = await stat(voice.recordings.pathOf(sessionId)).then(
-          () => true,
-          () => false,
-        );
-        await voice.recordings.remove(sessionId);
-        return existed;
-      },
+      removeRecording: (sessionId) => voice.recordings.remove(sessionId),
     }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({
@@ -266,7 +258,16 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
-  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders }, routes, lifecycle);
+  registerAnalysis(
+    {
+      sql: deps.sql,
+      log: deps.log,
+      providers: chatProviders,
+      recordingLinkOf: (sql, conversationId) => voice.recordingLinks.ofConversation(sql, conversationId),
+    },
+    routes,
+    lifecycle,
+  );
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {
