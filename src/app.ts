@@ -183,7 +183,7 @@ export function collectCapabilities(
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
-    ...healthRoutes(readinessOf(deps), hooks.isDraining),
+    ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     rootRoute(),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),

@@ -40,6 +40,12 @@ export {
   type TwilioTransport,
 } from './transports/twilio/index.js';
 
+/** One dependency /readyz checks (the health capability's probe shape). */
+export interface HealthProbe {
+  name: string;
+  check(signal: AbortSignal): Promise<void>;
+}
+
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
   relay?: MediaSocketOptions['relay'];
@@ -88,6 +94,8 @@ export interface VoiceCapabilityParts {
   recordings: VoiceRecordings;
   /** Signed, expiring recording links (an end-of-call report's recordingUrl). */
   recordingLinks: RecordingLinks;
+  /** What /readyz checks for voice: the recordings bucket when RECORDINGS_STORE=s3 (HeadBucket), else nothing. */
+  readiness: HealthProbe[];
   /** Phone calls: the carrier media-stream transport (the telephony capability mints calls onto it). */
   phone: TwilioTransport;
   figures: VoiceFigures;
@@ -155,6 +163,10 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
     service,
     recordings,
     recordingLinks,
+    readiness:
+      recordings.store.kind === 's3'
+        ? [{ name: 'recordings', check: (signal: AbortSignal) => recordings.store.check(signal) }]
+        : [],
     phone,
     figures: {
       activeSessions: () => service.sessions.size,
@@ -182,6 +194,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         await service.stop();
         webrtc.stop();
         await recordings.settled();
+        recordings.store.close();
       },
     },
     drain: (timeoutMs) => service.drain(timeoutMs),

@@ -52,4 +52,6 @@ export class DiskRecordingStore implements RecordingStore {
   }
 
   async check(): Promise<void> {}
+
+  close(): void {}
 }

@@ -151,7 +151,7 @@ export class S3RecordingStore implements RecordingStore {
   }
 
   /** Close the client's sockets (shutdown, tests). */
-  destroy(): void {
+  close(): void {
     this.client.destroy();
   }
 }

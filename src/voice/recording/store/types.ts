@@ -24,4 +24,6 @@ export interface RecordingStore {
   list(): Promise<string[]>;
   /** Whether the store answers (/readyz), within the signal's deadline. */
   check(signal: AbortSignal): Promise<void>;
+  /** Release the store's connections (shutdown). */
+  close(): void;
 }
