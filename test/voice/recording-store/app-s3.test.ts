@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import t from 'tap';
 import { readWavHeader } from '../../../src/voice/index.js';
 import { bearer, dashboardHeaders, login } from '../../helpers/identity.js';
@@ -122,4 +122,29 @@ t.test('a bucket that is down: the WAV stays on disk, playback is a bounded 503,
   t.equal(res.status, 503);
   t.ok(res.headers.get('retry-after'), 'Retry-After');
   t.match(await res.json(), { code: 'DEPENDENCY_UNAVAILABLE' });
+});
+
+t.test('the sweep stores a WAV the bucket refused earlier and deletes objects of deleted conversations', async (t) => {
+  const server = await startS3rver(t);
+  const app = await startVoiceApp(t, {
+    env: s3Env(server.endpoint, 'later'),
+    voice: { media: { recordingRetryMs: [20] } } as never,
+  });
+  const { minted } = await recordedCall(app);
+  const recordings = app.app.voice.recordings!;
+  const kept = join(recordings.dir, '.parts', `${minted.sessionId}.wav`);
+  await waitFor(() => (!recordings.isWriting(minted.sessionId) ? true : undefined), 'the upload attempts');
+  t.ok(existsSync(kept), 'refused (no such bucket yet): kept on disk');
+
+  const admin = new S3Client(s3Options(server, 'later'));
+  t.teardown(() => admin.destroy());
+  await admin.send(new CreateBucketCommand({ Bucket: 'later' }));
+  await admin.send(new PutObjectCommand({ Bucket: 'later', Key: 'calls/vs_orphan0001.wav', Body: 'RIFF' }));
+  // The sweep leaves files younger than a minute to a writer that may still hold them.
+  const past = new Date(Date.now() - 120_000);
+  utimesSync(kept, past, past);
+  await recordings.sweep();
+  const keys = ((await admin.send(new ListObjectsV2Command({ Bucket: 'later' }))).Contents ?? []).map((o) => o.Key);
+  t.same(keys, [`calls/${minted.sessionId}.wav`], "stored by the sweep; the deleted conversation's object removed");
+  t.notOk(existsSync(kept), 'and then deleted locally');
 });
