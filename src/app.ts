@@ -258,16 +258,8 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
-  registerAnalysis(
-    {
-      sql: deps.sql,
-      log: deps.log,
-      providers: chatProviders,
-      recordingLinkOf: (sql, conversationId) => voice.recordingLinks.ofConversation(sql, conversationId),
-    },
-    routes,
-    lifecycle,
-  );
+  const recordingLinkOf = voice.recordingLinks.ofConversation.bind(voice.recordingLinks);
+  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders, recordingLinkOf }, routes, lifecycle);
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {
