@@ -244,7 +244,9 @@ export async function recordingLinksOf(
   const sessions = await q.recordedSessionsOf(sql, conversationId);
   const links: RecordingLink[] = [];
   for (const s of sessions) {
-    const exists = await recordings.exists(s.id);
+    // A store that does not answer must not take the conversation view down with it: the recording is listed (it was
+    // consented and most likely stored) and its playback answers 503 until the store is back.
+    const exists = await recordings.exists(s.id).catch(() => true);
     if (!exists && !recordings.isWriting(s.id)) continue;
     links.push({ sessionId: s.id, url: `/api/assistants/${s.assistantId}/voice/recordings/${s.id}`, ready: exists });
   }

@@ -122,6 +122,12 @@ t.test('a bucket that is down: the WAV stays on disk, playback is a bounded 503,
   t.equal(res.status, 503);
   t.ok(res.headers.get('retry-after'), 'Retry-After');
   t.match(await res.json(), { code: 'DEPENDENCY_UNAVAILABLE' });
+
+  const detail = await fetch(`${app.url}/api/v1/conversations/${minted.conversationId}`, {
+    headers: bearer(owner.secret),
+  });
+  t.equal(detail.status, 200, 'the conversation still opens while the bucket is down');
+  t.match(await detail.json(), { recordings: [{ sessionId: minted.sessionId }] });
 });
 
 t.test('the sweep stores a WAV the bucket refused earlier and deletes objects of deleted conversations', async (t) => {
