@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminRoutes, operatorSocket } from './admin/index.js';
@@ -121,7 +120,7 @@ export function collectCapabilities(
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
   const routes: AnyRoute[] = [
-    ...healthRoutes(readinessOf(deps), hooks.isDraining),
+    ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
     ...identityRoutes(deps),
     ...voice.routes,
@@ -131,14 +130,7 @@ export function collectCapabilities(
       sql: deps.sql,
       recordingsOf: (conversationId) => recordingLinksOf(deps.sql, voice.recordings, conversationId),
       voiceCallsOf: (conversationId) => voiceCallsOf(deps.sql, conversationId),
-      removeRecording: async (sessionId) => {
-        const existed = await stat(voice.recordings.pathOf(sessionId)).then(
-          () => true,
-          () => false,
-        );
-        await voice.recordings.remove(sessionId);
-        return existed;
-      },
+      removeRecording: (sessionId) => voice.recordings.remove(sessionId),
     }),
     ...analyticsRoutes(deps),
     ...widgetRoutes({
@@ -199,7 +191,8 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
-  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders }, routes, lifecycle);
+  const recordingLinkOf = voice.recordingLinks.ofConversation.bind(voice.recordingLinks);
+  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders, recordingLinkOf }, routes, lifecycle);
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {

@@ -7,6 +7,7 @@ import type { Sql } from '../db/index.js';
 import type { AnyRoute } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { ChatProviders } from '../providers/chat/index.js';
+import type { RecordingLinkOf } from './report.js';
 import { analysisRoutes } from './routes.js';
 import { createAnalysisWorker, type AnalysisWorker, type AnalysisWorkerOptions } from './worker.js';
 
@@ -21,17 +22,25 @@ export interface AnalysisCapability {
 
 /** Builds the routes and the (not yet started) queue worker. Does no I/O. */
 export function analysisCapability(
-  deps: { sql: Sql; log: Logger; providers: ChatProviders },
+  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf },
   options: AnalysisWorkerOptions = {},
 ): AnalysisCapability {
   const log = deps.log.child({ capability: 'analysis' });
-  const worker = createAnalysisWorker({ sql: deps.sql, log, providers: deps.providers }, options);
+  const worker = createAnalysisWorker(
+    {
+      sql: deps.sql,
+      log,
+      providers: deps.providers,
+      ...(deps.recordingLinkOf ? { recordingLinkOf: deps.recordingLinkOf } : {}),
+    },
+    options,
+  );
   return { routes: analysisRoutes({ sql: deps.sql, onQueued: () => worker.kick() }), worker };
 }
 
 /** Adds the capability's routes and its worker (started on listen, stopped on close) to the app's. */
 export function registerAnalysis(
-  deps: { sql: Sql; log: Logger; providers: ChatProviders },
+  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf },
   routes: AnyRoute[],
   lifecycle: Array<{ name: string; start(): void; stop(): Promise<void> }>,
 ): void {

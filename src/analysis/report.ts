@@ -27,18 +27,26 @@ export function presentAnalysis(row: q.AnalysisRow): AnalysisView {
 
 const seconds = (from: Date, to: Date) => Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000));
 
+/** A signed, expiring link to a conversation's recording, or null when it has none (supplied by voice). */
+export type RecordingLinkOf = (
+  sql: Sql | TransactionSql,
+  conversationId: string,
+) => Promise<{ url: string; expiresAt: string } | null>;
+
 /**
  * The end-of-call report the conversation.analyzed webhook carries: who and what, when, how long, what it cost, how
- * it ended, the transcript and the analysis. No recording URL: recordings are served to the owner's dashboard
- * session only, and there is no credential-free signed link to give.
+ * it ended, the transcript, the analysis and, when the call was recorded, `recordingUrl`: a signed link that plays
+ * without credentials until `recordingUrlExpiresAt` (RECORDING_URL_TTL_SECONDS).
  */
 export async function endOfCallReport(
   sql: Sql | TransactionSql,
   conversation: q.ConversationFacts,
   transcript: TranscriptMessage[],
   analysis: AnalysisView,
+  recordingLinkOf?: RecordingLinkOf,
 ) {
   const calls = await q.callsOf(sql, conversation.id);
+  const recording = recordingLinkOf === undefined ? null : await recordingLinkOf(sql, conversation.id);
   const last = calls.at(-1);
   const voice = last !== undefined;
   const endedAt = voice
@@ -74,5 +82,6 @@ export async function endOfCallReport(
     transcript: transcript.map((m) => ({ role: m.role, content: m.content, at: m.at.toISOString() })),
     transcriptTruncated: transcript.length >= TRANSCRIPT_LIMIT,
     analysis,
+    ...(recording !== null ? { recordingUrl: recording.url, recordingUrlExpiresAt: recording.expiresAt } : {}),
   };
 }

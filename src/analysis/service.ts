@@ -9,7 +9,7 @@ import { analysisErrors } from './errors.js';
 import { createHostedEngine } from './hosted-engine.js';
 import { createLocalEngine } from './local-engine.js';
 import * as q from './queries.js';
-import { endOfCallReport, presentAnalysis, TRANSCRIPT_LIMIT } from './report.js';
+import { endOfCallReport, presentAnalysis, TRANSCRIPT_LIMIT, type RecordingLinkOf } from './report.js';
 import { analyse, hasAnyStep, settingsVersion } from './steps.js';
 import type { AnalysisEngine, AnalysisResult, StepName } from './types.js';
 
@@ -18,6 +18,8 @@ export interface AnalysisServiceDeps {
   log: Logger;
   /** The deployment's chat providers: the assistant's, when it is a hosted model, performs the steps. */
   providers: ChatProviders;
+  /** A signed, expiring link to the conversation's recording, or null without one (the report's recordingUrl). */
+  recordingLinkOf?: RecordingLinkOf;
 }
 
 /** After this many claims (each one an instance that died or a failure) the analysis is stored as failed. */
@@ -86,7 +88,7 @@ export async function runJob(
   const stored = await sql.begin(async (tx) => {
     if (!(await q.complete(tx, conversation.id, token, result))) return false;
     const row = await q.findAnalysis(tx, conversation.accountId, conversation.id);
-    const report = await endOfCallReport(tx, conversation, transcript, presentAnalysis(row!));
+    const report = await endOfCallReport(tx, conversation, transcript, presentAnalysis(row!), deps.recordingLinkOf);
     await enqueueEvent(tx, conversation.accountId, 'conversation.analyzed', report);
     return true;
   });

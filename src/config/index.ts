@@ -49,6 +49,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       'SELF_HOSTED: true lifts every plan limit, while HOSTED_USAGE_ENFORCEMENT=enforce applies them; set one of them',
     ]);
   }
+  if (env.RECORDINGS_STORE === 's3' && env.S3_BUCKET === undefined) {
+    throw new ConfigError(['S3_BUCKET: is required when RECORDINGS_STORE=s3']);
+  }
   const selfHosted =
     env.SELF_HOSTED ?? (env.BILLING_ACCESS_TOKEN === undefined && env.HOSTED_USAGE_ENFORCEMENT !== 'enforce');
   const secret = resolveSecretKey(env.SECRET_KEY, env.DATA_DIR);

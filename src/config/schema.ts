@@ -148,6 +148,19 @@ export const envSchema = z.object({
   VOICE_OWNERSHIP_TTL_SECONDS: int(15, 3, 600),
   VOICE_ORPHAN_SWEEP_SECONDS: int(30, 1, 3600),
 
+  // Call recordings: where finished recordings are kept (disk: DATA_DIR/recordings; s3: an S3-compatible bucket, the
+  // local WAV deleted once uploaded), and the longest a signed recording link may live (docs/recordings.md).
+  RECORDINGS_STORE: z.enum(['disk', 's3']).default('disk'),
+  RECORDING_URL_TTL_SECONDS: int(86_400, 60, 7 * 86_400),
+  S3_ENDPOINT: url(['http:', 'https:']),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: optionalString,
+  S3_PREFIX: z.string().default('recordings/'),
+  S3_FORCE_PATH_STYLE: bool(false),
+  AWS_ACCESS_KEY_ID: optionalString,
+  AWS_SECRET_ACCESS_KEY: optionalString,
+  AWS_SESSION_TOKEN: optionalString,
+
   // Metrics (Prometheus text at GET /metrics): off unless a bearer token is set, or served on a port of its own.
   METRICS_TOKEN: optionalString.refine((v) => v === undefined || Buffer.byteLength(v) >= 16, {
     message: 'must be at least 16 bytes',

@@ -69,7 +69,7 @@ export function createSql(url: string, options: CreateSqlOptions): Sql {
     // lock_timeout cuts the wait, failing as the 503 (errors/dependency.ts). Long statements stay the socket's to cut.
     connection: {
       application_name: 'parley',
-      ...(options.queryTimeoutMs ? { lock_timeout: String(options.queryTimeoutMs) } : {}),
+      ...(options.queryTimeoutMs ? { lock_timeout: options.queryTimeoutMs } : {}),
     },
     ...(options.queryTimeoutMs ? { socket: deadlineSocket(options.queryTimeoutMs) } : {}),
     // Notices (e.g. "relation already exists, skipping") are routine; keep them out of stdout.

@@ -14,11 +14,13 @@ export interface Readiness {
   notes: Record<string, string>;
 }
 
-export function readinessOf(deps: Pick<Deps, 'sql' | 'store' | 'voiceNote'>): Readiness {
+/** `extra`: the capabilities' own dependencies (the recordings bucket, when RECORDINGS_STORE=s3). */
+export function readinessOf(deps: Pick<Deps, 'sql' | 'store' | 'voiceNote'>, extra: HealthProbe[] = []): Readiness {
   return {
     probes: [
       { name: 'database', check: async () => void (await deps.sql`select 1`) },
       { name: 'store', check: () => deps.store.ping() },
+      ...extra,
     ],
     notes: deps.voiceNote === undefined ? {} : { voice: deps.voiceNote },
   };

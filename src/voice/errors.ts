@@ -32,6 +32,10 @@ export const VoiceErrorCodes = {
   INSTANCE_CONCURRENCY_LIMIT: 'VOICE_INSTANCE_CONCURRENCY_LIMIT',
   /** 404: no recording for this session (not recorded, no consent, not finished yet, or its conversation is gone). */
   RECORDING_NOT_FOUND: 'VOICE_RECORDING_NOT_FOUND',
+  /** 403: a signed recording link whose session id, expiry or signature was altered. */
+  RECORDING_LINK_INVALID: 'VOICE_RECORDING_LINK_INVALID',
+  /** 410: a signed recording link past its expiry (ask the API for a new one). */
+  RECORDING_LINK_EXPIRED: 'VOICE_RECORDING_LINK_EXPIRED',
   /**
    * 400: PUBLIC_URL is unset and the request's Host header is not one host[:port] (duplicated, empty, junk), so no
    * media URL can be given. Refused before any provider session starts (so a bad Host never leaves a provider session behind).
@@ -116,6 +120,10 @@ export const voiceErrors = {
     ),
   recordingNotFound: () =>
     new AppError(VoiceErrorCodes.RECORDING_NOT_FOUND, 404, 'No recording for this voice session.'),
+  recordingLinkInvalid: () =>
+    new AppError(VoiceErrorCodes.RECORDING_LINK_INVALID, 403, 'This recording link is not valid.'),
+  recordingLinkExpired: () =>
+    new AppError(VoiceErrorCodes.RECORDING_LINK_EXPIRED, 410, 'This recording link has expired.'),
   draining: () =>
     new AppError(VoiceErrorCodes.DRAINING, 503, 'This server is shutting down; try again.', {
       headers: { 'retry-after': '1' },

@@ -4,11 +4,15 @@
  * `parley.voice.v1` WebSocket), the codec-free media pump they share (pump/) and recordings. This file is what the
  * rest of Parley uses; everything else is the capability's own.
  */
+import { resolve } from 'node:path';
 import type { Admission } from '../admission/index.js';
 import type { RelayResidence } from '../providers/voice/index.js';
 import type { AnyRoute, AnySocketRoute, Authenticator } from '../http/index.js';
 import { VoiceRecordings } from './recording/recordings.js';
+import { RecordingLinks } from './recording/links.js';
 import { recordingRoutes } from './recording/routes.js';
+import { RecordingLinkSigner } from './recording/signed-link.js';
+import { createRecordingStore, type RecordingStore } from './recording/store/index.js';
 import { voiceRoutes } from './routes.js';
 import { VoiceService, type VoiceOptions, type VoiceServiceDeps } from './session/service.js';
 import { controlTokenAuthenticator, guardControlTokenRoutes, verifyControlToken } from './session/control-token.js';
@@ -24,6 +28,7 @@ export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
 export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
+export type { RecordingLinks, SignedRecordingLink } from './recording/links.js';
 export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
 export type { PhonePrincipal } from './session/mint.js';
 export {
@@ -35,6 +40,12 @@ export {
   type TwilioTransport,
 } from './transports/twilio/index.js';
 
+/** One dependency /readyz checks (the health capability's probe shape). */
+export interface HealthProbe {
+  name: string;
+  check(signal: AbortSignal): Promise<void>;
+}
+
 /** Knobs of the media side (tests: relay limits, a recording clock). */
 export interface VoiceMediaOptions {
   relay?: MediaSocketOptions['relay'];
@@ -42,6 +53,10 @@ export interface VoiceMediaOptions {
   recordingNow?: () => number;
   /** How often recordings of deleted conversations are swept (default 10 minutes). */
   recordingSweepEveryMs?: number;
+  /** Where finished recordings go (tests); default: the one RECORDINGS_STORE names. */
+  recordingStore?: RecordingStore;
+  /** Upload retry waits after a call (tests shorten them). */
+  recordingRetryMs?: number[];
   /** Phone streams' events (start, dtmf, clear, mark, stop), e.g. for a call timeline. */
   onPhoneEvent?: PhoneEventSink;
 }
@@ -77,6 +92,10 @@ export interface VoiceCapabilityParts {
   lifecycle: { name: string; start(): void; stop(): Promise<void> };
   service: VoiceService;
   recordings: VoiceRecordings;
+  /** Signed, expiring recording links (an end-of-call report's recordingUrl). */
+  recordingLinks: RecordingLinks;
+  /** What /readyz checks for voice: the recordings bucket when RECORDINGS_STORE=s3 (HeadBucket), else nothing. */
+  readiness: HealthProbe[];
   /** Phone calls: the carrier media-stream transport (the telephony capability mints calls onto it). */
   phone: TwilioTransport;
   figures: VoiceFigures;
@@ -95,9 +114,24 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
     ...options,
   });
   const recordings = new VoiceRecordings(
-    { dataDir: deps.config.DATA_DIR, sql: deps.sql, log: deps.log.child({ capability: 'voice-recordings' }) },
+    {
+      dataDir: deps.config.DATA_DIR,
+      sql: deps.sql,
+      log: deps.log.child({ capability: 'voice-recordings' }),
+      store:
+        options.media?.recordingStore ?? createRecordingStore(deps.config, resolve(deps.config.DATA_DIR, 'recordings')),
+      ...(options.media?.recordingRetryMs ? { retryMs: options.media.recordingRetryMs } : {}),
+    },
     options.media?.recordingNow,
   );
+  const signer = new RecordingLinkSigner(deps.config.secretKey);
+  const maxTtlSeconds = deps.config.RECORDING_URL_TTL_SECONDS;
+  const recordingLinks = new RecordingLinks(recordings, signer, {
+    publicUrl: deps.config.PUBLIC_URL,
+    host: deps.config.HOST,
+    port: deps.config.PORT,
+    maxTtlSeconds,
+  });
   // A new transport is built here and attached beside this one; the session core never names it.
   const websocket = websocketTransport(service, {
     ...(options.media?.relay ? { relay: options.media.relay } : {}),
@@ -121,13 +155,18 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
   return {
     routes: [
       ...guardControlTokenRoutes(voiceRoutes(service, options.admission)),
-      ...recordingRoutes({ sql: deps.sql, recordings }),
+      ...recordingRoutes({ sql: deps.sql, recordings, signer, links: recordingLinks, maxTtlSeconds }),
       ...timelineRoutes({ sql: deps.sql, timelines: service.timelines }),
     ],
     sockets: [...websocket.sockets, ...phone.sockets],
     authenticators: { 'control-token': controlTokenAuthenticator(deps.config.secretKey) },
     service,
     recordings,
+    recordingLinks,
+    readiness:
+      recordings.store.kind === 's3'
+        ? [{ name: 'recordings', check: (signal: AbortSignal) => recordings.store.check(signal) }]
+        : [],
     phone,
     figures: {
       activeSessions: () => service.sessions.size,
@@ -155,6 +194,7 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
         await service.stop();
         webrtc.stop();
         await recordings.settled();
+        recordings.store.close();
       },
     },
     drain: (timeoutMs) => service.drain(timeoutMs),

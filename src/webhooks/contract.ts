@@ -120,6 +120,11 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
           ),
         })
         .describe('As GET /api/v1/conversations/{conversationId}/analysis answers it.'),
+      recordingUrl: z
+        .string()
+        .optional()
+        .describe("A signed link to the last recorded call's audio (WAV), no credentials needed; absent without one."),
+      recordingUrlExpiresAt: z.string().optional().describe('When recordingUrl stops working (ISO 8601).'),
     }),
   },
   [TEST_EVENT_TYPE]: {

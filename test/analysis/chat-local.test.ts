@@ -65,7 +65,7 @@ t.test('a chat conversation gone idle is analysed once by the local engine and r
       { role: 'assistant', content: String },
     ],
   });
-  t.notOk('recordingUrl' in payload.data, 'no recording URL: there is no credential-free recording link');
+  t.notOk('recordingUrl' in payload.data, 'no recording URL: a chat has no recording');
   const analysis = payload.data.analysis;
   t.match(analysis, { status: 'done', engine: 'local', trigger: 'chat:2' });
   t.match(analysis.summary, /^The caller asked: "Where is my order\?.*" The assistant answered: "/);

@@ -296,6 +296,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/conversations/{conversationId}/recordings/{sessionId}/url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a signed, expiring link to a call recording
+         * @description A URL anyone holding it can play (a CRM, a player) until `expiresAt`; it is refused once expired (410 VOICE_RECORDING_LINK_EXPIRED) or altered (403 VOICE_RECORDING_LINK_INVALID), and stops working when the conversation is deleted.
+         */
+        get: operations["getApiV1ConversationsConversationIdRecordingsSessionIdUrl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/conversations/export": {
         parameters: {
             query?: never;
@@ -487,6 +507,26 @@ export interface paths {
          * @description Calls to it are rejected from now on; calls in progress go on.
          */
         delete: operations["deleteApiV1PhoneNumbersPhoneNumberId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recordings/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Play a call recording from a signed link (Range requests supported)
+         * @description Opened by the URL from GET /api/v1/conversations/{id}/recordings/{sessionId}/url; no credentials.
+         */
+        get: operations["getApiV1RecordingsSessionId"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1624,6 +1664,10 @@ export interface components {
                 endReason: string | null;
                 /** @description What went wrong, if anything: the last call failure code, session_lost, or model_failure (chat). */
                 fault: string | null;
+                /** @description A signed link to the last recorded call's audio (WAV), no credentials needed; absent without one. */
+                recordingUrl?: string;
+                /** @description When recordingUrl stops working (ISO 8601). */
+                recordingUrlExpiresAt?: string;
                 /** @enum {string} */
                 source: "api" | "widget" | "playground" | "phone";
                 startedAt: string;
@@ -2921,6 +2965,51 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1ConversationsConversationIdRecordingsSessionIdUrl: {
+        parameters: {
+            query?: {
+                /** @description How long the link works, in seconds (default and at most 86400). */
+                ttlSeconds?: number;
+            };
+            header?: never;
+            path: {
+                conversationId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the link stops working (ISO 8601). */
+                        expiresAt: string;
+                        /** @description Plays the recording (audio/wav, Range supported) without credentials. */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key. */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the conversations:read scope, or the account is not active. */
+            403: components["responses"]["Error"];
+            /** @description No such conversation, or no recording of that call (VOICE_RECORDING_NOT_FOUND) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1ConversationsExport: {
         parameters: {
             query?: {
@@ -3470,6 +3559,56 @@ export interface operations {
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1RecordingsSessionId: {
+        parameters: {
+            query: {
+                /** @description Unix seconds the link expires at. */
+                expires: number;
+                /** @description The link's signature. */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": unknown;
+                };
+            };
+            /** @description Success */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": unknown;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description The link was altered (VOICE_RECORDING_LINK_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description No such assistant, session or recording (not recorded, no consent, not finished, or its conversation was deleted). */
+            404: components["responses"]["Error"];
+            /** @description The link has expired (VOICE_RECORDING_LINK_EXPIRED) */
+            410: components["responses"]["Error"];
+            /** @description The Range starts past the end. */
+            416: components["responses"]["Error"];
+            /** @description The recordings store is not answering (DEPENDENCY_UNAVAILABLE, Retry-After). */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];

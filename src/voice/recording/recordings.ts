@@ -2,35 +2,48 @@ import { mkdirSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Sql } from '../../db/index.js';
+import type { Reply } from '../../http/index.js';
 import type { Logger } from '../../log/index.js';
 import type { LiveVoiceSession } from '../session/live-session.js';
 import * as q from '../queries.js';
 import type { RelayTap } from '../pump/options.js';
 import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
+import { recordingReply } from './reply.js';
+import { DiskRecordingStore, type RecordingStore } from './store/index.js';
 
 const SESSION_ID = SESSION_ID_PATTERN;
 const WAV_SUFFIX = '.wav';
+/** Waits between upload attempts right after a call; past them the sweep keeps trying (the WAV stays on disk). */
+const UPLOAD_RETRY_MS = [1000, 5000, 20_000];
 
 export interface RecordingsDeps {
   dataDir: string;
   sql: Sql;
   log: Logger;
+  /** Where finished recordings are kept (default: files under DATA_DIR/recordings). */
+  store?: RecordingStore;
+  /** Upload retry waits (tests shorten them). */
+  retryMs?: number[];
 }
 
 /**
- * Call recordings of one instance, under `DATA_DIR/recordings/` (object storage later): `<sessionId>.wav` once a
- * call is over, the raw tracks under `.parts/` while it runs. A session is recorded only when the assistant records
- * and the caller consented (LiveVoiceSession.recorded): no consent, no file.
+ * Call recordings of one instance. While a call runs its raw tracks are under `DATA_DIR/recordings/.parts/`; when it
+ * ends they become one WAV there, handed to the {@link RecordingStore} (disk: renamed to
+ * `DATA_DIR/recordings/<sessionId>.wav`; s3: uploaded, then the local WAV deleted). An upload that fails is retried,
+ * then retried by every sweep: the WAV stays on disk until the store has it. A session is recorded only when the
+ * assistant records and the caller consented (LiveVoiceSession.recorded): no consent, no file.
  *
  * A recording belongs to its conversation: when the conversation (or its assistant, or the account) is deleted,
- * the route stops serving it at once (it requires the session's conversation link) and {@link sweep} deletes the
- * file; {@link remove} deletes one right away for a capability that deletes a conversation.
+ * the routes stop serving it at once (they require the session's conversation link) and {@link sweep} deletes it;
+ * {@link remove} deletes one right away for a capability that deletes a conversation.
  */
 export class VoiceRecordings {
   readonly dir: string;
+  readonly store: RecordingStore;
   private readonly partsDir: string;
   private readonly active = new Map<string, CallRecorder>();
+  private readonly uploading = new Set<string>();
   private readonly finishing = new Set<Promise<unknown>>();
   private ready = false;
 
@@ -40,9 +53,10 @@ export class VoiceRecordings {
   ) {
     this.dir = resolve(deps.dataDir, 'recordings');
     this.partsDir = join(this.dir, '.parts');
+    this.store = deps.store ?? new DiskRecordingStore(this.dir);
   }
 
-  /** The finished WAV of a session (whether or not it exists). */
+  /** Where the disk store keeps a session's WAV (whether or not it exists). */
   pathOf(sessionId: string): string {
     if (!SESSION_ID.test(sessionId)) throw new Error('not a voice session id');
     return join(this.dir, `${sessionId}${WAV_SUFFIX}`);
@@ -50,7 +64,7 @@ export class VoiceRecordings {
 
   private partsOf(sessionId: string): RecordingPaths {
     return {
-      wav: this.pathOf(sessionId),
+      wav: join(this.partsDir, `${sessionId}${WAV_SUFFIX}`),
       caller: join(this.partsDir, `${sessionId}.caller.pcm`),
       assistant: join(this.partsDir, `${sessionId}.assistant.pcm`),
       building: join(this.partsDir, `${sessionId}.wav.part`),
@@ -80,26 +94,63 @@ export class VoiceRecordings {
   private finish(sessionId: string, log: Logger): Promise<void> {
     const recorder = this.active.get(sessionId);
     if (recorder === undefined) return Promise.resolve();
+    this.uploading.add(sessionId);
     const done = recorder
       .finish()
-      .then((result) => {
+      .then(async (result) => {
         log.info(
           { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
           'voice recording written',
         );
+        if (result !== null) await this.upload(sessionId, log, this.deps.retryMs ?? UPLOAD_RETRY_MS);
       })
       .catch((err: unknown) => log.error({ err }, 'voice recording could not be written'))
       .finally(() => {
         this.active.delete(sessionId);
+        this.uploading.delete(sessionId);
         this.finishing.delete(done);
       });
     this.finishing.add(done);
     return done;
   }
 
-  /** Whether the recording of a session is being written right now (the call still runs, or is being finished). */
+  /** Hands the finished local WAV to the store, retrying; false when every attempt failed (the WAV stays). */
+  private async upload(sessionId: string, log: Logger, waits: number[]): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.store.put(sessionId, this.partsOf(sessionId).wav);
+        if (attempt > 0) log.info({ attempts: attempt + 1 }, 'voice recording stored after retries');
+        return true;
+      } catch (err) {
+        const wait = waits[attempt];
+        if (wait === undefined) {
+          log.warn({ err, store: this.store.kind }, 'voice recording not stored yet; the sweep will retry');
+          return false;
+        }
+        log.warn({ err, store: this.store.kind, retryInMs: wait }, 'voice recording store refused; retrying');
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    }
+  }
+
+  /** Whether the recording of a session is being written right now (the call runs, or it is being built or stored). */
   isWriting(sessionId: string): boolean {
-    return this.active.has(sessionId);
+    return this.active.has(sessionId) || this.uploading.has(sessionId);
+  }
+
+  /** Whether the store holds the session's finished recording (throws a 503 error when the store does not answer). */
+  async exists(sessionId: string): Promise<boolean> {
+    return (await this.store.open(sessionId)) !== null;
+  }
+
+  /** The recording as an HTTP answer (Range: 206 / 416), or null when none is stored. */
+  async playback(sessionId: string, range: string | undefined): Promise<Reply | null> {
+    const recording = await this.store.open(sessionId);
+    if (recording === null) return null;
+    return recordingReply(recording, range, {
+      'cache-control': 'private, no-store',
+      'content-disposition': `inline; filename="${sessionId}.wav"`,
+    });
   }
 
   /** Wait for recordings being finished (shutdown, tests). */
@@ -107,46 +158,68 @@ export class VoiceRecordings {
     while (this.finishing.size > 0) await Promise.allSettled([...this.finishing]);
   }
 
-  /** Delete a session's recording now (conversation deleted). */
-  async remove(sessionId: string): Promise<void> {
-    if (!SESSION_ID.test(sessionId)) return;
+  /**
+   * Delete a session's recording now (conversation deleted); true when the store had one. A store that does not
+   * answer leaves it to the sweep (the routes stop serving it at once either way).
+   */
+  async remove(sessionId: string): Promise<boolean> {
+    if (!SESSION_ID.test(sessionId)) return false;
     const parts = this.partsOf(sessionId);
     await Promise.all([parts.wav, parts.caller, parts.assistant, parts.building].map((p) => rm(p, { force: true })));
+    try {
+      return await this.store.remove(sessionId);
+    } catch (err) {
+      this.deps.log.warn({ err, store: this.store.kind }, 'voice recording not deleted yet; the sweep will retry');
+      return false;
+    }
   }
 
   /**
-   * Delete recordings whose session no longer belongs to a conversation (the conversation, assistant or account
-   * was deleted), and raw tracks left by a process that died mid-call. Returns how many files went.
+   * Delete stored recordings whose session no longer belongs to a conversation (the conversation, assistant or
+   * account was deleted) and raw tracks left by a process that died mid-call; store finished WAVs whose upload
+   * failed before. Returns how many recordings and files went.
    */
   async sweep(): Promise<number> {
     let removed = 0;
-    const wavs = (await readdir(this.dir).catch(() => [] as string[]))
-      .filter((name) => name.endsWith(WAV_SUFFIX) && SESSION_ID.test(name.slice(0, -WAV_SUFFIX.length)))
-      .map((name) => name.slice(0, -WAV_SUFFIX.length));
-    if (wavs.length > 0) {
-      const linked = new Set(await q.sessionsWithConversation(this.deps.sql, wavs));
-      for (const id of wavs) {
-        if (linked.has(id) || this.active.has(id)) continue;
-        await rm(this.pathOf(id), { force: true });
+    const stored = await this.store.list();
+    if (stored.length > 0) {
+      const linked = new Set(await q.sessionsWithConversation(this.deps.sql, stored));
+      for (const id of stored) {
+        if (linked.has(id) || this.isWriting(id)) continue;
+        await this.store.remove(id);
         removed++;
       }
     }
     const parts = await readdir(this.partsDir).catch(() => [] as string[]);
-    const partIds = [
-      ...new Set(parts.map((name) => name.split('.')[0]!).filter((id) => SESSION_ID.test(id) && !this.active.has(id))),
-    ];
-    if (partIds.length > 0) {
-      const running = new Set(await q.activeSessionIds(this.deps.sql, partIds));
-      for (const name of parts) {
-        const id = name.split('.')[0]!;
-        if (!partIds.includes(id) || running.has(id)) continue;
-        const path = join(this.partsDir, name);
-        // Leave fresh files alone: a recorder on another instance sharing this directory may still be finishing.
-        const info = await stat(path).catch(() => undefined);
-        if (info === undefined || Date.now() - info.mtimeMs < 10 * 60_000) continue;
-        await rm(path, { force: true });
-        removed++;
+    const partIds = [...new Set(parts.map((name) => name.split('.')[0]!).filter((id) => SESSION_ID.test(id)))].filter(
+      (id) => !this.isWriting(id),
+    );
+    if (partIds.length === 0) {
+      if (removed > 0) this.deps.log.info({ removed }, 'voice recordings swept');
+      return removed;
+    }
+    const running = new Set(await q.activeSessionIds(this.deps.sql, partIds));
+    const linked = new Set(await q.sessionsWithConversation(this.deps.sql, partIds));
+    for (const name of parts) {
+      const id = name.split('.')[0]!;
+      if (!partIds.includes(id) || running.has(id)) continue;
+      const path = join(this.partsDir, name);
+      // Leave fresh files alone: a recorder on another instance sharing this directory may still be finishing.
+      const info = await stat(path).catch(() => undefined);
+      if (info === undefined || Date.now() - info.mtimeMs < 60_000) continue;
+      if (name === `${id}${WAV_SUFFIX}` && linked.has(id)) {
+        // A finished WAV the store refused earlier: try again (it stays until the store has it).
+        this.uploading.add(id);
+        try {
+          await this.upload(id, this.deps.log, []);
+        } finally {
+          this.uploading.delete(id);
+        }
+        continue;
       }
+      if (info !== undefined && Date.now() - info.mtimeMs < 10 * 60_000) continue;
+      await rm(path, { force: true });
+      removed++;
     }
     if (removed > 0) this.deps.log.info({ removed }, 'voice recordings swept');
     return removed;
@@ -171,10 +244,9 @@ export async function recordingLinksOf(
   const sessions = await q.recordedSessionsOf(sql, conversationId);
   const links: RecordingLink[] = [];
   for (const s of sessions) {
-    const exists = await stat(recordings.pathOf(s.id)).then(
-      (i) => i.isFile(),
-      () => false,
-    );
+    // A store that does not answer must not take the conversation view down with it: the recording is listed (it was
+    // consented and most likely stored) and its playback answers 503 until the store is back.
+    const exists = await recordings.exists(s.id).catch(() => true);
     if (!exists && !recordings.isWriting(s.id)) continue;
     links.push({ sessionId: s.id, url: `/api/assistants/${s.assistantId}/voice/recordings/${s.id}`, ready: exists });
   }

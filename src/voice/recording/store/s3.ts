@@ -1,0 +1,162 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { dependencyUnavailable } from '../../../errors/index.js';
+import { SESSION_ID_PATTERN } from '../../session/session-id.js';
+import type { RecordingStore, StoredRecording } from './types.js';
+
+const WAV_SUFFIX = '.wav';
+/** S3's smallest multipart part (except the last): 5 MiB. */
+export const PART_BYTES = 5 * 1024 * 1024;
+/** Playback and deletion must not hang on a bucket that stopped answering (docs/house-rules.md rule 18). */
+const REQUEST_DEADLINE_MS = 3000;
+
+export interface S3StoreOptions {
+  endpoint?: string | undefined;
+  region: string;
+  bucket: string;
+  prefix: string;
+  forcePathStyle: boolean;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+/**
+ * Recordings in an S3-compatible bucket: `<prefix><sessionId>.wav`. Uploads are multipart (lib-storage, parts of
+ * 5 MiB, two in flight: bounded memory whatever the call's length); the local WAV is deleted only once the upload
+ * completed. Checksums are sent only when an operation requires them, so servers without the newer checksum
+ * headers accept the uploads.
+ */
+export class S3RecordingStore implements RecordingStore {
+  readonly kind = 's3';
+  private readonly client: S3Client;
+
+  constructor(private readonly options: S3StoreOptions) {
+    this.client = new S3Client({
+      region: options.region,
+      ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+      forcePathStyle: options.forcePathStyle,
+      ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 2,
+      requestHandler: { connectionTimeout: REQUEST_DEADLINE_MS, requestTimeout: 30_000 },
+    });
+  }
+
+  keyOf(sessionId: string): string {
+    if (!SESSION_ID_PATTERN.test(sessionId)) throw new Error('not a voice session id');
+    return `${this.options.prefix}${sessionId}${WAV_SUFFIX}`;
+  }
+
+  async put(sessionId: string, localPath: string): Promise<void> {
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.options.bucket,
+        Key: this.keyOf(sessionId),
+        Body: createReadStream(localPath),
+        ContentType: 'audio/wav',
+      },
+      partSize: PART_BYTES,
+      queueSize: 2,
+      leavePartsOnError: false,
+    });
+    await upload.done();
+    await rm(localPath, { force: true });
+  }
+
+  async open(sessionId: string): Promise<StoredRecording | null> {
+    const Key = this.keyOf(sessionId);
+    let size: number;
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key }), {
+        abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
+      });
+      size = head.ContentLength ?? 0;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw dependencyUnavailable('network', err);
+    }
+    return {
+      size,
+      read: (start, end) => this.read(Key, start, end),
+    };
+  }
+
+  private async *read(Key: string, start: number, end: number): AsyncIterable<Uint8Array> {
+    const got = await this.client.send(
+      new GetObjectCommand({ Bucket: this.options.bucket, Key, Range: `bytes=${start}-${end}` }),
+      { abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS) },
+    );
+    const body = got.Body as Readable | undefined;
+    if (body === undefined) return;
+    try {
+      for await (const chunk of body) yield chunk as Uint8Array;
+    } finally {
+      body.destroy();
+    }
+  }
+
+  async remove(sessionId: string): Promise<boolean> {
+    const Key = this.keyOf(sessionId);
+    const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
+    let existed = true;
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key }), signal());
+    } catch (err) {
+      if (!isNotFound(err)) throw dependencyUnavailable('network', err);
+      existed = false;
+    }
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key }), signal());
+    } catch (err) {
+      throw dependencyUnavailable('network', err);
+    }
+    return existed;
+  }
+
+  async list(): Promise<string[]> {
+    const ids: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.options.bucket,
+          Prefix: this.options.prefix,
+          ...(token !== undefined ? { ContinuationToken: token } : {}),
+        }),
+        { abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) },
+      );
+      for (const object of page.Contents ?? []) {
+        const name = object.Key?.slice(this.options.prefix.length) ?? '';
+        const id = name.endsWith(WAV_SUFFIX) ? name.slice(0, -WAV_SUFFIX.length) : '';
+        if (SESSION_ID_PATTERN.test(id)) ids.push(id);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    return ids;
+  }
+
+  async check(signal: AbortSignal): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }), { abortSignal: signal });
+  }
+
+  /** Close the client's sockets (shutdown, tests). */
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+}
