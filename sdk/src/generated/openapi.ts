@@ -1728,7 +1728,7 @@ export interface components {
                 sessionId: string;
                 /** @enum {string} */
                 source: "api" | "widget" | "playground";
-                /** @description How the caller reached the call (websocket: the media WebSocket). */
+                /** @description How the caller reached the call: websocket (the media WebSocket), phone (a carrier media stream) or webrtc. */
                 transport: string;
             };
             /** @description When it happened (ISO 8601). */
@@ -1744,7 +1744,7 @@ export interface components {
                 sessionId: string;
                 /** @enum {string} */
                 source: "api" | "widget" | "playground";
-                /** @description How the caller reached the call (websocket: the media WebSocket). */
+                /** @description How the caller reached the call: websocket (the media WebSocket), phone (a carrier media stream) or webrtc. */
                 transport: string;
             };
             /** @description When it happened (ISO 8601). */

@@ -1411,7 +1411,7 @@ export interface operations {
             404: v1["responses"]["Error"];
             /** @description The Range starts past the end. */
             416: v1["responses"]["Error"];
-            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            /** @description The recordings store is not answering (DEPENDENCY_UNAVAILABLE, Retry-After). */
             503: v1["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: v1["responses"]["Error"];
