@@ -13,7 +13,7 @@
  *   npm run bench -- --workers=2 --parley=tsx --no-pin
  *   npm run bench -- --rounds=5 --shapes=echo,realistic --eld   interleaved rounds per (implementation, N), traffic
  *                                       shapes, event-loop delay probe (profiling only)
- *   npm run bench -- --append-ms=40     Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (echo always runs 0)
+ *   npm run bench -- --append-ms=5      Parley's VOICE_PROVIDER_APPEND_MS (the coalescing cap) in both shapes
  *   npm run bench -- --window=30        seconds measured per (implementation, N, round) (default 4)
  *   npm run bench -- --only=voice --sessions=200 --relays=parley --rounds=1 --heap-snapshot=/tmp/snap
  *                                       heap snapshots (empty and loaded) of every server, compared by constructor
@@ -62,7 +62,7 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     /** Seconds measured per (implementation, N, round), after the warm-up (default 4; quick 3). */
     window: { type: 'string' },
-    /** Parley's VOICE_PROVIDER_APPEND_MS in the realistic shape (default: Parley's own default configuration). */
+    /** Parley's VOICE_PROVIDER_APPEND_MS, the coalescing cap, in both shapes (default: Parley's own default). */
     'append-ms': { type: 'string' },
     /** Keep measuring larger N after an implementation saturated (by default the rest of its N are skipped). */
     'no-skip': { type: 'boolean', default: false },
@@ -294,10 +294,11 @@ async function main(): Promise<void> {
             parley,
             probe: { dir: probeDir, eld: values.eld, snapshotDir: snapshotDir(values['heap-snapshot']) },
           },
-          // Echo compares Parley with the baselines at equal latency: one provider append per caller frame. The
-          // realistic shape runs Parley's default configuration.
+          // Both shapes run Parley's default configuration (a caller frame goes to the provider at once unless the
+          // link's previous write has not drained: no fixed wait, so echo still compares at equal latency);
+          // --append-ms sets the coalescing cap in both (`parley-a0`: one append per frame, never held).
           parleyEnv: {
-            echo: { VOICE_PROVIDER_APPEND_MS: '0' },
+            echo: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] },
             realistic: values['append-ms'] === undefined ? {} : { VOICE_PROVIDER_APPEND_MS: values['append-ms'] },
           },
           log,

@@ -120,7 +120,7 @@ const VOICE_HEADER = [
   'CPU vs ws-relay',
   'RTT p99 ms',
   'added p99 ms',
-  'relay residence ms p50/p99 (working; wait: append window)',
+  'relay residence ms p50/p99 (working; wait: coalescing)',
   'RSS MB',
   'heap KB/session',
   'dropped/sent',

@@ -12,7 +12,8 @@ import type { ParleyTarget } from './parley-client.js';
 import type { CallerProtocol } from './protocol.js';
 
 /**
- * `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare append windows in one run).
+ * `parley-a<ms>`: Parley with VOICE_PROVIDER_APPEND_MS=<ms> in every shape (compare coalescing caps in one run; a0:
+ * one append per caller frame, never held).
  * `parley-semi<MB>`: Parley with node --max-semi-space-size=<MB> (compare young-generation sizes in one run).
  * `parley-young<MB>`: Parley with a young generation of a fixed size: --min-semi-space-size and --max-semi-space-size
  * both <MB> (V8 otherwise grows it with the allocation rate, so RSS against N measures that growth too).

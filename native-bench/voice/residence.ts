@@ -9,7 +9,7 @@ import { RESIDENCE_BUCKETS, quantileOf } from '../../src/providers/voice/residen
 /** Bucket counts (non-cumulative, +Inf last) per series key: `in`, `out`, `wait`. */
 export type ResidenceScrape = Record<'in' | 'out' | 'wait', number[]>;
 
-/** What a measurement reports: working p50/p99 per direction and the append window's wait (ms), frame counts. */
+/** What a measurement reports: working p50/p99 per direction and the coalescing wait (ms), frame counts. */
 export interface ResidenceFigures {
   inP50Ms: number;
   inP99Ms: number;
@@ -78,7 +78,7 @@ export function residenceBetween(before: ResidenceScrape, after: ResidenceScrape
   };
 }
 
-/** One cell: working p50/p99 per direction (ms), then the append window's wait p50/p99. */
+/** One cell: working p50/p99 per direction (ms), then the coalescing wait p50/p99. */
 export function residenceCell(r: ResidenceFigures | undefined): string {
   if (r === undefined) return '';
   // The last bucket's bound (1 s) means "above it": the histogram cannot say by how much.

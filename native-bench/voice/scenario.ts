@@ -115,7 +115,7 @@ export interface VoiceOptions {
   context: Omit<RelayContext, 'simulatorUrl' | 'parleyEnv'>;
   /** Measure every N even after an implementation saturated (on a busy machine saturation is the machine's). */
   noSkip?: boolean;
-  /** Parley's environment per shape (VOICE_PROVIDER_APPEND_MS: 0 for echo, the default config for realistic). */
+  /** Parley's environment per shape (the default configuration unless --append-ms sets the coalescing cap). */
   parleyEnv: Record<TrafficShape, Record<string, string>>;
   log: (line: string) => void;
 }

@@ -52,10 +52,7 @@ export class GptLiveSession implements VoiceSession {
   private phase: Phase = 'starting';
   private readonly wire: GptLiveWire;
   private readonly queue: OutgoingQueue;
-  /**
-   * Caller audio: one append per frame while the link keeps up, gathered while its previous write has not drained
-   * (at most VOICE_PROVIDER_APPEND_MS); undefined: one append per frame, never held.
-   */
+  /** Caller audio gathered only behind a write in flight (VOICE_PROVIDER_APPEND_MS); undefined: never held. */
   private readonly coalescer: AppendCoalescer | undefined;
   private muted = false;
   private fatal = false;
@@ -83,20 +80,11 @@ export class GptLiveSession implements VoiceSession {
   ) {
     this.h = handlers;
     // The queue tells the coalescer when the link drained; the coalescer asks the queue whether it is idle.
-    this.queue = new OutgoingQueue(
-      deps.highWaterBytes,
-      deps.maxQueuedBytes,
-      deps.appendFlusher === undefined ? undefined : () => this.coalescer!.drained(),
-    );
-    this.coalescer =
-      deps.appendFlusher === undefined
-        ? undefined
-        : new AppendCoalescer(
-            deps.appendFlusher,
-            this.queue,
-            (frame) => this.sendAppend(frame),
-            stagingOf(deps, config),
-          );
+    const flusher = deps.appendFlusher;
+    const drained = flusher && ((): void => this.coalescer!.drained());
+    this.queue = new OutgoingQueue(deps.highWaterBytes, deps.maxQueuedBytes, drained);
+    const emit = (frame: Buffer): void => this.sendAppend(frame);
+    this.coalescer = flusher && new AppendCoalescer(flusher, this.queue, emit, stagingOf(deps, config));
     this.residence = deps.residence;
     // The wire's view of this session: what it reports lands in the state machine below.
     this.wire = new GptLiveWire(
