@@ -6,8 +6,8 @@ import { RESIDENCE_BUCKETS, type RelayResidence, type ResidenceHistogram } from 
  * (src/providers/voice/residence.ts): nothing runs per frame here. Two metrics:
  * - `parley_voice_relay_residence_seconds{direction}`: the time Parley spends working on a frame, from reading it on
  *   one side to handing it to the other side's socket (`caller_to_provider`, `provider_to_caller`);
- * - `parley_voice_relay_append_wait_seconds`: the time a caller frame waits on purpose for its provider append window
- *   (VOICE_PROVIDER_APPEND_MS), apart from the working time.
+ * - `parley_voice_relay_append_wait_seconds`: the time a caller frame waits, staged, for the provider link to
+ *   drain (at most VOICE_PROVIDER_APPEND_MS; 0 when sent at once), apart from the working time.
  */
 interface HistogramSample {
   metricName: string;
@@ -49,7 +49,7 @@ export function registerResidence(registry: Registry, source: () => RelayResiden
   const metrics = [
     histogramMetric(
       work,
-      'Time the relay works on an audio frame: read on one side to handed to the other side socket, by direction (append window waits excluded).',
+      'Time the relay works on an audio frame: read on one side to handed to the other side socket, by direction (coalescing waits excluded).',
       (r, out) => {
         samples(work, { direction: 'caller_to_provider' }, r.callerToProvider, out);
         samples(work, { direction: 'provider_to_caller' }, r.providerToCaller, out);
@@ -58,7 +58,7 @@ export function registerResidence(registry: Registry, source: () => RelayResiden
     ),
     histogramMetric(
       wait,
-      'Time a caller audio frame waits on purpose for its provider append window (VOICE_PROVIDER_APPEND_MS).',
+      'Time a caller audio frame waited, staged, for the provider link to drain (at most VOICE_PROVIDER_APPEND_MS; 0 when sent at once).',
       (r, out) => samples(wait, {}, r.appendWindow, out),
       source,
     ),

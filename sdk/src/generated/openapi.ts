@@ -1540,7 +1540,7 @@ export interface components {
             index: number;
             /** @description firstAudioAtMs - userStoppedAtMs: the silence the caller waited through. */
             latencyMs: number;
-            /** @description In order, adding up to latencyMs: caller_audio_held (relay: the append window before the provider had the audio), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller). */
+            /** @description In order, adding up to latencyMs: caller_audio_held (relay: audio gathered behind an undrained provider write before the provider had it), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller). */
             parts: {
                 ms: number;
                 name: string;

@@ -30,7 +30,7 @@ export const timelineTurnSchema = z
     parts: z
       .array(z.object({ name: z.string(), ms: z.number(), owner: ownerSchema }))
       .describe(
-        'In order, adding up to latencyMs: caller_audio_held (relay: the append window before the provider had the audio), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller).',
+        'In order, adding up to latencyMs: caller_audio_held (relay: audio gathered behind an undrained provider write before the provider had it), provider_first_audio (provider), grounding (platform: Parley answering a question the model delegated), gate (relay: answer audio withheld by the gate otherwise), answer_audio_held (relay: before it was written to the caller).',
       ),
   })
   .meta({ id: 'VoiceTimelineTurn' });

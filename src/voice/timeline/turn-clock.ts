@@ -22,7 +22,7 @@ const SENT_RING = 256;
  * split into parts that add up (each rounded to 0.1 ms) and owned:
  *
  * - `caller_audio_held` (relay): Parley read the frame that ends the caller's speech until the provider adapter
- *   handed it to the provider's socket (the append window, VOICE_PROVIDER_APPEND_MS, and the adapter's queue);
+ *   handed it to the provider's socket (audio gathered behind an undrained write, at most VOICE_PROVIDER_APPEND_MS, and the adapter's queue);
  * - `provider_first_audio` (provider): from then until the answer's first audio reached Parley (the provider's end
  *   of speech detection, its model and its voice, and the network both ways);
  * - `grounding` (platform): the time the gate waited for Parley's answer to a question the model delegated (taken out

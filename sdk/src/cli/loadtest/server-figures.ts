@@ -2,7 +2,7 @@
  * What the server saw, next to what the callers saw: the relay's residence histograms, read from Parley's `/metrics`
  * before and after the test (`--metrics-token`). The round trip a caller measures includes the network and the
  * provider; the residence is the time Parley itself held each audio frame (working time per direction, and the time
- * caller frames waited on purpose for the provider append window). Through a proxy, each scrape reaches one
+ * caller frames waited, staged, for a provider write to drain). Through a proxy, each scrape reaches one
  * instance: point `--metrics-url` at an instance (or its METRICS_PORT) for per-instance figures.
  */
 
@@ -19,7 +19,7 @@ export interface ServerFigures {
   /** Working time per audio frame: read on one side to handed to the other side's socket. */
   callerToProviderMs: ServerHistogram | null;
   providerToCallerMs: ServerHistogram | null;
-  /** Time caller frames waited on purpose for their append window (VOICE_PROVIDER_APPEND_MS). */
+  /** Time caller frames waited, staged, for the provider link to drain (at most VOICE_PROVIDER_APPEND_MS). */
   appendWaitMs: ServerHistogram | null;
   /** Why figures are missing (metrics off, wrong token, an older server), if they are. */
   error?: string;
@@ -132,6 +132,6 @@ export function serverText(s: ServerFigures | undefined): string {
     `server: time Parley held each audio frame (${s.metricsUrl}; compare with the round trip above)`,
     line('caller -> provider', s.callerToProviderMs),
     line('provider -> caller', s.providerToCallerMs),
-    line('append window wait', s.appendWaitMs),
+    line('coalescing wait', s.appendWaitMs),
   ].join('\n');
 }
