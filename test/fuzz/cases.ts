@@ -25,6 +25,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   visitorId: 'visitor',
   userId: 'user',
   phoneNumberId: 'phoneNumber',
+  toolId: 'tool',
 };
 
 export const ACTORS = [

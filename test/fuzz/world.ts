@@ -45,7 +45,8 @@ export type ResourceType =
   | 'webhookDelivery'
   | 'visitor'
   | 'user'
-  | 'phoneNumber';
+  | 'phoneNumber'
+  | 'tool';
 
 export interface World {
   app: TestApp;
@@ -213,6 +214,23 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     'create phone number',
     201,
   );
+  // A tool of the assistant on a public address literal (nothing calls it: the fuzz cases never chat with tools).
+  const tool = (await must(
+    call(
+      app,
+      'POST',
+      `/api/v1/assistants/${assistant.id}/tools`,
+      {
+        name: 'order_status',
+        description: 'Looks up an order.',
+        parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        url: 'https://93.184.215.14/tools/order-status',
+      },
+      key,
+    ),
+    'create tool',
+    201,
+  )) as { tool: { id: string } };
   return {
     name,
     owner,
@@ -240,6 +258,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       visitor: visitorId,
       user: owner.userId,
       phoneNumber: phoneNumber.id,
+      tool: tool.tool.id,
     },
     keys: await tenantKeys(app, owner),
   };
