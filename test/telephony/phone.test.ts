@@ -155,6 +155,11 @@ t.test('a signed call: TwiML connects the stream; the spoken call lands in the c
   // A mark follows every 100 ms of audio, or the end of a burst 100 ms after it.
   await waitFor(() => (carrier.messages.some((m) => m.event === 'mark') ? true : undefined), 'a mark after the audio');
   t.pass('the audio came with marks');
+  // The timeline notes a mark once the carrier has played everything sent so far (at most one a second).
+  await waitFor(
+    () => live(app, stream.sessionId).timeline.has('mark') || undefined,
+    'the carrier to have played all the audio sent so far',
+  );
   // A keypad press, then the caller hangs up: the carrier says stop.
   carrier.send({
     event: 'dtmf',
