@@ -100,7 +100,11 @@ export async function resolveAllowed(
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
 }
 
-function pinnedAgent(address: string, family: 4 | 6, timeoutMs: number): Agent {
+/**
+ * One connection to the address {@link resolveAllowed} checked, whatever a later DNS answer says; connect, headers
+ * and body each bounded by `timeoutMs`. URL sources, webhook deliveries and tool calls all go out through it.
+ */
+export function pinnedAgent(address: string, family: 4 | 6, timeoutMs: number): Agent {
   return new Agent({
     connections: 1,
     pipelining: 0,

@@ -12,7 +12,7 @@ import type { Meter } from '../metering/index.js';
 
 export { publicAddressesOnly, allowAlso, isPublicAddress, type AddressPolicy } from './address-policy.js';
 export { guardedFetch, GuardedFetchError } from './fetcher.js';
-export { parseFetchableUrl, resolveAllowed, type LookupAll } from './fetcher.js';
+export { parseFetchableUrl, pinnedAgent, resolveAllowed, type LookupAll } from './fetcher.js';
 export { createIngestionWorker, INGESTION_REFUSED_MESSAGE } from './worker.js';
 
 /** Knobs tests (and a future deployment setting) turn; production uses the defaults. */

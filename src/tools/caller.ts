@@ -1,8 +1,9 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 import {
   GuardedFetchError,
   parseFetchableUrl,
+  pinnedAgent,
   resolveAllowed,
   type AddressPolicy,
   type LookupAll,
@@ -96,19 +97,7 @@ export async function callTool(
   try {
     const url = parseFetchableUrl(tool.url);
     const { address, family } = await resolveAllowed(url, env.policy, env.lookup ?? defaultLookup);
-    agent = new Agent({
-      connections: 1,
-      pipelining: 0,
-      headersTimeout: tool.timeoutMs,
-      bodyTimeout: tool.timeoutMs,
-      connect: {
-        timeout: tool.timeoutMs,
-        lookup: ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
-          if (opts?.all) cb(null, [{ address, family }]);
-          else cb(null, address, family);
-        }) as never,
-      },
-    });
+    agent = pinnedAgent(address, family, tool.timeoutMs);
     const timestamp = Math.floor(Date.now() / 1000);
     const signature = signatureHeader(secrets, toolCallId, timestamp, body);
     const res = await request(url, {

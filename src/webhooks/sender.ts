@@ -1,7 +1,8 @@
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 import {
   GuardedFetchError,
   parseFetchableUrl,
+  pinnedAgent,
   resolveAllowed,
   type AddressPolicy,
   type LookupAll,
@@ -42,19 +43,7 @@ export async function sendWebhook(
   try {
     const url = parseFetchableUrl(rawUrl);
     const { address, family } = await resolveAllowed(url, options.policy, options.lookup ?? defaultLookup);
-    agent = new Agent({
-      connections: 1,
-      pipelining: 0,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: {
-        timeout: options.timeoutMs,
-        lookup: ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
-          if (opts?.all) cb(null, [{ address, family }]);
-          else cb(null, address, family);
-        }) as never,
-      },
-    });
+    agent = pinnedAgent(address, family, options.timeoutMs);
     const res = await request(url, {
       method: 'POST',
       dispatcher: agent,
