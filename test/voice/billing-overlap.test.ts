@@ -1,6 +1,5 @@
 import t from 'tap';
-import { LiveVoiceSession } from '../../src/voice/session/live-session.js';
-import { captureLogger } from '../helpers/log.js';
+import { offlineSession } from './offline-session.js';
 
 /**
  * What a call is billed: the time with a caller connected AND a live provider link. Time with the caller away and
@@ -8,47 +7,9 @@ import { captureLogger } from '../helpers/log.js';
  * caller joined counts either way. Driven on the session's own clock (seconds here), no sockets.
  */
 function call() {
+  const { session, setNow } = offlineSession({ id: 'vs_billing' });
   let now = 0;
-  const session = new LiveVoiceSession(
-    {
-      id: 'vs_billing',
-      accountId: 'acc',
-      assistant: { id: 'asst', language: 'en' },
-      conversationId: 'conv',
-      source: 'api',
-      keyless: false,
-      visitorId: null,
-      heartbeat: false,
-      limits: {
-        heartbeatLossMs: 45_000,
-        maxDurationMs: 900_000,
-        maxDurationWarningMs: 30_000,
-        idleTimeoutMs: 120_000,
-        idleCheckInMs: 20_000,
-        mediaGraceMs: 15_000,
-        joinTimeoutMs: 15_000,
-        heartbeatMinGapMs: 1000,
-        quotaCheckEveryMs: 10_000,
-      },
-      startedAt: 0,
-      log: captureLogger().log,
-    },
-    {
-      now: () => now,
-      end: async (_s, reason) => ({
-        sessionId: 'vs_billing',
-        status: 'ended',
-        endReason: reason,
-        billableSeconds: 0,
-        usageFinalized: false,
-        keyless: false,
-      }),
-      ground: () => undefined,
-      writeTurn: () => undefined,
-      extendQuota: async () => true,
-    },
-  );
-  const at = (seconds: number) => (now = seconds * 1000);
+  const at = (seconds: number) => setNow((now = seconds * 1000));
   return {
     session,
     at,
