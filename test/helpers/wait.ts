@@ -2,11 +2,21 @@
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Poll until `check` is true; fails the wait (throws) after `timeoutMs` with `what` in the message. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
+/**
+ * Polls `check` (sync or async) until it returns a truthy value, and returns that value; fails the wait (throws) after
+ * `timeoutMs` with `what` in the message. The bound is generous on purpose: it costs time only when the condition never
+ * comes, and the suite runs six files at a time on two cores, where a background loop can be seconds late.
+ */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
+    await sleep(15);
   }
 }

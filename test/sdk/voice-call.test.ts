@@ -208,6 +208,6 @@ t.test('endOnUnload: a keepalive end the page does not wait for', async (t) => {
   t.equal(call.endOnUnload(), true);
   t.equal(call.state, 'ended');
   t.equal(call.endOnUnload(), false, 'nothing left to end');
-  await waitFor(() => !app.app.voice.sessions.get(minted.sessionId), 'the service ended the session', 5000);
+  await waitFor(() => !app.app.voice.sessions.get(minted.sessionId), 'the service ended the session');
   t.pass('the session is over at the service');
 });

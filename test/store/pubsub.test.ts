@@ -2,15 +2,7 @@ import t, { type Test } from 'tap';
 import { MemoryStore, type SharedStore } from '../../src/store/index.js';
 import type { Subscription } from '../../src/store/types.js';
 import { createTestRedisStore, uniquePrefix } from '../helpers/store.js';
-
-/** Waits (bounded) until `check` holds; pub/sub delivery on Redis is asynchronous. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { waitFor as until } from '../helpers/wait.js';
 
 async function contract(
   t: Test,

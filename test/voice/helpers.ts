@@ -6,6 +6,9 @@ import type { LiveVoiceSession, VoiceOptions } from '../../src/voice/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { bearer, createOwner, type TestOwner } from '../helpers/identity.js';
+import { waitFor } from '../helpers/wait.js';
+
+export { waitFor };
 
 export const ORIGIN = 'https://shop.example';
 
@@ -127,17 +130,6 @@ export function live(app: TestApp, sessionId: string): LiveVoiceSession {
   const session = app.app.voice.sessions.get(sessionId);
   if (!session) throw new Error(`session ${sessionId} is not live on this instance`);
   return session;
-}
-
-/** Polls (real time) until `fn` returns a truthy value. */
-export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** Advance the supervision clock by one heartbeat interval at a time until the heartbeat answers `status`. */

@@ -138,7 +138,7 @@ export function faultContract(t: Test, target: ContractTarget): void {
     const session = await provider.startSession({}, { handlers: rec });
     await waitFor(() => rec.states.includes('reconnecting'), 'the drop');
     const droppedAt = Date.now();
-    await waitFor(() => rec.closed.length === 1, 'lost', 5000);
+    await waitFor(() => rec.closed.length === 1, 'lost');
     t.ok(Date.now() - droppedAt < 2000, 'a 4xx stops retrying at once instead of using the 10 s window');
     t.same(rec.states, ['connected', 'reconnecting', 'lost']);
     t.equal(session.state, 'lost');
@@ -155,7 +155,7 @@ export function faultContract(t: Test, target: ContractTarget): void {
     });
     const rec = new Recorder();
     await provider.startSession({}, { handlers: rec });
-    await waitFor(() => rec.closed.length === 1, 'lost', 5000);
+    await waitFor(() => rec.closed.length === 1, 'lost');
     t.ok(sim.stats.refusedHandshakes >= 2, `${sim.stats.refusedHandshakes} attempts`);
     t.equal(rec.errors.at(-1)?.code, 'VOICE_PROVIDER_UNAVAILABLE');
     t.equal(rec.states.at(-1), 'lost');
