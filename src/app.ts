@@ -192,7 +192,11 @@ export function collectCapabilities(
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
   const recordingLinkOf = voice.recordingLinks.ofConversation.bind(voice.recordingLinks);
-  registerAnalysis({ sql: deps.sql, log: deps.log, providers: chatProviders, recordingLinkOf }, routes, lifecycle);
+  registerAnalysis(
+    { sql: deps.sql, log: deps.log, providers: chatProviders, recordingLinkOf, meter },
+    routes,
+    lifecycle,
+  );
   if (metrics) {
     const { METRICS_TOKEN: token, METRICS_PORT: port } = deps.config;
     if (port > 0) {

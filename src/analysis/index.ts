@@ -6,6 +6,7 @@
 import type { Sql } from '../db/index.js';
 import type { AnyRoute } from '../http/index.js';
 import type { Logger } from '../log/index.js';
+import type { Meter } from '../metering/index.js';
 import type { ChatProviders } from '../providers/chat/index.js';
 import type { RecordingLinkOf } from './report.js';
 import { analysisRoutes } from './routes.js';
@@ -22,7 +23,7 @@ export interface AnalysisCapability {
 
 /** Builds the routes and the (not yet started) queue worker. Does no I/O. */
 export function analysisCapability(
-  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf },
+  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf; meter?: Meter },
   options: AnalysisWorkerOptions = {},
 ): AnalysisCapability {
   const log = deps.log.child({ capability: 'analysis' });
@@ -32,6 +33,7 @@ export function analysisCapability(
       log,
       providers: deps.providers,
       ...(deps.recordingLinkOf ? { recordingLinkOf: deps.recordingLinkOf } : {}),
+      ...(deps.meter ? { meter: deps.meter } : {}),
     },
     options,
   );
@@ -40,7 +42,7 @@ export function analysisCapability(
 
 /** Adds the capability's routes and its worker (started on listen, stopped on close) to the app's. */
 export function registerAnalysis(
-  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf },
+  deps: { sql: Sql; log: Logger; providers: ChatProviders; recordingLinkOf?: RecordingLinkOf; meter?: Meter },
   routes: AnyRoute[],
   lifecycle: Array<{ name: string; start(): void; stop(): Promise<void> }>,
 ): void {

@@ -91,6 +91,7 @@ export function localSentiment(transcript: TranscriptMessage[]): SentimentResult
 export function createLocalEngine(): AnalysisEngine {
   return {
     name: 'local',
+    costMicros: 0,
     model: 'local-extractive',
     summary: async (transcript) => localSummary(transcript),
     structuredData: async (transcript, config) => {

@@ -22,6 +22,7 @@ export function presentAnalysis(row: q.AnalysisRow): AnalysisView {
     successEvaluation: r?.successEvaluation ?? null,
     sentiment: r?.sentiment ?? null,
     steps: r?.steps ?? [],
+    costMicros: r?.costMicros ?? 0,
   };
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const stepSchema = z.object({
   step: z.enum(['summary', 'structuredData', 'successEvaluation', 'sentiment']),
-  status: z.enum(['ok', 'failed', 'timed_out']),
+  status: z.enum(['ok', 'failed', 'timed_out', 'skipped']),
   reason: z.string().nullable().describe('Why the field is null (failed, timed out, nothing found); null when ok.'),
   notes: z
     .array(z.string())
@@ -44,7 +44,11 @@ export const analysisSchema = z
     sentiment: z.object({ label: z.enum(['positive', 'neutral', 'negative']), score: z.number() }).nullable(),
     steps: z
       .array(stepSchema)
-      .describe('Each enabled step: ok, or failed / timed_out with the reason its field is null.'),
+      .describe('Each enabled step: ok, or failed / timed_out / skipped with the reason its field is null.'),
+    costMicros: z
+      .number()
+      .int()
+      .describe("What the run cost, metered as the assistant's chat usage (source analysis); 0 for the local engine."),
   })
   .meta({ id: 'ConversationAnalysis' });
 

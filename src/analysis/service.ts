@@ -3,6 +3,7 @@ import type { OwnerPrincipal } from '../auth/index.js';
 import { getAssistantById, hasIdShape, type Assistant } from '../assistants/index.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
+import type { Meter } from '../metering/index.js';
 import type { ChatProviders } from '../providers/chat/index.js';
 import { enqueueEvent } from '../webhooks/index.js';
 import { analysisErrors } from './errors.js';
@@ -20,17 +21,27 @@ export interface AnalysisServiceDeps {
   providers: ChatProviders;
   /** A signed, expiring link to the conversation's recording, or null without one (the report's recordingUrl). */
   recordingLinkOf?: RecordingLinkOf;
+  /** Meters a hosted engine's requests as the assistant's chat usage (source `analysis`); without it, unmetered. */
+  meter?: Meter;
 }
 
 /** After this many claims (each one an instance that died or a failure) the analysis is stored as failed. */
 export const MAX_ATTEMPTS = 3;
 
 /** The assistant's chat provider when it is a hosted model; otherwise (or when none is configured) the local engine. */
-export function engineFor(assistant: Assistant, providers: ChatProviders): AnalysisEngine {
+export function engineFor(
+  assistant: Assistant,
+  providers: ChatProviders,
+  metering?: { meter: Meter; conversationId: string },
+): AnalysisEngine {
   const chosen = assistant.settings.chatProvider;
   const name = chosen === 'default' ? providers.defaultName : chosen;
   const provider = name === 'openai' ? providers.get('openai') : undefined;
-  return provider ? createHostedEngine(provider) : createLocalEngine();
+  if (!provider) return createLocalEngine();
+  return createHostedEngine(
+    provider,
+    metering && { ...metering, accountId: assistant.accountId, assistantId: assistant.id },
+  );
 }
 
 /** Queues the analysis of a conversation that ended, once per trigger and settings version. */
@@ -61,6 +72,7 @@ function failedResult(engine: AnalysisEngine, assistant: Assistant, reason: stri
     successEvaluation: null,
     sentiment: null,
     steps: enabled.map((step) => ({ step, status: 'failed', reason, notes: [] })),
+    costMicros: 0,
   };
 }
 
@@ -79,7 +91,11 @@ export async function runJob(
   const conversation = await q.findConversation(sql, job.conversationId);
   const assistant = await getAssistantById(sql, job.assistantId);
   if (!conversation || !assistant) return 'gone';
-  const engine = engineFor(assistant, deps.providers);
+  const engine = engineFor(
+    assistant,
+    deps.providers,
+    deps.meter && { meter: deps.meter, conversationId: conversation.id },
+  );
   const transcript = await q.transcriptOf(sql, conversation.id, TRANSCRIPT_LIMIT);
   const result =
     job.attempts > MAX_ATTEMPTS

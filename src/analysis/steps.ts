@@ -38,6 +38,9 @@ export function settingsVersion(settings: AnalysisSettings): string {
 /** Thrown when the worker is stopping: the analysis is given back to the queue, not stored. */
 export class AnalysisAbandoned extends Error {}
 
+/** Thrown by an engine that will not run a step (the account's budget is used up): the step is `skipped`. */
+export class StepSkipped extends Error {}
+
 /** Runs one step under its deadline. A step that throws or runs past it leaves null with the reason. */
 async function runStep<T>(
   step: StepName,
@@ -73,6 +76,8 @@ async function runStep<T>(
     return { value: out.value, record: { step, status: 'ok', reason: null, notes } };
   } catch (err) {
     if (outer.aborted || err instanceof AnalysisAbandoned) throw new AnalysisAbandoned('stopping');
+    if (err instanceof StepSkipped)
+      return { value: null, record: { step, status: 'skipped', reason: err.message, notes: [] } };
     if (deadline.signal.aborted) {
       return {
         value: null,
@@ -132,5 +137,6 @@ export async function analyse(
     result.sentiment = value;
     result.steps.push(record);
   }
+  result.costMicros = engine.costMicros;
   return result;
 }

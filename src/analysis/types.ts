@@ -16,10 +16,13 @@ export interface TranscriptMessage {
 
 export type StepName = 'summary' | 'structuredData' | 'successEvaluation' | 'sentiment';
 
-/** How one enabled step went: `ok` (its field holds the value), else the field is null and `reason` says why. */
+/**
+ * How one enabled step went: `ok` (its field holds the value), else the field is null and `reason` says why
+ * (`skipped`: not run at all, as when the account's usage budget is used up).
+ */
 export interface StepRecord {
   step: StepName;
-  status: 'ok' | 'failed' | 'timed_out';
+  status: 'ok' | 'failed' | 'timed_out' | 'skipped';
   reason: string | null;
   /** What was adjusted on the way (a structured value that did not validate and was dropped, a field not found). */
   notes: string[];
@@ -49,6 +52,8 @@ export interface AnalysisResult {
   successEvaluation: SuccessVerdict | null;
   sentiment: SentimentResult | null;
   steps: StepRecord[];
+  /** What the run cost, metered as the assistant's chat usage (source `analysis`); 0 for the local engine. */
+  costMicros?: number;
 }
 
 /** What an engine's step gives back: a value, or null with the reason; notes either way. */
@@ -65,6 +70,8 @@ export interface StepOutput<T> {
 export interface AnalysisEngine {
   readonly name: 'local' | 'openai';
   readonly model: string;
+  /** What the steps run so far cost (settled usage), in micros. */
+  readonly costMicros: number;
   summary(transcript: TranscriptMessage[], signal: AbortSignal): Promise<StepOutput<string>>;
   /** The raw values found; the caller validates them against the schema. */
   structuredData(

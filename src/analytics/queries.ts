@@ -1,3 +1,4 @@
+import { SUCCESS_SQL } from '../conversations/index.js';
 import type { Sql } from '../db/index.js';
 
 export interface Totals {
@@ -73,4 +74,32 @@ export async function topUnanswered(
     group by lower(regexp_replace(trim(q.content), '\\s+', ' ', 'g'))
     order by count(*) desc, max(q.created_at) desc
     limit ${limit}`;
+}
+
+export interface AnalysisDayRow {
+  day: string;
+  analysed: number;
+  passed: number;
+  failed: number;
+  positive: number;
+  neutral: number;
+  negative: number;
+}
+
+/**
+ * The assistant's analysed conversations per UTC day of their start in [from, to), days without one left out: how many,
+ * their verdicts as pass or fail (SUCCESS_SQL) and their sentiment labels.
+ */
+export async function analysisDaily(sql: Sql, assistantId: string, from: Date, to: Date): Promise<AnalysisDayRow[]> {
+  return sql<AnalysisDayRow[]>`
+    select to_char(date_trunc('day', c.created_at at time zone 'utc'), 'YYYY-MM-DD') as day,
+           count(*)::int as analysed,
+           count(*) filter (where (${sql.unsafe(SUCCESS_SQL)}) = 'pass')::int as passed,
+           count(*) filter (where (${sql.unsafe(SUCCESS_SQL)}) = 'fail')::int as failed,
+           count(*) filter (where a.result->'sentiment'->>'label' = 'positive')::int as positive,
+           count(*) filter (where a.result->'sentiment'->>'label' = 'neutral')::int as neutral,
+           count(*) filter (where a.result->'sentiment'->>'label' = 'negative')::int as negative
+    from conversation_analyses a join conversations c on c.id = a.conversation_id
+    where a.assistant_id = ${assistantId} and a.result is not null and c.created_at >= ${from} and c.created_at < ${to}
+    group by 1 order by 1`;
 }

@@ -35,11 +35,32 @@ export async function assistantAnalytics(
 ) {
   const assistant = await getOwnedAssistant(sql, owner, input.assistantId);
   const { from, to } = resolveRange(input.from, input.to);
-  const [t, days, unanswered] = await Promise.all([
+  const [t, days, unanswered, analysedDays] = await Promise.all([
     q.totals(sql, assistant.id, from, to),
     q.daily(sql, assistant.id, from, to),
     q.topUnanswered(sql, assistant.id, from, to, 10),
+    q.analysisDaily(sql, assistant.id, from, to),
   ]);
+  const analysedOn = new Map(analysedDays.map((d) => [d.day, d]));
+  const none = { analysed: 0, passed: 0, failed: 0, positive: 0, neutral: 0, negative: 0 };
+  const sum = analysedDays.reduce(
+    (acc, d) => ({
+      analysed: acc.analysed + d.analysed,
+      passed: acc.passed + d.passed,
+      failed: acc.failed + d.failed,
+      positive: acc.positive + d.positive,
+      neutral: acc.neutral + d.neutral,
+      negative: acc.negative + d.negative,
+    }),
+    none,
+  );
+  const analysisOf = (d: Omit<q.AnalysisDayRow, 'day'>) => ({
+    analysed: d.analysed,
+    passed: d.passed,
+    failed: d.failed,
+    successRate: ratio(d.passed, d.passed + d.failed),
+    sentiment: { positive: d.positive, neutral: d.neutral, negative: d.negative },
+  });
   const answers = t.answered + t.noAnswer + t.modelFailures;
   return {
     metrics: {
@@ -57,6 +78,7 @@ export async function assistantAnalytics(
         negative: t.negative,
         positiveRatio: ratio(t.positive, t.positive + t.negative),
       },
+      analysis: analysisOf(sum),
     },
     daily: days.map((d) => ({
       date: d.day,
@@ -64,6 +86,7 @@ export async function assistantAnalytics(
       messages: d.messages,
       answered: d.answered,
       noAnswer: d.noAnswer,
+      analysis: analysisOf(analysedOn.get(d.day) ?? none),
     })),
     topUnanswered: unanswered.map((u) => ({
       question: u.question,

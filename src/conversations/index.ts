@@ -11,3 +11,5 @@ export {
 } from './service.js';
 export type { ConversationSource, Outcome, StoredSource } from './queries.js';
 export { recordToolItems, completeToolItem, type ToolItem } from './tool-items.js';
+/** The analysis verdict as pass or fail, as SQL over `conversation_analyses a` (the list filter and the analytics). */
+export { SUCCESS_SQL } from './list-queries.js';

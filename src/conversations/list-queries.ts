@@ -22,6 +22,24 @@ export interface ConversationFilter {
   visitorId?: string | undefined;
   /** Just this one. */
   id?: string | undefined;
+  /** By the analysis verdict (see SUCCESS below). */
+  success?: 'pass' | 'fail' | undefined;
+  scoreMin?: number | undefined;
+  scoreMax?: number | undefined;
+  sentiment?: 'positive' | 'neutral' | 'negative' | undefined;
+  /** A structured data field that was found; with dataValue, whose value holds these words. */
+  dataField?: string | undefined;
+  dataValue?: string | undefined;
+}
+
+/** The analysis columns the list reads (null: never analysed). */
+export interface AnalysisBriefColumns {
+  analysed: boolean;
+  analysisSummary: string | null;
+  analysisSuccess: 'pass' | 'fail' | null;
+  analysisVerdict: boolean | number | string | null;
+  analysisSentiment: 'positive' | 'neutral' | 'negative' | null;
+  analysisData: Record<string, unknown> | null;
 }
 
 /** A conversation with what the list shows: calls, cost, the first question, how it went and when it last moved. */
@@ -41,9 +59,39 @@ export interface ConversationSummaryRow extends ConversationRow {
   lastActivityAt: Date;
 }
 
+export type ConversationListRow = ConversationSummaryRow & AnalysisBriefColumns;
+
 /** `%` and `_` are literal in what an owner types. */
 function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * An analysis verdict as pass or fail: pass_fail as given, score_1_10 from 6 up is a pass; descriptive verdicts and
+ * conversations without one are neither. The same rule is the analytics' success rate.
+ */
+export const SUCCESS_SQL = `case a.result->'successEvaluation'->>'rubric'
+  when 'pass_fail' then case a.result->'successEvaluation'->>'verdict' when 'true' then 'pass' when 'false' then 'fail' end
+  when 'score_1_10' then case when (a.result->'successEvaluation'->>'verdict')::numeric >= 6 then 'pass' else 'fail' end
+end`;
+const SCORE_SQL = `case when a.result->'successEvaluation'->>'rubric' = 'score_1_10'
+  then (a.result->'successEvaluation'->>'verdict')::numeric end`;
+
+function analysisFilters(sql: Db, f: ConversationFilter) {
+  const fields =
+    f.dataField !== undefined || f.dataValue !== undefined
+      ? sql`and exists (select 1 from jsonb_each_text(case when jsonb_typeof(a.result->'structuredData') = 'object'
+                          then a.result->'structuredData' else '{}'::jsonb end) d
+                        where d.value is not null
+                          ${f.dataField !== undefined ? sql`and d.key = ${f.dataField}` : sql``}
+                          ${f.dataValue !== undefined ? sql`and d.value ilike ${likePattern(f.dataValue)} escape '\\'` : sql``})`
+      : sql``;
+  return sql`
+    ${f.success !== undefined ? sql`and (${sql.unsafe(SUCCESS_SQL)}) = ${f.success}` : sql``}
+    ${f.scoreMin !== undefined ? sql`and (${sql.unsafe(SCORE_SQL)}) >= ${f.scoreMin}` : sql``}
+    ${f.scoreMax !== undefined ? sql`and (${sql.unsafe(SCORE_SQL)}) <= ${f.scoreMax}` : sql``}
+    ${f.sentiment !== undefined ? sql`and a.result->'sentiment'->>'label' = ${f.sentiment}` : sql``}
+    ${fields}`;
 }
 
 export async function summaryPage(
@@ -51,14 +99,19 @@ export async function summaryPage(
   f: ConversationFilter,
   after: PageCursor | undefined,
   limit: number,
-): Promise<ConversationSummaryRow[]> {
-  return sql<ConversationSummaryRow[]>`
+): Promise<ConversationListRow[]> {
+  return sql<ConversationListRow[]>`
     select c.id, c.assistant_id, c.account_id, c.visitor_id, c.source, c.message_count, c.created_at, c.updated_at,
            c.caller_number, v.call_count, coalesce(m.cost, 0)::bigint as chat_cost_micros, coalesce(v.cost, 0)::bigint as voice_cost_micros,
            (select left(content, 300) from messages fm where fm.conversation_id = c.id and fm.role = 'user'
              order by fm.seq limit 1) as first_message,
-           m.outcome, greatest(c.updated_at, m.last_at, v.last_at) as last_activity_at
+           m.outcome, greatest(c.updated_at, m.last_at, v.last_at) as last_activity_at,
+           a.result is not null as analysed, a.result->>'summary' as analysis_summary,
+           ${sql.unsafe(SUCCESS_SQL)} as analysis_success, a.result->'successEvaluation'->'verdict' as analysis_verdict,
+           a.result->'sentiment'->>'label' as analysis_sentiment,
+           case when jsonb_typeof(a.result->'structuredData') = 'object' then a.result->'structuredData' end as analysis_data
     from conversations c
+    left join conversation_analyses a on a.conversation_id = c.id and a.account_id = c.account_id
     left join lateral (
       select sum(cost_micros) as cost, max(created_at) as last_at,
              case when bool_or(outcome = 'model_failure') then 'model_failure'
@@ -97,6 +150,7 @@ export async function summaryPage(
                               and tm.content ilike ${likePattern(f.text)} escape '\\')`
           : sql``
       }
+      ${analysisFilters(sql, f)}
       ${after ? sql`and (c.created_at, c.id) < (${after.createdAt}, ${after.id})` : sql``}
     order by c.created_at desc, c.id desc limit ${limit + 1}`;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ownerOf } from '../auth/principal.js';
 import type { Sql } from '../db/index.js';
 import { defineRoute, reply, type AnyRoute } from '../http/index.js';
-import { toCsv } from './csv.js';
+import { conversationsCsv } from './export-csv.js';
 import * as owner from './owner-service.js';
 import { filterQuerySchema } from './schemas.js';
 
@@ -50,7 +50,9 @@ export function ownerRoutes(
         summary: 'Export the list of conversations as CSV',
         description:
           `The conversations the same filters select (newest first, at most ${CSV_EXPORT_MAX_ROWS}), one row each: id, ` +
-          'start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message.',
+          'start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message, and its analysis: ' +
+          "summary, success (pass or fail), the verdict, sentiment and one data.<field> column per field of the assistants' " +
+          'structured data schemas.',
         tags,
         contentTypes: { 200: 'text/csv' },
         errors: { 404: 'No such assistant' },
@@ -64,38 +66,7 @@ export function ownerRoutes(
           rows.push(...page.conversations);
           cursor = page.nextCursor ?? undefined;
         } while (cursor !== undefined && rows.length < CSV_EXPORT_MAX_ROWS);
-        const csv = toCsv(
-          [
-            'id',
-            'startedAt',
-            'channel',
-            'visitor',
-            'visitorId',
-            'assistantId',
-            'messages',
-            'calls',
-            'durationSeconds',
-            'costMicros',
-            'outcome',
-            'firstMessage',
-          ],
-          rows
-            .slice(0, CSV_EXPORT_MAX_ROWS)
-            .map((c) => [
-              c.id,
-              c.startedAt,
-              c.channel,
-              c.visitorLabel,
-              c.visitorId,
-              c.assistantId,
-              c.messageCount,
-              c.callCount,
-              c.durationSeconds,
-              c.costMicros,
-              c.outcome,
-              c.firstMessage,
-            ]),
-        );
+        const csv = await conversationsCsv(sql, rows.slice(0, CSV_EXPORT_MAX_ROWS));
         const day = new Date().toISOString().slice(0, 10);
         return reply.bytes(csv, 'text/csv; charset=utf-8', 200, {
           'content-disposition': `attachment; filename="conversations-${day}.csv"`,

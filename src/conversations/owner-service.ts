@@ -36,7 +36,18 @@ export function maskCallerNumber(number: string): string {
   return `+${digits.slice(0, 2)} ••• ${last}`;
 }
 
-export function presentSummary(row: lq.ConversationSummaryRow) {
+function presentAnalysisBrief(row: lq.ConversationListRow) {
+  if (!row.analysed) return null;
+  return {
+    summary: row.analysisSummary,
+    success: row.analysisSuccess,
+    verdict: row.analysisVerdict,
+    sentiment: row.analysisSentiment,
+    structuredData: row.analysisData,
+  };
+}
+
+export function presentSummary(row: lq.ConversationListRow) {
   const last = row.lastActivityAt ?? row.updatedAt;
   return {
     id: row.id,
@@ -55,6 +66,7 @@ export function presentSummary(row: lq.ConversationSummaryRow) {
     costMicros: Number(row.chatCostMicros) + Number(row.voiceCostMicros),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    analysis: presentAnalysisBrief(row),
   };
 }
 
@@ -68,9 +80,18 @@ export interface ListQuery {
   outcome?: Outcome | undefined;
   q?: string | undefined;
   visitorId?: string | undefined;
+  success?: 'pass' | 'fail' | undefined;
+  scoreMin?: number | undefined;
+  scoreMax?: number | undefined;
+  sentiment?: 'positive' | 'neutral' | 'negative' | undefined;
+  dataField?: string | undefined;
+  dataValue?: string | undefined;
 }
 
 export async function searchConversations(sql: Sql, owner: Owner, query: ListQuery) {
+  if (query.scoreMin !== undefined && query.scoreMax !== undefined && query.scoreMin > query.scoreMax) {
+    throw conversationErrors.filterInvalid('scoreMax', 'scoreMax must not be below scoreMin.');
+  }
   const assistant =
     query.assistantId !== undefined ? await getOwnedAssistant(sql, owner, query.assistantId) : undefined;
   const text = query.q?.trim();
@@ -85,6 +106,12 @@ export async function searchConversations(sql: Sql, owner: Owner, query: ListQue
       outcome: query.outcome,
       text: text === '' ? undefined : text,
       visitorId: query.visitorId,
+      success: query.success,
+      scoreMin: query.scoreMin,
+      scoreMax: query.scoreMax,
+      sentiment: query.sentiment,
+      dataField: query.dataField,
+      dataValue: query.dataValue?.trim() || undefined,
     },
     decodeCursor(query.cursor),
     query.limit,

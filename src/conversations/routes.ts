@@ -45,9 +45,15 @@ export function conversationRoutes(deps: ConversationRouteDeps): AnyRoute[] {
         description:
           "Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor), each with " +
           'its channel, start, duration, cost, first message and a readable visitor label. Filter by assistant, channel, ' +
-          'date, outcome or visitor, and search the text of their messages with q.',
+          'date, outcome or visitor, and search the text of their messages with q. By their analysis: success (pass or ' +
+          'fail), a score range, sentiment, and a structured data field (dataField) or value (dataValue).',
         tags,
-        errors: { 401: 'Missing or invalid API key', 403: 'The key lacks the scope', 404: 'No such assistant' },
+        errors: {
+          400: 'A filter is not valid (VALIDATION_FAILED), or scoreMin is above scoreMax (CONVERSATION_FILTER_INVALID)',
+          401: 'Missing or invalid API key',
+          403: 'The key lacks the scope',
+          404: 'No such assistant',
+        },
       },
       handler: async (ctx) => reply.json(await owner.searchConversations(sql, ownerOf(ctx), ctx.query)),
     }),

@@ -11,6 +11,22 @@ export const sourceSchema = z
   })
   .meta({ id: 'Source', description: 'A document passage an answer used.' });
 
+/** What the list shows of a conversation's analysis (GET /api/v1/conversations/{id}/analysis has all of it). */
+export const listAnalysisSchema = z
+  .object({
+    summary: z.string().nullable(),
+    success: z
+      .enum(['pass', 'fail'])
+      .nullable()
+      .describe('pass_fail true or a score of 6 to 10: pass; false or 1 to 5: fail; null: none or descriptive.'),
+    verdict: z.union([z.boolean(), z.number(), z.string()]).nullable().describe('The verdict as the rubric gives it.'),
+    sentiment: z.enum(['positive', 'neutral', 'negative']).nullable(),
+    structuredData: z.record(z.string(), z.unknown()).nullable(),
+  })
+  // Not a named component: a named schema inside another named one (Conversation, in two responses) trips the
+  // OpenAPI builder's duplicate check.
+  .describe('Its latest analysis, in brief.');
+
 export const conversationSchema = z
   .object({
     id: z.string(),
@@ -40,6 +56,7 @@ export const conversationSchema = z
       .describe('What it cost, in micro-dollars: its chat answers plus its voice calls, from the usage ledger.'),
     createdAt: z.string(),
     updatedAt: z.string(),
+    analysis: listAnalysisSchema.nullable().describe('Its latest analysis, in brief; null: never analysed.'),
   })
   .meta({ id: 'Conversation' });
 
@@ -117,4 +134,22 @@ export const filterQuerySchema = z.object({
     .describe('With at least one answer of this outcome (no_answer: questions the documents did not answer).'),
   q: z.string().max(200).optional().describe('Words in any of its messages (case-insensitive).'),
   visitorId: z.string().min(1).max(200).optional().describe("One visitor's conversations."),
+  success: z
+    .enum(['pass', 'fail'])
+    .optional()
+    .describe('By its analysis verdict: pass (pass_fail true, or a score of 6 to 10) or fail (false, or 1 to 5).'),
+  scoreMin: z.coerce.number().int().min(1).max(10).optional().describe('A score_1_10 verdict of at least this.'),
+  scoreMax: z.coerce.number().int().min(1).max(10).optional().describe('A score_1_10 verdict of at most this.'),
+  sentiment: z.enum(['positive', 'neutral', 'negative']).optional().describe("By its analysis' sentiment."),
+  dataField: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { error: 'must be the name of a structured data field' })
+    .optional()
+    .describe('A structured data field that was found (with dataValue: whose value matches).'),
+  dataValue: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Words in a structured data value (case-insensitive; in dataField only, when given).'),
 });

@@ -34,7 +34,8 @@ export interface BalanceRow {
 
 export type ReservationStatus = 'open' | 'settled' | 'released' | 'expired';
 export type UsageKind = 'chat' | 'ingestion' | 'eval' | 'voice';
-export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system';
+/** analysis: the post-call analysis of a conversation by a hosted model (src/analysis). */
+export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system' | 'analysis';
 
 export interface ReservationRow {
   id: string;

@@ -113,11 +113,12 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
           steps: z.array(
             z.object({
               step: z.enum(['summary', 'structuredData', 'successEvaluation', 'sentiment']),
-              status: z.enum(['ok', 'failed', 'timed_out']),
+              status: z.enum(['ok', 'failed', 'timed_out', 'skipped']),
               reason: z.string().nullable(),
               notes: z.array(z.string()),
             }),
           ),
+          costMicros: z.number().int(),
         })
         .describe('As GET /api/v1/conversations/{conversationId}/analysis answers it.'),
       recordingUrl: z

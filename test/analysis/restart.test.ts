@@ -6,6 +6,7 @@ import { createChatProviders } from '../../src/providers/chat/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { createOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
+import { createTestMeter } from '../helpers/metering.js';
 import { startChatSimulator } from '../providers/chat/simulator.js';
 import { eventually } from '../webhooks/helpers.js';
 import { backdate } from './helpers.js';
@@ -59,9 +60,11 @@ t.test('an instance stopped in the middle of the queue: the next one loses nothi
     { kind: 'slow', delayMs: 60_000 },
     { kind: 'stream', pieces: ['Summary again.'] },
   );
+  // Each request is metered (as analysis usage of the assistant): a restart must not charge a run twice.
+  const { meter } = createTestMeter(sql, { config: { HOSTED_USAGE_ENFORCEMENT: 'shadow' } });
   const start = () => {
     const worker = createAnalysisWorker(
-      { sql, log: captureLogger('info').log, providers },
+      { sql, log: captureLogger('info').log, providers, meter },
       { pollMs: 20, voiceSweepMs: 20, chatSweepMs: 20 },
     );
     worker.start();
@@ -93,6 +96,20 @@ t.test('an instance stopped in the middle of the queue: the next one loses nothi
     'the analysis given back at the stop was not counted as an attempt',
   );
   t.equal(sim.requests.length, 4, 'the finished analysis was not run again (one request each, plus the abandoned one)');
+  const usage = await sql<Array<{ outcome: string; count: number }>>`
+    select outcome, count(*)::int as count from usage_events
+    where source = 'analysis' and assistant_id = ${assistant.id} group by outcome order by outcome`;
+  t.same(
+    usage,
+    [
+      { outcome: 'released', count: 1 },
+      { outcome: 'settled', count: 3 },
+    ],
+    'one charge per analysis; the abandoned request was given back, not charged',
+  );
+  const [open] = await sql<Array<{ count: number }>>`
+    select count(*)::int as count from usage_reservations where source = 'analysis' and status = 'open'`;
+  t.equal(open!.count, 0, 'nothing is left reserved');
   const reports = await sql<Array<{ conversationId: string }>>`
     select body::jsonb->'data'->>'conversationId' as conversation_id from webhook_messages
     where event_type = 'conversation.analyzed' order by created_at`;

@@ -98,7 +98,20 @@ t.test('analytics: totals, outcomes, feedback ratio, daily series, top unanswere
   t.ok(expectedDays >= 30, 'the default range covers thirty days back');
   t.equal(body.daily.length, expectedDays, 'one row per UTC day of the range, zeros included');
   const today = new Date().toISOString().slice(0, 10);
-  t.same(body.daily.at(-1), { date: today, conversations: 5, messages: 10, answered: 2, noAnswer: 3 });
+  t.same(body.daily.at(-1), {
+    date: today,
+    conversations: 5,
+    messages: 10,
+    answered: 2,
+    noAnswer: 3,
+    analysis: {
+      analysed: 0,
+      passed: 0,
+      failed: 0,
+      successRate: null,
+      sentiment: { positive: 0, neutral: 0, negative: 0 },
+    },
+  });
   t.equal(body.topUnanswered[0]?.count, 2, 'the parking question, asked twice in different spelling');
   t.match(body.topUnanswered[0]?.question, /parking/i);
   t.equal(body.topUnanswered.length, 2);

@@ -12,8 +12,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Analytics of one assistant: totals, answer outcomes, feedback, a daily series, top unanswered questions
-         * @description Over [from, to) (default: the last 30 days). Rates are null when there is nothing to divide.
+         * Analytics of one assistant: totals, answer outcomes, feedback, analysis success and sentiment, a daily series, top unanswered questions
+         * @description Over [from, to) (default: the last 30 days). Rates are null when there is nothing to divide. `analysis`: the success rate and sentiment of the conversations started then that were analysed, in total and per day.
          */
         get: operations["getApiV1Analytics"];
         put?: never;
@@ -217,7 +217,7 @@ export interface paths {
         };
         /**
          * List and search conversations, newest first
-         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor), each with its channel, start, duration, cost, first message and a readable visitor label. Filter by assistant, channel, date, outcome or visitor, and search the text of their messages with q.
+         * @description Chat and voice conversations of the key's account, a page at a time (pass nextCursor as cursor), each with its channel, start, duration, cost, first message and a readable visitor label. Filter by assistant, channel, date, outcome or visitor, and search the text of their messages with q. By their analysis: success (pass or fail), a score range, sentiment, and a structured data field (dataField) or value (dataValue).
          */
         get: operations["getApiV1Conversations"];
         put?: never;
@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Export the list of conversations as CSV
-         * @description The conversations the same filters select (newest first, at most 10000), one row each: id, start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message.
+         * @description The conversations the same filters select (newest first, at most 10000), one row each: id, start, channel, visitor, assistant, messages, calls, duration, cost, outcome, first message, and its analysis: summary, success (pass or fail), the verdict, sentiment and one data.<field> column per field of the assistants' structured data schemas.
          */
         get: operations["getApiV1ConversationsExport"];
         put?: never;
@@ -1124,6 +1124,18 @@ export interface components {
             event: "done";
         };
         Conversation: {
+            /** @description Its latest analysis, in brief; null: never analysed. */
+            analysis: {
+                sentiment: ("positive" | "neutral" | "negative") | null;
+                structuredData: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description pass_fail true or a score of 6 to 10: pass; false or 1 to 5: fail; null: none or descriptive. */
+                success: ("pass" | "fail") | null;
+                summary: string | null;
+                /** @description The verdict as the rubric gives it. */
+                verdict: boolean | number | string | null;
+            } | null;
             /** @description Internal id of the assistant. */
             assistantId: string;
             /** @description Voice calls in it. */
@@ -1157,6 +1169,8 @@ export interface components {
         ConversationAnalysis: {
             completedAt: string | null;
             conversationId: string;
+            /** @description What the run cost, metered as the assistant's chat usage (source analysis); 0 for the local engine. */
+            costMicros: number;
             /** @description local: offline, by quotes, patterns and word lists (no language model); openai: the chat model. */
             engine: ("local" | "openai") | null;
             model: string | null;
@@ -1173,14 +1187,14 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "done";
-            /** @description Each enabled step: ok, or failed / timed_out with the reason its field is null. */
+            /** @description Each enabled step: ok, or failed / timed_out / skipped with the reason its field is null. */
             steps: {
                 /** @description What was adjusted: values that did not validate against the schema and were dropped, fields not found. */
                 notes: string[];
                 /** @description Why the field is null (failed, timed out, nothing found); null when ok. */
                 reason: string | null;
                 /** @enum {string} */
-                status: "ok" | "failed" | "timed_out";
+                status: "ok" | "failed" | "timed_out" | "skipped";
                 /** @enum {string} */
                 step: "summary" | "structuredData" | "successEvaluation" | "sentiment";
             }[];
@@ -1608,6 +1622,7 @@ export interface components {
                 analysis: {
                     completedAt: string | null;
                     conversationId: string;
+                    costMicros: number;
                     engine: ("local" | "openai") | null;
                     model: string | null;
                     requestedAt: string;
@@ -1623,7 +1638,7 @@ export interface components {
                         notes: string[];
                         reason: string | null;
                         /** @enum {string} */
-                        status: "ok" | "failed" | "timed_out";
+                        status: "ok" | "failed" | "timed_out" | "skipped";
                         /** @enum {string} */
                         step: "summary" | "structuredData" | "successEvaluation" | "sentiment";
                     }[];
@@ -1818,6 +1833,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         daily: {
+                            /** @description What their post-call analyses found. */
+                            analysis: {
+                                /** @description Conversations started then that have an analysis. */
+                                analysed: number;
+                                /** @description With a verdict that is a fail (pass_fail false, or a score of 1 to 5). */
+                                failed: number;
+                                /** @description Of those, with a verdict that is a pass (pass_fail true, or a score of 6 to 10). */
+                                passed: number;
+                                sentiment: {
+                                    negative: number;
+                                    neutral: number;
+                                    positive: number;
+                                };
+                                /** @description passed / (passed + failed); null without a verdict. */
+                                successRate: number | null;
+                            };
                             answered: number;
                             conversations: number;
                             date: string;
@@ -1825,6 +1856,22 @@ export interface operations {
                             noAnswer: number;
                         }[];
                         metrics: {
+                            /** @description What their post-call analyses found. */
+                            analysis: {
+                                /** @description Conversations started then that have an analysis. */
+                                analysed: number;
+                                /** @description With a verdict that is a fail (pass_fail false, or a score of 1 to 5). */
+                                failed: number;
+                                /** @description Of those, with a verdict that is a pass (pass_fail true, or a score of 6 to 10). */
+                                passed: number;
+                                sentiment: {
+                                    negative: number;
+                                    neutral: number;
+                                    positive: number;
+                                };
+                                /** @description passed / (passed + failed); null without a verdict. */
+                                successRate: number | null;
+                            };
                             answered: number;
                             /** @description 0–1; null when there is nothing to divide. */
                             answeredRate: number | null;
@@ -2711,6 +2758,10 @@ export interface operations {
                 channel?: "chat" | "voice";
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
+                /** @description A structured data field that was found (with dataValue: whose value matches). */
+                dataField?: string;
+                /** @description Words in a structured data value (case-insensitive; in dataField only, when given). */
+                dataValue?: string;
                 /** @description Started at or after (a date, or an ISO 8601 date and time). */
                 from?: string;
                 /** @description Page size, at most 100. */
@@ -2719,6 +2770,14 @@ export interface operations {
                 outcome?: "answered" | "no_answer" | "model_failure";
                 /** @description Words in any of its messages (case-insensitive). */
                 q?: string;
+                /** @description A score_1_10 verdict of at most this. */
+                scoreMax?: number;
+                /** @description A score_1_10 verdict of at least this. */
+                scoreMin?: number;
+                /** @description By its analysis' sentiment. */
+                sentiment?: "positive" | "neutral" | "negative";
+                /** @description By its analysis verdict: pass (pass_fail true, or a score of 6 to 10) or fail (false, or 1 to 5). */
+                success?: "pass" | "fail";
                 /** @description Started before (a date counts as the whole day). */
                 to?: string;
                 /** @description One visitor's conversations. */
@@ -2742,7 +2801,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            /** @description A filter is not valid (VALIDATION_FAILED), or scoreMin is above scoreMax (CONVERSATION_FILTER_INVALID) */
             400: components["responses"]["Error"];
             /** @description Missing or invalid API key */
             401: components["responses"]["Error"];
@@ -3017,12 +3076,24 @@ export interface operations {
                 assistantId?: string;
                 /** @description voice: with at least one call; chat: text only. */
                 channel?: "chat" | "voice";
+                /** @description A structured data field that was found (with dataValue: whose value matches). */
+                dataField?: string;
+                /** @description Words in a structured data value (case-insensitive; in dataField only, when given). */
+                dataValue?: string;
                 /** @description Started at or after (a date, or an ISO 8601 date and time). */
                 from?: string;
                 /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
                 outcome?: "answered" | "no_answer" | "model_failure";
                 /** @description Words in any of its messages (case-insensitive). */
                 q?: string;
+                /** @description A score_1_10 verdict of at most this. */
+                scoreMax?: number;
+                /** @description A score_1_10 verdict of at least this. */
+                scoreMin?: number;
+                /** @description By its analysis' sentiment. */
+                sentiment?: "positive" | "neutral" | "negative";
+                /** @description By its analysis verdict: pass (pass_fail true, or a score of 6 to 10) or fail (false, or 1 to 5). */
+                success?: "pass" | "fail";
                 /** @description Started before (a date counts as the whole day). */
                 to?: string;
                 /** @description One visitor's conversations. */

@@ -50,6 +50,22 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
                 <dd>{metrics.modelFailures}</dd>
               </div>
               <div>
+                <dt>Success (analysed)</dt>
+                <dd>
+                  {percent(metrics.analysis.successRate)}{' '}
+                  <span class="muted">
+                    {metrics.analysis.passed} passed, {metrics.analysis.failed} failed
+                  </span>
+                </dd>
+              </div>
+              <div>
+                <dt>Sentiment</dt>
+                <dd>
+                  {metrics.analysis.sentiment.positive} positive, {metrics.analysis.sentiment.neutral} neutral,{' '}
+                  {metrics.analysis.sentiment.negative} negative
+                </dd>
+              </div>
+              <div>
                 <dt>Feedback</dt>
                 <dd>
                   <span class="feedback-count">
@@ -67,6 +83,27 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
               values={daily.map((d) => d.messages)}
               format={String}
               unit="messages"
+            />
+            <BarChart
+              title="Success rate per day (of analysed conversations with a verdict; none shows 0%)"
+              labels={daily.map((d) => d.date)}
+              values={daily.map((d) => d.analysis.successRate ?? 0)}
+              format={percent}
+              unit="passed"
+            />
+            <BarChart
+              title="Positive sentiment per day (share of analysed conversations)"
+              labels={daily.map((d) => d.date)}
+              values={daily.map((d) => positiveShare(d.analysis.sentiment))}
+              format={percent}
+              unit="positive"
+            />
+            <BarChart
+              title="Negative sentiment per day (conversations)"
+              labels={daily.map((d) => d.date)}
+              values={daily.map((d) => d.analysis.sentiment.negative)}
+              format={String}
+              unit="negative"
             />
             <h3>Top unanswered questions</h3>
             {topUnanswered.length === 0 ? (
@@ -91,6 +128,11 @@ export function AnalyticsTab({ assistant }: { assistant: Assistant }) {
       <VoiceLatencyChart assistantId={assistant.id} />
     </section>
   );
+}
+
+function positiveShare(s: { positive: number; neutral: number; negative: number }): number {
+  const all = s.positive + s.neutral + s.negative;
+  return all === 0 ? 0 : s.positive / all;
 }
 
 /** An inline SVG thumb (emoji need a font that is not installed everywhere); the words beside it carry the meaning. */

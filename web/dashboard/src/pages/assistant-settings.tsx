@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { v1, type Assistant, type AssistantPatch, type AssistantSettings } from '../api/client.js';
 import { ConfirmButton, CopyButton, ErrorBox, useAction } from '../ui/components.js';
 import { navigate } from '../router.js';
+import { AnalysisSettingsForm } from './analysis-settings.js';
 
 const LANGUAGES: Array<AssistantSettings['language']> = [
   'simple',
@@ -220,6 +221,8 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
           </span>
         </div>
       </form>
+
+      <AnalysisSettingsForm assistant={assistant} onSaved={onSaved} />
 
       <section class="card" aria-labelledby="embed-h">
         <h2 id="embed-h">Embed on your site</h2>

@@ -1,4 +1,5 @@
 import type { ConversationDetail } from '../api/client.js';
+import { dollars } from '../ui/format.js';
 
 type Analysis = NonNullable<ConversationDetail['analysis']>;
 
@@ -25,7 +26,7 @@ export function AnalysisPanel({ analysis }: { analysis: Analysis }) {
         {analysis.engine === 'local'
           ? 'Offline analysis: quotes, patterns and word lists, no language model.'
           : analysis.engine !== null
-            ? `By ${analysis.model ?? 'the chat model'}.`
+            ? `By ${analysis.model ?? 'the chat model'}, for ${dollars(analysis.costMicros)}.`
             : ''}
       </p>
       {analysis.summary !== null && <p>{analysis.summary}</p>}
@@ -51,7 +52,8 @@ export function AnalysisPanel({ analysis }: { analysis: Analysis }) {
       </dl>
       {missing.map((s) => (
         <p class="muted small">
-          {s.step}: {s.status === 'timed_out' ? 'timed out' : 'failed'} ({s.reason})
+          {s.step}: {s.status === 'timed_out' ? 'timed out' : s.status === 'skipped' ? 'not run' : 'failed'} ({s.reason}
+          )
         </p>
       ))}
     </div>

@@ -12,8 +12,22 @@ type Filters = {
   outcome: '' | NonNullable<Conversation['outcome']>;
   from: string;
   to: string;
+  success: '' | 'pass' | 'fail';
+  sentiment: '' | 'positive' | 'neutral' | 'negative';
+  dataField: string;
+  dataValue: string;
 };
-const NO_FILTERS: Filters = { q: '', channel: '', outcome: '', from: '', to: '' };
+const NO_FILTERS: Filters = {
+  q: '',
+  channel: '',
+  outcome: '',
+  from: '',
+  to: '',
+  success: '',
+  sentiment: '',
+  dataField: '',
+  dataValue: '',
+};
 
 /** Conversations of one assistant, newest first, searchable and filterable; or one transcript. */
 export function ConversationsTab({
@@ -36,7 +50,19 @@ function queryOf(assistantId: string, f: Filters) {
     ...(f.outcome ? { outcome: f.outcome } : {}),
     ...(f.from ? { from: f.from } : {}),
     ...(f.to ? { to: f.to } : {}),
+    ...(f.success ? { success: f.success } : {}),
+    ...(f.sentiment ? { sentiment: f.sentiment } : {}),
+    ...(f.dataField.trim() ? { dataField: f.dataField.trim() } : {}),
+    ...(f.dataValue.trim() ? { dataValue: f.dataValue.trim() } : {}),
   };
+}
+
+/** The list's analysis cell: the verdict and the sentiment, in words. */
+function analysisWords(c: Conversation): string {
+  if (c.analysis === null) return '—';
+  const verdict = c.analysis.success === null ? null : c.analysis.success === 'pass' ? 'Passed' : 'Failed';
+  const words = [verdict, c.analysis.sentiment].filter((w) => w !== null);
+  return words.length > 0 ? words.join(' · ') : 'Analysed';
 }
 
 const OUTCOME_WORDS: Record<NonNullable<Conversation['outcome']>, string> = {
@@ -105,6 +131,46 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
           </select>
         </label>
         <label>
+          Success
+          <select value={draft.success} onChange={(e) => set({ success: e.currentTarget.value as Filters['success'] })}>
+            <option value="">Any verdict</option>
+            <option value="pass">Passed</option>
+            <option value="fail">Failed</option>
+          </select>
+        </label>
+        <label>
+          Sentiment
+          <select
+            value={draft.sentiment}
+            onChange={(e) => set({ sentiment: e.currentTarget.value as Filters['sentiment'] })}
+          >
+            <option value="">Any sentiment</option>
+            <option value="positive">Positive</option>
+            <option value="neutral">Neutral</option>
+            <option value="negative">Negative</option>
+          </select>
+        </label>
+        <label>
+          Field
+          <input
+            value={draft.dataField}
+            maxLength={64}
+            pattern="[A-Za-z_][A-Za-z0-9_]*"
+            placeholder="orderNumber"
+            onInput={(e) => set({ dataField: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Field value
+          <input
+            type="search"
+            value={draft.dataValue}
+            maxLength={200}
+            placeholder="Words in a structured field"
+            onInput={(e) => set({ dataValue: e.currentTarget.value })}
+          />
+        </label>
+        <label>
           From
           <input type="date" value={draft.from} onInput={(e) => set({ from: e.currentTarget.value })} />
         </label>
@@ -143,7 +209,18 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                   </p>
                 </Empty>
               ) : (
-                <Table columns={['Started', 'Channel', 'Visitor', 'First message', 'Duration', 'Cost', 'Outcome']}>
+                <Table
+                  columns={[
+                    'Started',
+                    'Channel',
+                    'Visitor',
+                    'First message',
+                    'Duration',
+                    'Cost',
+                    'Outcome',
+                    'Analysis',
+                  ]}
+                >
                   {all.map((c) => (
                     <tr>
                       <td>
@@ -164,6 +241,7 @@ function ConversationList({ assistant }: { assistant: Assistant }) {
                       <td>{seconds(c.durationSeconds)}</td>
                       <td>{dollars(c.costMicros)}</td>
                       <td>{c.outcome ? OUTCOME_WORDS[c.outcome] : '—'}</td>
+                      <td title={c.analysis?.summary ?? undefined}>{analysisWords(c)}</td>
                     </tr>
                   ))}
                 </Table>
