@@ -6,6 +6,7 @@ import type { Reply } from '../../http/index.js';
 import type { Logger } from '../../log/index.js';
 import type { LiveVoiceSession } from '../session/live-session.js';
 import * as q from '../queries.js';
+import * as rq from './queries.js';
 import type { RelayTap } from '../pump/options.js';
 import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
@@ -16,6 +17,10 @@ const SESSION_ID = SESSION_ID_PATTERN;
 const WAV_SUFFIX = '.wav';
 /** Waits between upload attempts right after a call; past them the sweep keeps trying (the WAV stays on disk). */
 const UPLOAD_RETRY_MS = [1000, 5000, 20_000];
+/** Recordings past retention deleted by one sweep at most (the next sweep takes the rest). */
+const EXPIRE_BATCH = 500;
+/** A multipart upload older than this was left by an instance that died mid-upload (uploads take minutes). */
+const STALE_UPLOAD_MS = 3600_000;
 
 export interface RecordingsDeps {
   dataDir: string;
@@ -46,6 +51,7 @@ export class VoiceRecordings {
   private readonly uploading = new Set<string>();
   private readonly finishing = new Set<Promise<unknown>>();
   private ready = false;
+  private saidUnsupported = false;
 
   constructor(
     private readonly deps: RecordingsDeps,
@@ -174,13 +180,41 @@ export class VoiceRecordings {
     }
   }
 
+  /** Delete the recordings past their assistant's retention (one batch); how many went. */
+  expire(): Promise<number> {
+    return expireRecordings({ sql: this.deps.sql, log: this.deps.log, store: this.store }, async (id) => {
+      const parts = this.partsOf(id);
+      await Promise.all([parts.wav, parts.caller, parts.assistant, parts.building].map((p) => rm(p, { force: true })));
+      await this.store.remove(id);
+    });
+  }
+
+  /**
+   * Abort the bucket's multipart uploads left unfinished by an instance that died mid-upload (begun over an hour ago,
+   * not uploading here). At start-up and by every sweep; a server that cannot list uploads is left to its lifecycle
+   * rules (said once in the log).
+   */
+  async abortStaleUploads(): Promise<number> {
+    const result = await this.store.abortStaleUploads(new Date(Date.now() - STALE_UPLOAD_MS), this.uploading);
+    if (result === 'unsupported') {
+      if (!this.saidUnsupported) this.deps.log.info('the recordings bucket does not list multipart uploads');
+      this.saidUnsupported = true;
+      return 0;
+    }
+    if (result > 0) this.deps.log.info({ aborted: result }, 'dangling recording uploads aborted');
+    return result;
+  }
+
   /**
    * Delete stored recordings whose session no longer belongs to a conversation (the conversation, assistant or
    * account was deleted) and raw tracks left by a process that died mid-call; store finished WAVs whose upload
    * failed before. Returns how many recordings and files went.
    */
   async sweep(): Promise<number> {
-    let removed = 0;
+    let removed = await this.expire();
+    await this.abortStaleUploads().catch((err: unknown) =>
+      this.deps.log.warn({ err, store: this.store.kind }, 'dangling recording uploads not checked; next sweep'),
+    );
     const stored = await this.store.list();
     if (stored.length > 0) {
       const linked = new Set(await q.sessionsWithConversation(this.deps.sql, stored));
@@ -224,6 +258,31 @@ export class VoiceRecordings {
     if (removed > 0) this.deps.log.info({ removed }, 'voice recordings swept');
     return removed;
   }
+}
+
+/**
+ * Retention: delete the recordings of calls older than their assistant's `recordingRetentionDays` (one batch per
+ * sweep) and mark each call, so no route lists or plays it again. A store that does not answer stops the batch; the
+ * next sweep goes on. Returns how many were deleted.
+ */
+export async function expireRecordings(
+  deps: Pick<RecordingsDeps, 'sql' | 'log'> & { store: RecordingStore },
+  remove: (sessionId: string) => Promise<unknown>,
+): Promise<number> {
+  const due = await rq.recordingsPastRetention(deps.sql, EXPIRE_BATCH);
+  let expired = 0;
+  for (const id of due) {
+    try {
+      await remove(id);
+    } catch (err) {
+      deps.log.warn({ err, store: deps.store.kind }, 'voice recording retention: store not answering; next sweep');
+      break;
+    }
+    await rq.markRecordingExpired(deps.sql, id);
+    expired++;
+  }
+  if (expired > 0) deps.log.info({ expired }, 'voice recordings past retention deleted');
+  return expired;
 }
 
 /** A conversation's recordings as the dashboard links them (for the conversation view). */

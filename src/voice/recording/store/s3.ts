@@ -2,10 +2,12 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
@@ -146,6 +148,44 @@ export class S3RecordingStore implements RecordingStore {
     return ids;
   }
 
+  async abortStaleUploads(before: Date, keep: ReadonlySet<string>): Promise<number | 'unsupported'> {
+    const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) });
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.options.bucket,
+            Prefix: this.options.prefix,
+            ...(keyMarker !== undefined ? { KeyMarker: keyMarker } : {}),
+            ...(uploadIdMarker !== undefined ? { UploadIdMarker: uploadIdMarker } : {}),
+          }),
+          signal(),
+        );
+      } catch (err) {
+        if (isNotImplemented(err)) return 'unsupported';
+        throw dependencyUnavailable('network', err);
+      }
+      for (const upload of page.Uploads ?? []) {
+        const name = upload.Key?.slice(this.options.prefix.length) ?? '';
+        const id = name.endsWith(WAV_SUFFIX) ? name.slice(0, -WAV_SUFFIX.length) : '';
+        if (!SESSION_ID_PATTERN.test(id) || keep.has(id)) continue;
+        if (upload.Initiated === undefined || upload.Initiated >= before || upload.UploadId === undefined) continue;
+        await this.client.send(
+          new AbortMultipartUploadCommand({ Bucket: this.options.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+          signal(),
+        );
+        aborted++;
+      }
+      keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return aborted;
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }), { abortSignal: signal });
   }
@@ -154,6 +194,13 @@ export class S3RecordingStore implements RecordingStore {
   close(): void {
     this.client.destroy();
   }
+}
+
+/** A server without an operation answers 501 NotImplemented (or 405 for a method it does not route). */
+function isNotImplemented(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode;
+  return e?.name === 'NotImplemented' || status === 501 || status === 405;
 }
 
 function isNotFound(err: unknown): boolean {

@@ -22,6 +22,12 @@ export interface RecordingStore {
   remove(sessionId: string): Promise<boolean>;
   /** The session ids of every stored recording (for the sweep of deleted conversations). */
   list(): Promise<string[]>;
+  /**
+   * Abort multipart uploads begun before `before` and left unfinished (an instance died mid-upload), except those of
+   * the sessions in `keep` (uploading here now). How many were aborted, or 'unsupported' when the server does not list
+   * uploads (a bucket lifecycle rule must then clean them up). The disk store has none.
+   */
+  abortStaleUploads(before: Date, keep: ReadonlySet<string>): Promise<number | 'unsupported'>;
   /** Whether the store answers (/readyz), within the signal's deadline. */
   check(signal: AbortSignal): Promise<void>;
   /** Release the store's connections (shutdown). */
