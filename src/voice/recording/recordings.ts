@@ -11,6 +11,7 @@ import type { RelayTap } from '../pump/options.js';
 import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
 import { recordingReply } from './reply.js';
+import { StereoStream, type StereoStreamOptions } from './stereo-stream.js';
 import { DiskRecordingStore, type RecordingStore } from './store/index.js';
 
 const SESSION_ID = SESSION_ID_PATTERN;
@@ -30,6 +31,8 @@ export interface RecordingsDeps {
   store?: RecordingStore;
   /** Upload retry waits (tests shorten them). */
   retryMs?: number[];
+  /** Streaming to the bucket while the call runs (tests: part size, retries); `false`: upload once ended. */
+  stream?: StereoStreamOptions | false;
 }
 
 /**
@@ -48,6 +51,8 @@ export class VoiceRecordings {
   readonly store: RecordingStore;
   private readonly partsDir: string;
   private readonly active = new Map<string, CallRecorder>();
+  private readonly streams = new Map<string, StereoStream>();
+  private readonly taps = new Map<string, RelayTap>();
   private readonly uploading = new Set<string>();
   private readonly finishing = new Set<Promise<unknown>>();
   private ready = false;
@@ -68,12 +73,14 @@ export class VoiceRecordings {
     return join(this.dir, `${sessionId}${WAV_SUFFIX}`);
   }
 
-  private partsOf(sessionId: string): RecordingPaths {
+  /** The recorder's files, and a streamed recording's first part (it carries the header, uploaded last). */
+  private partsOf(sessionId: string): RecordingPaths & { first: string } {
     return {
       wav: join(this.partsDir, `${sessionId}${WAV_SUFFIX}`),
       caller: join(this.partsDir, `${sessionId}.caller.pcm`),
       assistant: join(this.partsDir, `${sessionId}.assistant.pcm`),
       building: join(this.partsDir, `${sessionId}.wav.part`),
+      first: join(this.partsDir, `${sessionId}.first.part`),
     };
   }
 
@@ -83,36 +90,75 @@ export class VoiceRecordings {
    */
   tapFor(session: LiveVoiceSession): RelayTap | undefined {
     if (!session.recorded || session.status !== 'active') return undefined;
-    let recorder = this.active.get(session.id);
-    if (recorder === undefined) {
-      if (!this.ready) {
-        mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
-        this.ready = true;
-      }
-      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now, session.audio);
-      this.active.set(session.id, recorder);
-      const log = session.log;
-      session.subscribe({ onEnded: () => void this.finish(session.id, log) });
+    const existing = this.taps.get(session.id);
+    if (existing !== undefined) return existing;
+    if (!this.ready) {
+      mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
+      this.ready = true;
     }
-    return recorder.tap;
+    const paths = this.partsOf(session.id);
+    const recorder = new CallRecorder(session.id, paths, this.now, session.audio);
+    this.active.set(session.id, recorder);
+    let tap = recorder.tap;
+    const begin = this.store.beginMultipart?.bind(this.store, session.id);
+    if (begin !== undefined && this.deps.stream !== false) {
+      // Streamed to the bucket as the call goes; the tracks on disk stay the fallback until it is stored.
+      const stream = new StereoStream(begin, session.audio, this.now(), this.now, {
+        firstPartPath: paths.first,
+        ...this.deps.stream,
+      });
+      this.streams.set(session.id, stream);
+      const tracks = recorder.tap;
+      tap = {
+        caller: (audio) => {
+          tracks.caller(audio);
+          stream.caller(audio);
+        },
+        assistant: (audio) => {
+          tracks.assistant(audio);
+          stream.assistant(audio);
+        },
+      };
+    }
+    this.taps.set(session.id, tap);
+    const log = session.log;
+    session.subscribe({ onEnded: () => void this.finish(session.id, log) });
+    return tap;
   }
 
   private finish(sessionId: string, log: Logger): Promise<void> {
     const recorder = this.active.get(sessionId);
     if (recorder === undefined) return Promise.resolve();
     this.uploading.add(sessionId);
-    const done = recorder
-      .finish()
-      .then(async (result) => {
-        log.info(
-          { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
-          'voice recording written',
+    const stream = this.streams.get(sessionId);
+    const done = (async () => {
+      if (stream !== undefined) {
+        const streamed = await stream.finish();
+        if (streamed !== null) {
+          await recorder.discard();
+          log.info(
+            { recordingBytes: streamed.bytes, recordingParts: stream.partsUploaded, store: this.store.kind },
+            'voice recording streamed to the store',
+          );
+          return;
+        }
+        log.warn(
+          { err: stream.failure, store: this.store.kind },
+          'voice recording stream gave up; storing it from disk',
         );
-        if (result !== null) await this.upload(sessionId, log, this.deps.retryMs ?? UPLOAD_RETRY_MS);
-      })
+      }
+      const result = await recorder.finish();
+      log.info(
+        { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
+        'voice recording written',
+      );
+      if (result !== null) await this.upload(sessionId, log, this.deps.retryMs ?? UPLOAD_RETRY_MS);
+    })()
       .catch((err: unknown) => log.error({ err }, 'voice recording could not be written'))
       .finally(() => {
         this.active.delete(sessionId);
+        this.streams.delete(sessionId);
+        this.taps.delete(sessionId);
         this.uploading.delete(sessionId);
         this.finishing.delete(done);
       });
@@ -171,7 +217,9 @@ export class VoiceRecordings {
   async remove(sessionId: string): Promise<boolean> {
     if (!SESSION_ID.test(sessionId)) return false;
     const parts = this.partsOf(sessionId);
-    await Promise.all([parts.wav, parts.caller, parts.assistant, parts.building].map((p) => rm(p, { force: true })));
+    await Promise.all(
+      [parts.wav, parts.caller, parts.assistant, parts.building, parts.first].map((p) => rm(p, { force: true })),
+    );
     try {
       return await this.store.remove(sessionId);
     } catch (err) {

@@ -3,6 +3,8 @@ import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
@@ -10,11 +12,12 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { dependencyUnavailable } from '../../../errors/index.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
-import type { RecordingStore, StoredRecording } from './types.js';
+import type { MultipartUpload, RecordingStore, StoredRecording } from './types.js';
 
 const WAV_SUFFIX = '.wav';
 /** S3's smallest multipart part (except the last): 5 MiB. */
@@ -74,6 +77,41 @@ export class S3RecordingStore implements RecordingStore {
     });
     await upload.done();
     await rm(localPath, { force: true });
+  }
+
+  /** A multipart upload of a recording written while its call runs (parts numbered from 1, any order). */
+  async beginMultipart(sessionId: string): Promise<MultipartUpload> {
+    const Bucket = this.options.bucket;
+    const Key = this.keyOf(sessionId);
+    const signal = () => ({ abortSignal: AbortSignal.timeout(30_000) });
+    const created = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket, Key, ContentType: 'audio/wav' }),
+      signal(),
+    );
+    const UploadId = created.UploadId!;
+    const etags = new Map<number, string>();
+    return {
+      uploadId: UploadId,
+      uploadPart: async (partNumber, body) => {
+        const done = await this.client.send(
+          new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: partNumber, Body: body }),
+          signal(),
+        );
+        etags.set(partNumber, done.ETag!);
+      },
+      complete: async () => {
+        const Parts = [...etags.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
+        await this.client.send(
+          new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts } }),
+          signal(),
+        );
+      },
+      abort: async () => {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), signal());
+      },
+    };
   }
 
   async open(sessionId: string): Promise<StoredRecording | null> {

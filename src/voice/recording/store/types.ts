@@ -4,6 +4,15 @@ export interface StoredRecording {
   read(start: number, end: number): AsyncIterable<Uint8Array>;
 }
 
+/** One recording uploaded in parts while its call runs (S3 multipart: parts of at least 5 MiB but the last). */
+export interface MultipartUpload {
+  readonly uploadId: string;
+  uploadPart(partNumber: number, body: Buffer): Promise<void>;
+  /** Join the parts uploaded so far, in part-number order, into the recording. */
+  complete(): Promise<void>;
+  abort(): Promise<void>;
+}
+
 /**
  * Where finished call recordings are kept (docs/house-rules.md rule 7: two real implementations, disk and an
  * S3-compatible bucket, one contract suite in test/voice/recording-store/contract.ts). A recording is one WAV per
@@ -18,6 +27,11 @@ export interface RecordingStore {
   put(sessionId: string, localPath: string): Promise<void>;
   /** The recording of a session, or null when none is stored. Throws a 503 error when the store does not answer. */
   open(sessionId: string): Promise<StoredRecording | null>;
+  /**
+   * Stores that take a recording in parts while its call runs (the bucket) have this; the others get the finished WAV
+   * through {@link put}.
+   */
+  beginMultipart?(sessionId: string): Promise<MultipartUpload>;
   /** Delete a session's recording; true when there was one. */
   remove(sessionId: string): Promise<boolean>;
   /** The session ids of every stored recording (for the sweep of deleted conversations). */
