@@ -56,6 +56,8 @@ export class VoiceRecordings {
   private readonly uploading = new Set<string>();
   private readonly finishing = new Set<Promise<unknown>>();
   private ready = false;
+  /** Recordings finished here: streamed to the store during the call, or built from the tracks at its end. */
+  readonly counts = { streamed: 0, built: 0 };
   private saidUnsupported = false;
 
   constructor(
@@ -136,6 +138,7 @@ export class VoiceRecordings {
         const streamed = await stream.finish();
         if (streamed !== null) {
           await recorder.discard();
+          this.counts.streamed++;
           log.info(
             { recordingBytes: streamed.bytes, recordingParts: stream.partsUploaded, store: this.store.kind },
             'voice recording streamed to the store',
@@ -148,6 +151,7 @@ export class VoiceRecordings {
         );
       }
       const result = await recorder.finish();
+      this.counts.built++;
       log.info(
         { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
         'voice recording written',

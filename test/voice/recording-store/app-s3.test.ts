@@ -29,6 +29,7 @@ t.test('a recorded call is stored in the bucket and plays from it', async (t) =>
   );
   await app.app.voice.recordings!.settled();
   const recordings = app.app.voice.recordings!;
+  t.same(recordings.counts, { streamed: 1, built: 0 }, 'streamed to the bucket during the call, not built at its end');
   t.notOk(existsSync(join(recordings.dir, '.parts', `${minted.sessionId}.wav`)), 'the local WAV is gone once uploaded');
   t.notOk(existsSync(recordings.pathOf(minted.sessionId)), 'and none under DATA_DIR/recordings');
 
@@ -77,6 +78,7 @@ t.test('a bucket that is down: the WAV stays on disk, playback is a bounded 503,
   const kept = join(recordings.dir, '.parts', `${minted.sessionId}.wav`);
   await waitFor(() => (!recordings.isWriting(minted.sessionId) ? true : undefined), 'the upload attempts');
   t.ok(existsSync(kept), 'nothing lost: the finished WAV waits on disk for the next attempt');
+  t.same(recordings.counts, { streamed: 0, built: 1 }, 'the stream gave up; the WAV was built from the tracks');
 
   const ready = await fetch(`${app.url}/readyz`);
   t.equal(ready.status, 503, 'not ready: the bucket does not answer');
