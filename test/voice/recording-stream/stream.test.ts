@@ -7,6 +7,7 @@ import { readWavHeader } from '../../../src/voice/index.js';
 import { S3RecordingStore } from '../../../src/voice/recording/store/index.js';
 import { StereoStream } from '../../../src/voice/recording/stereo-stream.js';
 import { scratchDir } from '../../helpers/scratch.js';
+import { waitFor } from '../helpers.js';
 import { deadEndpoint, s3Options, startS3rver } from '../recording-store/s3rver.js';
 
 /**
@@ -156,4 +157,35 @@ t.test('a bucket that is down: the stream gives up and says so', async (t) => {
   }
   t.equal(await stream.finish(), null, 'nothing stored');
   t.equal(stream.state, 'failed');
+});
+
+t.test('the bucket stops answering mid-call: the stream gives up and stores nothing', async (t) => {
+  const server = await startS3rver(t);
+  const store = new S3RecordingStore(s3Options(server));
+  t.teardown(() => store.close());
+  let now = 0;
+  const stream = new StereoStream(
+    () => store.beginMultipart('vs_midcall'),
+    { format: 'pcm16', sampleRateHz: 24000 },
+    0,
+    () => now,
+    { retryMs: [10, 10], firstPartPath: join(scratchDir('parley-stream-'), 'vs_midcall.first.part') },
+  );
+  const frame = Buffer.alloc(960, 3);
+  const feed = async (fromMs: number, toMs: number) => {
+    for (let ms = fromMs; ms < toMs; ms += 20) {
+      now = ms;
+      stream.caller(frame);
+      stream.assistant(frame);
+      if (ms % 10_000 === 0) await stream.writable();
+    }
+  };
+  await feed(0, 120_000); // past two parts: the upload has begun, part 2 sent
+  await waitFor(() => (stream.partsUploaded >= 1 ? true : undefined), 'part 2 in the bucket');
+  t.equal(stream.state, 'streaming', 'parts went up while the bucket answered');
+  await server.close!();
+  await feed(120_000, 240_000);
+  await waitFor(() => (stream.state !== 'streaming' ? true : undefined), 'the stream to give up');
+  t.equal(stream.state, 'failed', 'refused parts past their retries: the stream gives up');
+  t.equal(await stream.finish(), null, 'nothing half-stored: the caller builds the WAV from its tracks instead');
 });
