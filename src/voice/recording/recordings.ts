@@ -20,7 +20,7 @@ const WAV_SUFFIX = '.wav';
 const UPLOAD_RETRY_MS = [1000, 5000, 20_000];
 /** Recordings past retention deleted by one sweep at most (the next sweep takes the rest). */
 const EXPIRE_BATCH = 500;
-/** A multipart upload older than this was left by an instance that died mid-upload (uploads take minutes). */
+/** An upload older than this whose call no longer runs was left by an instance that died (finishing takes minutes). */
 const STALE_UPLOAD_MS = 3600_000;
 
 export interface RecordingsDeps {
@@ -242,12 +242,15 @@ export class VoiceRecordings {
   }
 
   /**
-   * Abort the bucket's multipart uploads left unfinished by an instance that died mid-upload (begun over an hour ago,
-   * not uploading here). At start-up and by every sweep; a server that cannot list uploads is left to its lifecycle
+   * Abort the bucket's multipart uploads left unfinished by an instance that died mid-call or mid-upload (begun over
+   * an hour ago, whose call no longer runs anywhere and is not being stored here). At start-up and by every sweep; a server that cannot list uploads is left to its lifecycle
    * rules (said once in the log).
    */
   async abortStaleUploads(): Promise<number> {
-    const result = await this.store.abortStaleUploads(new Date(Date.now() - STALE_UPLOAD_MS), this.uploading);
+    // A call streams into its upload for as long as it runs (hours at most): never abort one whose call still runs.
+    const keep = async (ids: string[]) =>
+      new Set([...ids.filter((id) => this.isWriting(id)), ...(await q.activeSessionIds(this.deps.sql, ids))]);
+    const result = await this.store.abortStaleUploads(new Date(Date.now() - STALE_UPLOAD_MS), keep);
     if (result === 'unsupported') {
       if (!this.saidUnsupported) this.deps.log.info('the recordings bucket does not list multipart uploads');
       this.saidUnsupported = true;

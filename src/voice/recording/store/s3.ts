@@ -186,7 +186,10 @@ export class S3RecordingStore implements RecordingStore {
     return ids;
   }
 
-  async abortStaleUploads(before: Date, keep: ReadonlySet<string>): Promise<number | 'unsupported'> {
+  async abortStaleUploads(
+    before: Date,
+    keep: (sessionIds: string[]) => Promise<ReadonlySet<string>>,
+  ): Promise<number | 'unsupported'> {
     const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) });
     let aborted = 0;
     let keyMarker: string | undefined;
@@ -207,13 +210,19 @@ export class S3RecordingStore implements RecordingStore {
         if (isNotImplemented(err)) return 'unsupported';
         throw dependencyUnavailable('network', err);
       }
+      const stale: Array<{ id: string; Key: string; UploadId: string }> = [];
       for (const upload of page.Uploads ?? []) {
         const name = upload.Key?.slice(this.options.prefix.length) ?? '';
         const id = name.endsWith(WAV_SUFFIX) ? name.slice(0, -WAV_SUFFIX.length) : '';
-        if (!SESSION_ID_PATTERN.test(id) || keep.has(id)) continue;
-        if (upload.Initiated === undefined || upload.Initiated >= before || upload.UploadId === undefined) continue;
+        if (!SESSION_ID_PATTERN.test(id) || upload.UploadId === undefined) continue;
+        if (upload.Initiated === undefined || upload.Initiated >= before) continue;
+        stale.push({ id, Key: upload.Key!, UploadId: upload.UploadId });
+      }
+      const kept = stale.length > 0 ? await keep(stale.map((u) => u.id)) : new Set<string>();
+      for (const { id, Key, UploadId } of stale) {
+        if (kept.has(id)) continue;
         await this.client.send(
-          new AbortMultipartUploadCommand({ Bucket: this.options.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+          new AbortMultipartUploadCommand({ Bucket: this.options.bucket, Key, UploadId }),
           signal(),
         );
         aborted++;

@@ -37,11 +37,15 @@ export interface RecordingStore {
   /** The session ids of every stored recording (for the sweep of deleted conversations). */
   list(): Promise<string[]>;
   /**
-   * Abort multipart uploads begun before `before` and left unfinished (an instance died mid-upload), except those of
-   * the sessions in `keep` (uploading here now). How many were aborted, or 'unsupported' when the server does not list
-   * uploads (a bucket lifecycle rule must then clean them up). The disk store has none.
+   * Abort multipart uploads begun before `before` and left unfinished (an instance died mid-call or mid-upload),
+   * except those of the sessions `keep` answers for (a call still running anywhere, an upload going on here). How many
+   * were aborted, or 'unsupported' when the server does not list uploads (a bucket lifecycle rule must then clean them
+   * up). The disk store has none.
    */
-  abortStaleUploads(before: Date, keep: ReadonlySet<string>): Promise<number | 'unsupported'>;
+  abortStaleUploads(
+    before: Date,
+    keep: (sessionIds: string[]) => Promise<ReadonlySet<string>>,
+  ): Promise<number | 'unsupported'>;
   /** Whether the store answers (/readyz), within the signal's deadline. */
   check(signal: AbortSignal): Promise<void>;
   /** Release the store's connections (shutdown). */
