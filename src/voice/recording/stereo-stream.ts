@@ -21,9 +21,9 @@ export interface StereoStreamOptions {
   partBytes?: number;
 }
 
-/** One direction's audio not yet interleaved, placed on the call's timeline. */
+/** One direction's audio not yet interleaved, placed on the call's timeline; silence is kept as a length, not bytes. */
 class PendingTrack {
-  private chunks: Buffer[] = [];
+  private chunks: Array<Buffer | number> = [];
   private head = 0;
   /** Where this track ends on the timeline, in bytes of one channel. */
   end = 0;
@@ -36,7 +36,9 @@ class PendingTrack {
   }
 
   padTo(position: number): void {
-    if (position > this.end) this.push(Buffer.alloc(position - this.end, this.silence));
+    if (position <= this.end) return;
+    this.chunks.push(position - this.end);
+    this.end = position;
   }
 
   /** The next `n` bytes (the track holds at least that many). */
@@ -45,11 +47,13 @@ class PendingTrack {
     let done = 0;
     while (done < n) {
       const chunk = this.chunks[0]!;
-      const k = Math.min(n - done, chunk.length - this.head);
-      chunk.copy(out, done, this.head, this.head + k);
+      const size = typeof chunk === 'number' ? chunk : chunk.length;
+      const k = Math.min(n - done, size - this.head);
+      if (typeof chunk === 'number') out.fill(this.silence, done, done + k);
+      else chunk.copy(out, done, this.head, this.head + k);
       done += k;
       this.head += k;
-      if (this.head === chunk.length) {
+      if (this.head === size) {
         this.chunks.shift();
         this.head = 0;
       }
@@ -57,6 +61,9 @@ class PendingTrack {
     return out;
   }
 }
+
+/** Interleaved a block at a time (a long silence is never one allocation). */
+const BLOCK_BYTES = 64 * 1024;
 
 /**
  * One two-channel WAV (left: the caller, right: the assistant, aligned on the call's clock) written to a multipart
@@ -146,10 +153,15 @@ export class StereoStream {
     if (target <= this.committed || (!all && target - this.committed < 100 * this.perMs)) return;
     this.left.padTo(target);
     this.right.padTo(target);
-    const n = target - this.committed;
-    const l = this.left.take(n);
-    const r = this.right.take(n);
-    this.committed = target;
+    while (this.committed < target && this.state === 'streaming') {
+      const n = Math.min(BLOCK_BYTES - (BLOCK_BYTES % this.sample), target - this.committed);
+      this.interleave(this.left.take(n), this.right.take(n), n);
+      this.committed += n;
+    }
+  }
+
+  /** `n` bytes of each channel into the parts, sample by sample (left first). */
+  private interleave(l: Buffer, r: Buffer, n: number): void {
     const s = this.sample;
     let i = 0;
     while (i < n) {
@@ -209,7 +221,8 @@ export class StereoStream {
         } catch (err) {
           const wait = waits[attempt];
           if (wait === undefined || this.state === 'failed') throw err;
-          await new Promise((r) => setTimeout(r, wait).unref());
+          // Not unref'd: a part on its way is work the process finishes (seconds at most).
+          await new Promise((r) => setTimeout(r, wait));
         }
       }
     })()

@@ -140,6 +140,43 @@ t.test('PCM16: the channels line up on the call clock, across part boundaries', 
   t.same(await sampleAt(119_900), [119, 0], 'the end');
 });
 
+t.test('ten minutes without a frame in either direction become silence, on the clock', async (t) => {
+  const server = await startS3rver(t);
+  const store = new S3RecordingStore(s3Options(server));
+  const admin = new S3Client(s3Options(server));
+  t.teardown(() => (store.close(), admin.destroy()));
+  let now = 0;
+  const stream = new StereoStream(
+    () => store.beginMultipart('vs_quietcall'),
+    { format: 'pcmu', sampleRateHz: 8000 },
+    0,
+    () => now,
+  );
+  for (; now < 1000; now += 20) stream.caller(Buffer.alloc(160, 0x33));
+  now = 600_000; // nothing at all for ten minutes (a muted caller, a silent assistant)
+  stream.assistant(Buffer.alloc(160, 0x44));
+  now = 601_000;
+  const done = await stream.finish();
+  t.equal(done?.bytes, 58 + 600_020 * 16, 'up to the last audio heard, silence included');
+  const at = (ms: number) => 58 + (ms / 1000) * 8000 * 2;
+  const key = 'calls/vs_quietcall.wav';
+  t.same(
+    [...(await objectBytes(admin, server.bucket, key, at(500), at(500) + 1))],
+    [0x33, 0xff],
+    'the caller at 0.5 s',
+  );
+  t.same(
+    [...(await objectBytes(admin, server.bucket, key, at(300_000), at(300_000) + 1))],
+    [0xff, 0xff],
+    'silence at 5 minutes',
+  );
+  t.same(
+    [...(await objectBytes(admin, server.bucket, key, at(600_000), at(600_000) + 1))],
+    [0xff, 0x44],
+    'the assistant at 10 minutes',
+  );
+});
+
 t.test('a bucket that is down: the stream gives up and says so', async (t) => {
   const store = new S3RecordingStore(s3Options({ endpoint: await deadEndpoint(), bucket: 'recordings' }));
   t.teardown(() => store.close());
