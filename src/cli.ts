@@ -9,6 +9,7 @@
  *   key:create  --email E --scopes chat,voice [--name N]                  -> {keyId, secret, scopes}
  *   admin:grant --email E / admin:revoke --email E                       -> {operator}
  *   admin:list                                                            -> {operators}
+ *   recordings:migrate                                                    -> {moved, alreadyStored, failed, bytes}
  *
  * Contract for scripts: exactly one JSON object on stdout (the result, or {error, code} on failure); logs and
  * human messages on stderr. Exit 0 success, 2 bad arguments (nothing was changed), 1 any other failure.
@@ -24,7 +25,48 @@ const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
-const USAGE = CLI_USAGE;
+const RECORDINGS_MIGRATE = 'recordings:migrate';
+const USAGE = `${CLI_USAGE}
+
+  recordings:migrate                        move recordings kept on disk (DATA_DIR/recordings) into the bucket
+                                            (RECORDINGS_STORE=s3); run it again until failed is 0`;
+
+/**
+ * recordings:migrate: needs the bucket's settings, not the database (works while the server runs). Idempotent; the
+ * result counts what moved.
+ */
+async function migrateRecordings(): Promise<number> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
+    return EXIT_FAILURE;
+  }
+  if (config.RECORDINGS_STORE !== 's3') {
+    const error = 'recordings:migrate moves recordings into the bucket: set RECORDINGS_STORE=s3 and the S3_* settings';
+    process.stderr.write(`error: ${error}\n`);
+    printResult({ error, code: 'RECORDINGS_STORE_NOT_S3' });
+    return EXIT_USAGE;
+  }
+  const [{ createLogger }, voice, { resolve }] = await Promise.all([
+    import('./log/index.js'),
+    import('./voice/index.js'),
+    import('node:path'),
+  ]);
+  const log = createLogger({ level: config.LOG_LEVEL, name: 'parley-cli' }, process.stderr);
+  const dir = resolve(config.DATA_DIR, 'recordings');
+  const store = voice.createRecordingStore(config, dir);
+  try {
+    const report = await voice.migrateDiskRecordings(dir, store, log);
+    printResult({ ok: report.failed === 0, ...report });
+    return report.failed === 0 ? EXIT_OK : EXIT_FAILURE;
+  } finally {
+    store.close();
+  }
+}
 
 function parse(argv: string[]): { command: string | undefined; values: Values } {
   try {
@@ -73,10 +115,14 @@ async function run(argv: string[]): Promise<number> {
     const { command, values } = parse(argv);
     if (command === 'help') {
       process.stderr.write(`${USAGE}\n`);
-      printResult({ commands: Object.keys(commands) });
+      printResult({ commands: [...Object.keys(commands), RECORDINGS_MIGRATE] });
       return EXIT_OK;
     }
     if (command === undefined) throw new UsageError('give a command');
+    if (command === RECORDINGS_MIGRATE) {
+      if (Object.values(values).some((v) => v !== undefined)) throw new UsageError(`${command} takes no options`);
+      return await migrateRecordings();
+    }
     const found = commands[command];
     if (!found) throw new UsageError(`unknown command "${command}"`);
     // The password from stdin is read here, so the same arguments can be handed to a running server.

@@ -63,6 +63,13 @@ export const voiceSettingsSchema = z.object({
     .min(30)
     .max(4 * 3600),
   idleTimeoutSeconds: z.number().int().min(10).max(3600),
+  recordingRetentionDays: z
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .nullable()
+    .describe("Days a call's recording is kept, then deleted; null: as long as its conversation."),
 });
 
 /** A structured-data field name: an identifier a CRM can map (`orderNumber`, `callback_requested`). */
@@ -194,6 +201,7 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
     requireConsent: true,
     maxDurationSeconds: 900,
     idleTimeoutSeconds: 120,
+    recordingRetentionDays: null,
   }),
   analysis: DEFAULT_ANALYSIS,
 }) as AssistantSettings;

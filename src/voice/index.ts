@@ -28,6 +28,8 @@ export type { LiveVoiceSession } from './session/live-session.js';
 export { meteredVoiceQuota, type VoiceQuota, type VoiceQuotaRequest } from './session/quota.js';
 export { recordingLinksOf } from './recording/recordings.js';
 export { readWavHeader } from './recording/wav.js';
+export { createRecordingStore } from './recording/store/index.js';
+export { migrateDiskRecordings, type MigrationReport } from './recording/migrate.js';
 export type { RecordingLinks, SignedRecordingLink } from './recording/links.js';
 export { voiceCallsOf, type ConversationCall } from './session/conversation-calls.js';
 export type { PhonePrincipal } from './session/mint.js';
@@ -182,6 +184,11 @@ export function voiceCapability(deps: VoiceServiceDeps, options: VoiceCapability
       name: 'voice sessions',
       start: () => {
         service.start();
+        if (sweepTimer === undefined) {
+          void recordings
+            .abortStaleUploads()
+            .catch((err: unknown) => deps.log.warn({ err }, 'dangling recording uploads not checked at start'));
+        }
         sweepTimer ??= setInterval(
           () => void recordings.sweep().catch((err: unknown) => deps.log.warn({ err }, 'voice recording sweep failed')),
           options.media?.recordingSweepEveryMs ?? 10 * 60_000,

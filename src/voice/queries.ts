@@ -244,7 +244,7 @@ export async function findRecordedSession(
   const [row] = await sql<{ id: string; conversationId: string; state: VoiceSessionRow['state'] }[]>`
     select id, conversation_id, state from voice_sessions
     where id = ${id} and assistant_id = ${assistantId} and conversation_id is not null
-      and recording_enabled and recording_consent`;
+      and recording_enabled and recording_consent and recording_expired_at is null`;
   return row;
 }
 
@@ -256,6 +256,7 @@ export async function recordedSessionsOf(
   return sql<Array<{ id: string; assistantId: string; state: VoiceSessionRow['state'] }>>`
     select id, assistant_id, state from voice_sessions
     where conversation_id = ${conversationId} and recording_enabled and recording_consent
+      and recording_expired_at is null
     order by created_at`;
 }
 

@@ -1066,6 +1066,8 @@ export interface components {
                     maxDurationSeconds: number;
                     /** @enum {string} */
                     recording: "off" | "on";
+                    /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
+                    recordingRetentionDays: number | null;
                     requireConsent: boolean;
                 };
             };
@@ -2035,6 +2037,8 @@ export interface operations {
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
+                            /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
+                            recordingRetentionDays?: number | null;
                             requireConsent?: boolean;
                         };
                     };
@@ -2231,6 +2235,8 @@ export interface operations {
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
+                            /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
+                            recordingRetentionDays?: number | null;
                             requireConsent?: boolean;
                         };
                     };

@@ -12,7 +12,7 @@ export async function recordedSessionOfConversation(
   const [row] = await sql<{ id: string }[]>`
     select vs.id from voice_sessions vs join conversations c on c.id = vs.conversation_id
     where vs.id = ${sessionId} and c.id = ${conversationId} and c.account_id = ${accountId}
-      and vs.recording_enabled and vs.recording_consent`;
+      and vs.recording_enabled and vs.recording_consent and vs.recording_expired_at is null`;
   return row;
 }
 
@@ -20,7 +20,8 @@ export async function recordedSessionOfConversation(
 export async function linkedRecordedSession(sql: Db, sessionId: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }[]>`
     select id from voice_sessions
-    where id = ${sessionId} and conversation_id is not null and recording_enabled and recording_consent`;
+    where id = ${sessionId} and conversation_id is not null and recording_enabled and recording_consent
+      and recording_expired_at is null`;
   return row;
 }
 
@@ -28,7 +29,28 @@ export async function linkedRecordedSession(sql: Db, sessionId: string): Promise
 export async function lastRecordedSessionOf(sql: Db, conversationId: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }[]>`
     select id from voice_sessions
-    where conversation_id = ${conversationId} and recording_enabled and recording_consent
+    where conversation_id = ${conversationId} and recording_enabled and recording_consent and recording_expired_at is null
     order by created_at desc limit 1`;
   return row;
+}
+
+/**
+ * Recorded calls past their assistant's retention (settings.voice.recordingRetentionDays), not yet expired, oldest
+ * first, at most `limit` (one sweep's batch).
+ */
+export async function recordingsPastRetention(sql: Db, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select vs.id from voice_sessions vs join assistants a on a.id = vs.assistant_id
+    where vs.recording_enabled and vs.recording_consent and vs.recording_expired_at is null
+      and vs.ended_at is not null and vs.state <> 'active'
+      and jsonb_typeof(a.settings -> 'voice' -> 'recordingRetentionDays') = 'number'
+      and vs.ended_at < now() - ((a.settings -> 'voice' ->> 'recordingRetentionDays')::int * interval '1 day')
+    order by vs.ended_at
+    limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+/** Mark a call's recording as deleted by retention (no route lists or plays it again). */
+export async function markRecordingExpired(sql: Db, sessionId: string): Promise<void> {
+  await sql`update voice_sessions set recording_expired_at = now() where id = ${sessionId}`;
 }

@@ -51,6 +51,12 @@ export class CallRecorder {
     return this.callerTrack.droppedBytes + this.assistantTrack.droppedBytes;
   }
 
+  /** Close the tracks and delete them without building a WAV (the recording was stored some other way). */
+  async discard(): Promise<void> {
+    await Promise.allSettled([this.callerTrack.close(), this.assistantTrack.close()]);
+    await Promise.all([rm(this.paths.caller, { force: true }), rm(this.paths.assistant, { force: true })]);
+  }
+
   /** Close the tracks and build the WAV (once). Resolves with its size, or null when nothing could be written. */
   finish(): Promise<{ bytes: number } | null> {
     this.finished ??= this.build();

@@ -6,16 +6,22 @@ import type { Reply } from '../../http/index.js';
 import type { Logger } from '../../log/index.js';
 import type { LiveVoiceSession } from '../session/live-session.js';
 import * as q from '../queries.js';
+import * as rq from './queries.js';
 import type { RelayTap } from '../pump/options.js';
 import { SESSION_ID_PATTERN } from '../session/session-id.js';
 import { CallRecorder, type RecordingPaths } from './recorder.js';
 import { recordingReply } from './reply.js';
+import { StereoStream, type StereoStreamOptions } from './stereo-stream.js';
 import { DiskRecordingStore, type RecordingStore } from './store/index.js';
 
 const SESSION_ID = SESSION_ID_PATTERN;
 const WAV_SUFFIX = '.wav';
 /** Waits between upload attempts right after a call; past them the sweep keeps trying (the WAV stays on disk). */
 const UPLOAD_RETRY_MS = [1000, 5000, 20_000];
+/** Recordings past retention deleted by one sweep at most (the next sweep takes the rest). */
+const EXPIRE_BATCH = 500;
+/** An upload older than this whose call no longer runs was left by an instance that died (finishing takes minutes). */
+const STALE_UPLOAD_MS = 3600_000;
 
 export interface RecordingsDeps {
   dataDir: string;
@@ -25,6 +31,8 @@ export interface RecordingsDeps {
   store?: RecordingStore;
   /** Upload retry waits (tests shorten them). */
   retryMs?: number[];
+  /** Streaming to the bucket while the call runs (tests: part size, retries); `false`: upload once ended. */
+  stream?: StereoStreamOptions | false;
 }
 
 /**
@@ -43,9 +51,14 @@ export class VoiceRecordings {
   readonly store: RecordingStore;
   private readonly partsDir: string;
   private readonly active = new Map<string, CallRecorder>();
+  private readonly streams = new Map<string, StereoStream>();
+  private readonly taps = new Map<string, RelayTap>();
   private readonly uploading = new Set<string>();
   private readonly finishing = new Set<Promise<unknown>>();
   private ready = false;
+  /** Recordings finished here: streamed to the store during the call, or built from the tracks at its end. */
+  readonly counts = { streamed: 0, built: 0 };
+  private saidUnsupported = false;
 
   constructor(
     private readonly deps: RecordingsDeps,
@@ -62,12 +75,14 @@ export class VoiceRecordings {
     return join(this.dir, `${sessionId}${WAV_SUFFIX}`);
   }
 
-  private partsOf(sessionId: string): RecordingPaths {
+  /** The recorder's files, and a streamed recording's first part (it carries the header, uploaded last). */
+  private partsOf(sessionId: string): RecordingPaths & { first: string } {
     return {
       wav: join(this.partsDir, `${sessionId}${WAV_SUFFIX}`),
       caller: join(this.partsDir, `${sessionId}.caller.pcm`),
       assistant: join(this.partsDir, `${sessionId}.assistant.pcm`),
       building: join(this.partsDir, `${sessionId}.wav.part`),
+      first: join(this.partsDir, `${sessionId}.first.part`),
     };
   }
 
@@ -77,36 +92,77 @@ export class VoiceRecordings {
    */
   tapFor(session: LiveVoiceSession): RelayTap | undefined {
     if (!session.recorded || session.status !== 'active') return undefined;
-    let recorder = this.active.get(session.id);
-    if (recorder === undefined) {
-      if (!this.ready) {
-        mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
-        this.ready = true;
-      }
-      recorder = new CallRecorder(session.id, this.partsOf(session.id), this.now, session.audio);
-      this.active.set(session.id, recorder);
-      const log = session.log;
-      session.subscribe({ onEnded: () => void this.finish(session.id, log) });
+    const existing = this.taps.get(session.id);
+    if (existing !== undefined) return existing;
+    if (!this.ready) {
+      mkdirSync(this.partsDir, { recursive: true, mode: 0o700 });
+      this.ready = true;
     }
-    return recorder.tap;
+    const paths = this.partsOf(session.id);
+    const recorder = new CallRecorder(session.id, paths, this.now, session.audio);
+    this.active.set(session.id, recorder);
+    let tap = recorder.tap;
+    const begin = this.store.beginMultipart?.bind(this.store, session.id);
+    if (begin !== undefined && this.deps.stream !== false) {
+      // Streamed to the bucket as the call goes; the tracks on disk stay the fallback until it is stored.
+      const stream = new StereoStream(begin, session.audio, this.now(), this.now, {
+        firstPartPath: paths.first,
+        ...this.deps.stream,
+      });
+      this.streams.set(session.id, stream);
+      const tracks = recorder.tap;
+      tap = {
+        caller: (audio) => {
+          tracks.caller(audio);
+          stream.caller(audio);
+        },
+        assistant: (audio) => {
+          tracks.assistant(audio);
+          stream.assistant(audio);
+        },
+      };
+    }
+    this.taps.set(session.id, tap);
+    const log = session.log;
+    session.subscribe({ onEnded: () => void this.finish(session.id, log) });
+    return tap;
   }
 
   private finish(sessionId: string, log: Logger): Promise<void> {
     const recorder = this.active.get(sessionId);
     if (recorder === undefined) return Promise.resolve();
     this.uploading.add(sessionId);
-    const done = recorder
-      .finish()
-      .then(async (result) => {
-        log.info(
-          { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
-          'voice recording written',
+    const stream = this.streams.get(sessionId);
+    const done = (async () => {
+      if (stream !== undefined) {
+        const streamed = await stream.finish();
+        if (streamed !== null) {
+          await recorder.discard();
+          this.counts.streamed++;
+          log.info(
+            { recordingBytes: streamed.bytes, recordingParts: stream.partsUploaded, store: this.store.kind },
+            'voice recording streamed to the store',
+          );
+          return;
+        }
+        log.warn(
+          { err: stream.failure, store: this.store.kind },
+          'voice recording stream gave up; storing it from disk',
         );
-        if (result !== null) await this.upload(sessionId, log, this.deps.retryMs ?? UPLOAD_RETRY_MS);
-      })
+      }
+      const result = await recorder.finish();
+      this.counts.built++;
+      log.info(
+        { recordingBytes: result?.bytes ?? 0, recordingDroppedBytes: recorder.droppedBytes },
+        'voice recording written',
+      );
+      if (result !== null) await this.upload(sessionId, log, this.deps.retryMs ?? UPLOAD_RETRY_MS);
+    })()
       .catch((err: unknown) => log.error({ err }, 'voice recording could not be written'))
       .finally(() => {
         this.active.delete(sessionId);
+        this.streams.delete(sessionId);
+        this.taps.delete(sessionId);
         this.uploading.delete(sessionId);
         this.finishing.delete(done);
       });
@@ -165,7 +221,9 @@ export class VoiceRecordings {
   async remove(sessionId: string): Promise<boolean> {
     if (!SESSION_ID.test(sessionId)) return false;
     const parts = this.partsOf(sessionId);
-    await Promise.all([parts.wav, parts.caller, parts.assistant, parts.building].map((p) => rm(p, { force: true })));
+    await Promise.all(
+      [parts.wav, parts.caller, parts.assistant, parts.building, parts.first].map((p) => rm(p, { force: true })),
+    );
     try {
       return await this.store.remove(sessionId);
     } catch (err) {
@@ -174,13 +232,44 @@ export class VoiceRecordings {
     }
   }
 
+  /** Delete the recordings past their assistant's retention (one batch); how many went. */
+  expire(): Promise<number> {
+    return expireRecordings({ sql: this.deps.sql, log: this.deps.log, store: this.store }, async (id) => {
+      const parts = this.partsOf(id);
+      await Promise.all([parts.wav, parts.caller, parts.assistant, parts.building].map((p) => rm(p, { force: true })));
+      await this.store.remove(id);
+    });
+  }
+
+  /**
+   * Abort the bucket's multipart uploads left unfinished by an instance that died mid-call or mid-upload (begun over
+   * an hour ago, whose call no longer runs anywhere and is not being stored here). At start-up and by every sweep; a server that cannot list uploads is left to its lifecycle
+   * rules (said once in the log).
+   */
+  async abortStaleUploads(): Promise<number> {
+    // A call streams into its upload for as long as it runs (hours at most): never abort one whose call still runs.
+    const keep = async (ids: string[]) =>
+      new Set([...ids.filter((id) => this.isWriting(id)), ...(await q.activeSessionIds(this.deps.sql, ids))]);
+    const result = await this.store.abortStaleUploads(new Date(Date.now() - STALE_UPLOAD_MS), keep);
+    if (result === 'unsupported') {
+      if (!this.saidUnsupported) this.deps.log.info('the recordings bucket does not list multipart uploads');
+      this.saidUnsupported = true;
+      return 0;
+    }
+    if (result > 0) this.deps.log.info({ aborted: result }, 'dangling recording uploads aborted');
+    return result;
+  }
+
   /**
    * Delete stored recordings whose session no longer belongs to a conversation (the conversation, assistant or
    * account was deleted) and raw tracks left by a process that died mid-call; store finished WAVs whose upload
    * failed before. Returns how many recordings and files went.
    */
   async sweep(): Promise<number> {
-    let removed = 0;
+    let removed = await this.expire();
+    await this.abortStaleUploads().catch((err: unknown) =>
+      this.deps.log.warn({ err, store: this.store.kind }, 'dangling recording uploads not checked; next sweep'),
+    );
     const stored = await this.store.list();
     if (stored.length > 0) {
       const linked = new Set(await q.sessionsWithConversation(this.deps.sql, stored));
@@ -224,6 +313,31 @@ export class VoiceRecordings {
     if (removed > 0) this.deps.log.info({ removed }, 'voice recordings swept');
     return removed;
   }
+}
+
+/**
+ * Retention: delete the recordings of calls older than their assistant's `recordingRetentionDays` (one batch per
+ * sweep) and mark each call, so no route lists or plays it again. A store that does not answer stops the batch; the
+ * next sweep goes on. Returns how many were deleted.
+ */
+export async function expireRecordings(
+  deps: Pick<RecordingsDeps, 'sql' | 'log'> & { store: RecordingStore },
+  remove: (sessionId: string) => Promise<unknown>,
+): Promise<number> {
+  const due = await rq.recordingsPastRetention(deps.sql, EXPIRE_BATCH);
+  let expired = 0;
+  for (const id of due) {
+    try {
+      await remove(id);
+    } catch (err) {
+      deps.log.warn({ err, store: deps.store.kind }, 'voice recording retention: store not answering; next sweep');
+      break;
+    }
+    await rq.markRecordingExpired(deps.sql, id);
+    expired++;
+  }
+  if (expired > 0) deps.log.info({ expired }, 'voice recordings past retention deleted');
+  return expired;
 }
 
 /** A conversation's recordings as the dashboard links them (for the conversation view). */

@@ -3,41 +3,14 @@ import { readWavHeader } from '../../../src/voice/index.js';
 import { RecordingLinkSigner } from '../../../src/voice/recording/signed-link.js';
 import { TEST_SECRET_KEY } from '../../helpers/app.js';
 import { bearer, createOwner } from '../../helpers/identity.js';
-import {
-  endWithKey,
-  mintWithKey,
-  ownerWithVoice,
-  startVoiceApp,
-  voiceAssistant,
-  waitFor,
-  type VoiceTestApp,
-} from '../helpers.js';
-import { mediaUrl, openMedia, speechFrames } from '../media-client.js';
+import { startVoiceApp } from '../helpers.js';
+import { recordedCall } from '../recording-store/recorded-call.js';
 
 /**
  * Signed, expiring recording links, through the real app (Postgres, Redis, the simulator): the owner asks for a link,
  * anyone holding it plays the WAV (Range works) without credentials; an expired or altered link is refused with its
  * own code; a deleted conversation's link stops working.
  */
-
-async function recordedCall(app: VoiceTestApp) {
-  const owner = await ownerWithVoice(app);
-  const assistant = await voiceAssistant(app, owner, { voice: { recording: 'on', requireConsent: true } });
-  const minted = await mintWithKey(app, owner, assistant, { recordingConsent: true });
-  const media = await openMedia(mediaUrl(app, minted));
-  for (const frame of speechFrames(20)) media.send(frame);
-  await waitFor(
-    () => (app.app.voice.media!.relays.get(minted.sessionId)?.stats.callerFrames === 20 ? true : undefined),
-    'the caller frames',
-  );
-  await endWithKey(app, owner, minted.sessionId);
-  await media.closed;
-  await waitFor(
-    async () => ((await app.app.voice.recordings!.exists(minted.sessionId)) ? true : undefined),
-    'the recording',
-  );
-  return { owner, assistant, minted };
-}
 
 const linkPath = (m: { conversationId: string; sessionId: string }) =>
   `/api/v1/conversations/${m.conversationId}/recordings/${m.sessionId}/url`;
@@ -48,7 +21,7 @@ t.test(
     const app = await startVoiceApp(t, {
       env: { RECORDING_URL_TTL_SECONDS: '600', PUBLIC_URL: 'http://recordings.test' },
     });
-    const { owner, minted } = await recordedCall(app);
+    const { owner, minted } = await recordedCall(app, { stored: true });
 
     const asked = await fetch(`${app.url}${linkPath(minted)}?ttlSeconds=120`, { headers: bearer(owner.secret) });
     t.equal(asked.status, 200);

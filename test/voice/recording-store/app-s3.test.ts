@@ -4,16 +4,8 @@ import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client }
 import t from 'tap';
 import { readWavHeader } from '../../../src/voice/index.js';
 import { bearer, dashboardHeaders, login } from '../../helpers/identity.js';
-import {
-  endWithKey,
-  mintWithKey,
-  ownerWithVoice,
-  startVoiceApp,
-  voiceAssistant,
-  waitFor,
-  type VoiceTestApp,
-} from '../helpers.js';
-import { mediaUrl, openMedia, speechFrames } from '../media-client.js';
+import { startVoiceApp, waitFor } from '../helpers.js';
+import { recordedCall, s3Env } from './recorded-call.js';
 import { deadEndpoint, s3Options, startS3rver } from './s3rver.js';
 
 /**
@@ -22,31 +14,6 @@ import { deadEndpoint, s3Options, startS3rver } from './s3rver.js';
  * checks the bucket, deleting the conversation deletes the object; a bucket that is down keeps the WAV on disk and
  * answers playback with a bounded 503.
  */
-
-const s3Env = (endpoint: string, bucket: string) => ({
-  RECORDINGS_STORE: 's3',
-  S3_ENDPOINT: endpoint,
-  S3_BUCKET: bucket,
-  S3_PREFIX: 'calls/',
-  S3_FORCE_PATH_STYLE: 'true',
-  AWS_ACCESS_KEY_ID: 'S3RVER',
-  AWS_SECRET_ACCESS_KEY: 'S3RVER',
-});
-
-async function recordedCall(app: VoiceTestApp) {
-  const owner = await ownerWithVoice(app);
-  const assistant = await voiceAssistant(app, owner, { voice: { recording: 'on', requireConsent: true } });
-  const minted = await mintWithKey(app, owner, assistant, { recordingConsent: true });
-  const media = await openMedia(mediaUrl(app, minted));
-  for (const frame of speechFrames(20)) media.send(frame);
-  await waitFor(
-    () => (app.app.voice.media!.relays.get(minted.sessionId)?.stats.callerFrames === 20 ? true : undefined),
-    'the caller frames',
-  );
-  await endWithKey(app, owner, minted.sessionId);
-  await media.closed;
-  return { owner, assistant, minted };
-}
 
 t.test('a recorded call is stored in the bucket and plays from it', async (t) => {
   const server = await startS3rver(t);
@@ -62,6 +29,7 @@ t.test('a recorded call is stored in the bucket and plays from it', async (t) =>
   );
   await app.app.voice.recordings!.settled();
   const recordings = app.app.voice.recordings!;
+  t.same(recordings.counts, { streamed: 1, built: 0 }, 'streamed to the bucket during the call, not built at its end');
   t.notOk(existsSync(join(recordings.dir, '.parts', `${minted.sessionId}.wav`)), 'the local WAV is gone once uploaded');
   t.notOk(existsSync(recordings.pathOf(minted.sessionId)), 'and none under DATA_DIR/recordings');
 
@@ -110,6 +78,7 @@ t.test('a bucket that is down: the WAV stays on disk, playback is a bounded 503,
   const kept = join(recordings.dir, '.parts', `${minted.sessionId}.wav`);
   await waitFor(() => (!recordings.isWriting(minted.sessionId) ? true : undefined), 'the upload attempts');
   t.ok(existsSync(kept), 'nothing lost: the finished WAV waits on disk for the next attempt');
+  t.same(recordings.counts, { streamed: 0, built: 1 }, 'the stream gave up; the WAV was built from the tracks');
 
   const ready = await fetch(`${app.url}/readyz`);
   t.equal(ready.status, 503, 'not ready: the bucket does not answer');

@@ -5,6 +5,8 @@ import { scratchDir } from '../../helpers/scratch.js';
 export interface TestBucketServer {
   endpoint: string;
   bucket: string;
+  /** Stop it now (a bucket that goes down); teardown stops it otherwise. */
+  close?: () => Promise<void>;
 }
 
 /** A real S3-compatible server (s3rver) on loopback, port 0, in a scratch directory, with one bucket; closed on teardown. */
@@ -22,8 +24,10 @@ export async function startS3rver(t: Test, bucket = 'recordings'): Promise<TestB
     configureBuckets: [{ name: bucket, configs: [] }],
   });
   const address = await server.run();
-  t.teardown(() => server.close());
-  return { endpoint: `http://127.0.0.1:${address.port}`, bucket };
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= server.close());
+  t.teardown(close);
+  return { endpoint: `http://127.0.0.1:${address.port}`, bucket, close };
 }
 
 /** An address nothing listens on (a bucket that is down): bound, then closed. */

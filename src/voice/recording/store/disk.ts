@@ -51,6 +51,10 @@ export class DiskRecordingStore implements RecordingStore {
       .map((name) => name.slice(0, -WAV_SUFFIX.length));
   }
 
+  async abortStaleUploads(): Promise<number> {
+    return 0;
+  }
+
   async check(): Promise<void> {}
 
   close(): void {}

@@ -5,7 +5,7 @@ import type { RecordingStore } from './types.js';
 
 export { DiskRecordingStore } from './disk.js';
 export { S3RecordingStore, PART_BYTES, type S3StoreOptions } from './s3.js';
-export type { RecordingStore, StoredRecording } from './types.js';
+export type { MultipartUpload, RecordingStore, StoredRecording } from './types.js';
 
 type StoreConfig = Pick<
   Config,

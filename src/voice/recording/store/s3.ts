@@ -2,17 +2,22 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { dependencyUnavailable } from '../../../errors/index.js';
 import { SESSION_ID_PATTERN } from '../../session/session-id.js';
-import type { RecordingStore, StoredRecording } from './types.js';
+import type { MultipartUpload, RecordingStore, StoredRecording } from './types.js';
 
 const WAV_SUFFIX = '.wav';
 /** S3's smallest multipart part (except the last): 5 MiB. */
@@ -72,6 +77,41 @@ export class S3RecordingStore implements RecordingStore {
     });
     await upload.done();
     await rm(localPath, { force: true });
+  }
+
+  /** A multipart upload of a recording written while its call runs (parts numbered from 1, any order). */
+  async beginMultipart(sessionId: string): Promise<MultipartUpload> {
+    const Bucket = this.options.bucket;
+    const Key = this.keyOf(sessionId);
+    const signal = () => ({ abortSignal: AbortSignal.timeout(30_000) });
+    const created = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket, Key, ContentType: 'audio/wav' }),
+      signal(),
+    );
+    const UploadId = created.UploadId!;
+    const etags = new Map<number, string>();
+    return {
+      uploadId: UploadId,
+      uploadPart: async (partNumber, body) => {
+        const done = await this.client.send(
+          new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: partNumber, Body: body }),
+          signal(),
+        );
+        etags.set(partNumber, done.ETag!);
+      },
+      complete: async () => {
+        const Parts = [...etags.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
+        await this.client.send(
+          new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts } }),
+          signal(),
+        );
+      },
+      abort: async () => {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), signal());
+      },
+    };
   }
 
   async open(sessionId: string): Promise<StoredRecording | null> {
@@ -146,6 +186,53 @@ export class S3RecordingStore implements RecordingStore {
     return ids;
   }
 
+  async abortStaleUploads(
+    before: Date,
+    keep: (sessionIds: string[]) => Promise<ReadonlySet<string>>,
+  ): Promise<number | 'unsupported'> {
+    const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) });
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.options.bucket,
+            Prefix: this.options.prefix,
+            ...(keyMarker !== undefined ? { KeyMarker: keyMarker } : {}),
+            ...(uploadIdMarker !== undefined ? { UploadIdMarker: uploadIdMarker } : {}),
+          }),
+          signal(),
+        );
+      } catch (err) {
+        if (isNotImplemented(err)) return 'unsupported';
+        throw dependencyUnavailable('network', err);
+      }
+      const stale: Array<{ id: string; Key: string; UploadId: string }> = [];
+      for (const upload of page.Uploads ?? []) {
+        const name = upload.Key?.slice(this.options.prefix.length) ?? '';
+        const id = name.endsWith(WAV_SUFFIX) ? name.slice(0, -WAV_SUFFIX.length) : '';
+        if (!SESSION_ID_PATTERN.test(id) || upload.UploadId === undefined) continue;
+        if (upload.Initiated === undefined || upload.Initiated >= before) continue;
+        stale.push({ id, Key: upload.Key!, UploadId: upload.UploadId });
+      }
+      const kept = stale.length > 0 ? await keep(stale.map((u) => u.id)) : new Set<string>();
+      for (const { id, Key, UploadId } of stale) {
+        if (kept.has(id)) continue;
+        await this.client.send(
+          new AbortMultipartUploadCommand({ Bucket: this.options.bucket, Key, UploadId }),
+          signal(),
+        );
+        aborted++;
+      }
+      keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return aborted;
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }), { abortSignal: signal });
   }
@@ -154,6 +241,13 @@ export class S3RecordingStore implements RecordingStore {
   close(): void {
     this.client.destroy();
   }
+}
+
+/** A server without an operation answers 501 NotImplemented (or 405 for a method it does not route). */
+function isNotImplemented(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode;
+  return e?.name === 'NotImplemented' || status === 501 || status === 405;
 }
 
 function isNotFound(err: unknown): boolean {
