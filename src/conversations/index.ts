@@ -10,4 +10,5 @@ export {
   upsertFeedback,
 } from './service.js';
 export type { ConversationSource, Outcome, StoredSource } from './queries.js';
+export { maskCallerNumber } from './owner-service.js';
 export { recordToolItems, completeToolItem, type ToolItem } from './tool-items.js';

@@ -29,7 +29,7 @@ t.test('a playground voice call through the widget, metered as playground second
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(owner.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   const errorsBefore = browser.errors.length; // the sign-in page's own "who am I?" is a 401 by design
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
   const start = page.getByRole('button', { name: 'Start voice call' });

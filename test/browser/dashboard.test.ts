@@ -302,6 +302,8 @@ t.test('an expired session sends the owner to sign-in and back', async (t) => {
 t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
   await page.setViewportSize({ width: 375, height: 760 });
   for (const path of [
+    '/overview',
+    '/calls',
     '/usage',
     '/keys',
     '/assistants',
