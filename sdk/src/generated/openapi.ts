@@ -1102,11 +1102,21 @@ export interface components {
                 visitorRateLimitPerMinute: number | null;
                 voice: {
                     enabled: boolean;
+                    /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                    endOfSpeechSilenceMs: number | null;
+                    /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                    firstMessage: string | null;
                     idleTimeoutSeconds: number;
+                    /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                    interruptAfterMs: number | null;
                     maxDurationSeconds: number;
                     /** @enum {string} */
                     recording: "off" | "on";
                     requireConsent: boolean;
+                    /** @description How fast the local voice speaks (1 = normal). */
+                    speed: number;
+                    /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                    voiceName: string | null;
                 };
             };
             updatedAt: string;
@@ -2111,11 +2121,21 @@ export interface operations {
                         visitorRateLimitPerMinute?: number | null;
                         voice?: {
                             enabled?: boolean;
+                            /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                            endOfSpeechSilenceMs?: number | null;
+                            /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                            firstMessage?: string | null;
                             idleTimeoutSeconds?: number;
+                            /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                            interruptAfterMs?: number | null;
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
                             requireConsent?: boolean;
+                            /** @description How fast the local voice speaks (1 = normal). */
+                            speed?: number;
+                            /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                            voiceName?: string | null;
                         };
                     };
                     welcomeMessage?: string | null;
@@ -2307,11 +2327,21 @@ export interface operations {
                         visitorRateLimitPerMinute?: number | null;
                         voice?: {
                             enabled?: boolean;
+                            /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                            endOfSpeechSilenceMs?: number | null;
+                            /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                            firstMessage?: string | null;
                             idleTimeoutSeconds?: number;
+                            /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                            interruptAfterMs?: number | null;
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
                             requireConsent?: boolean;
+                            /** @description How fast the local voice speaks (1 = normal). */
+                            speed?: number;
+                            /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                            voiceName?: string | null;
                         };
                     };
                     welcomeMessage?: string | null;

@@ -59,6 +59,8 @@ export class LocalVoiceSession implements VoiceSession {
   private speaker: Speaker | undefined;
   private speaking: Promise<void> = Promise.resolve();
   private muted = false;
+  /** The first message waits for the caller's first audio: said earlier, nobody would hear it. */
+  private greeted = false;
   private closing: Promise<VoiceSessionClosed> | undefined;
 
   constructor(
@@ -70,7 +72,14 @@ export class LocalVoiceSession implements VoiceSession {
   ) {
     this.audio = config.audio ?? DEFAULT_AUDIO_FORMAT;
     this.resampler = new Resampler(this.audio.sampleRateHz, RECOGNIZER_RATE);
-    this.detector = new EndOfSpeech(deps.tuning, {
+    // The owner's turn taking (how long the caller must speak to cut in, the silence that ends a turn) over the defaults.
+    const turn = config.turnTaking ?? {};
+    const tuning = {
+      ...deps.tuning,
+      ...(turn.interruptAfterMs !== undefined ? { speechStartMs: turn.interruptAfterMs } : {}),
+      ...(turn.endOfSpeechSilenceMs !== undefined ? { endOfSpeechMs: turn.endOfSpeechSilenceMs } : {}),
+    };
+    this.detector = new EndOfSpeech(tuning, {
       onSpeechStart: () => this.bargeIn(),
       onUtterance: (pcm, startMs, endMs) => this.heard(pcm, startMs, endMs),
     });
@@ -84,6 +93,10 @@ export class LocalVoiceSession implements VoiceSession {
       return false;
     }
     this.stats.audioFramesSent++;
+    if (!this.greeted) {
+      this.greeted = true;
+      if (this.config.firstMessage) this.say(this.config.firstMessage);
+    }
     const samples = this.resampler.push(decodeFrame(frame, this.audio));
     if (this.muted) this.detector.skip(samples.length);
     else this.detector.push(samples);
@@ -196,6 +209,7 @@ export class LocalVoiceSession implements VoiceSession {
         audio: this.audio,
         leadMs: this.deps.tuning.leadMs,
         voice: this.config.voice,
+        speed: this.config.speed,
         now: () => Date.now(),
         onAudio: (frame) => {
           if (first && endOfSpeechAt !== undefined) {

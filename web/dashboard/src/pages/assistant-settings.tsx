@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { v1, type Assistant, type AssistantPatch, type AssistantSettings } from '../api/client.js';
 import { ConfirmButton, CopyButton, ErrorBox, useAction } from '../ui/components.js';
 import { navigate } from '../router.js';
+import { VoiceShapeFields } from './voice-shape.js';
 
 const LANGUAGES: Array<AssistantSettings['language']> = [
   'simple',
@@ -210,6 +211,7 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
             />
           </label>
         </div>
+        <VoiceShapeFields voice={voice} onChange={setVoice} />
         <ErrorBox error={save.error} title="Could not save" />
         <div class="actions">
           <button type="submit" class="primary" disabled={save.busy}>
