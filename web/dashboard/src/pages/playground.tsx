@@ -157,7 +157,7 @@ function loadWidgetScript(src: string): Promise<void> {
  * as the signed-in owner with the session cookie, same origin, so the call is metered as playground seconds (exempt
  * from the voice minutes when the server says so) and never needs the assistant's allowed site domains.
  */
-function VoicePlayground({ assistant }: { assistant: Assistant }) {
+export function VoicePlayground({ assistant }: { assistant: Assistant }) {
   const [widget, setWidget] = useState<'loading' | 'ready' | 'absent' | 'failed'>('loading');
   const [ended, setEnded] = useState<string | null>(null);
   const [voiceNote, setVoiceNote] = useState<string | null>(null);
