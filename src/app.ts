@@ -162,7 +162,11 @@ export function collectCapabilities(
       clock: systemClock,
     }),
     // The owner web app (web/dashboard) and what it may offer; outside /api/v1, so never in the document.
-    ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED, siblings: () => routes }),
+    ...dashboardRoutes({
+      signupEnabled: deps.config.SIGNUP_ENABLED,
+      siblings: () => routes,
+      voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
+    }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
   lifecycle.push(voice.lifecycle);

@@ -1554,6 +1554,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         signupEnabled: boolean;
+                        /** @description The transports this server's voice takes: the playground tries no other. */
+                        voiceTransports: ("webrtc" | "websocket")[];
                         widgetScript: string | null;
                     };
                 };
