@@ -31,8 +31,6 @@ export interface VoiceSessionConfig {
    * it (the local provider) uses it; hosted providers ignore it and it never goes on the wire.
    */
   speechHints?: string;
-  /** Said as soon as the caller is connected (the local voice speaks it when the first caller audio arrives). */
-  firstMessage?: string;
   /** Speaking rate, 1 = normal (the local synthesizer; hosted providers ignore it). */
   speed?: number;
   /** How the call takes turns; each omitted: the provider's default (the local voice honours both). */

@@ -20,7 +20,7 @@ import { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
-import { voiceShapeOf } from './voice-shape.js';
+import { liveAssistantOf, voiceShapeOf } from './voice-shape.js';
 import { rememberDirect } from './takeover.js';
 import { rememberVisitorCall, supersedeVisitor, withVisitorMint } from './visitor.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
@@ -175,7 +175,7 @@ async function startCall(
     {
       id,
       accountId,
-      assistant: { id: assistant.id, language: assistant.settings.language },
+      assistant: liveAssistantOf(assistant),
       conversationId,
       source,
       keyless: isKeyless,

@@ -59,8 +59,6 @@ export class LocalVoiceSession implements VoiceSession {
   private speaker: Speaker | undefined;
   private speaking: Promise<void> = Promise.resolve();
   private muted = false;
-  /** The first message waits for the caller's first audio: said earlier, nobody would hear it. */
-  private greeted = false;
   private closing: Promise<VoiceSessionClosed> | undefined;
 
   constructor(
@@ -93,10 +91,6 @@ export class LocalVoiceSession implements VoiceSession {
       return false;
     }
     this.stats.audioFramesSent++;
-    if (!this.greeted) {
-      this.greeted = true;
-      if (this.config.firstMessage) this.say(this.config.firstMessage);
-    }
     const samples = this.resampler.push(decodeFrame(frame, this.audio));
     if (this.muted) this.detector.skip(samples.length);
     else this.detector.push(samples);
