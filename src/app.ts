@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { adminRoutes, operatorSocket } from './admin/index.js';
 import { registerAnalysis } from './analysis/index.js';
 import { analyticsRoutes } from './analytics/index.js';
+import { overviewRoutes } from './overview/index.js';
 import { assistantRoutes } from './assistants/index.js';
 import { chatMeterFrom, chatRoutes } from './chat/index.js';
 import { conversationRoutes } from './conversations/index.js';
@@ -133,6 +134,7 @@ export function collectCapabilities(
       removeRecording: (sessionId) => voice.recordings.remove(sessionId),
     }),
     ...analyticsRoutes(deps),
+    ...overviewRoutes(deps),
     ...widgetRoutes({
       sql: deps.sql,
       policy: widgetPolicy,
@@ -160,7 +162,11 @@ export function collectCapabilities(
       clock: systemClock,
     }),
     // The owner web app (web/dashboard) and what it may offer; outside /api/v1, so never in the document.
-    ...dashboardRoutes({ signupEnabled: deps.config.SIGNUP_ENABLED, siblings: () => routes }),
+    ...dashboardRoutes({
+      signupEnabled: deps.config.SIGNUP_ENABLED,
+      siblings: () => routes,
+      voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
+    }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);
   lifecycle.push(voice.lifecycle);

@@ -70,6 +70,36 @@ export const voiceSettingsSchema = z.object({
     .max(3650)
     .nullable()
     .describe("Days a call's recording is kept, then deleted; null: as long as its conversation."),
+  firstMessage: z
+    .string()
+    .trim()
+    .max(500)
+    .nullable()
+    .describe('Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak.'),
+  voiceName: z
+    .string()
+    .regex(/^[A-Za-z0-9_+-]{1,40}$/, 'must be a voice name such as marin, en-us or en-gb+f3')
+    .nullable()
+    .describe(
+      "The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default.",
+    ),
+  speed: z.number().min(0.5).max(2).describe('How fast the local voice speaks (1 = normal).'),
+  interruptAfterMs: z
+    .number()
+    .int()
+    .min(20)
+    .max(2000)
+    .nullable()
+    .describe(
+      'How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms).',
+    ),
+  endOfSpeechSilenceMs: z
+    .number()
+    .int()
+    .min(200)
+    .max(3000)
+    .nullable()
+    .describe("Silence that ends the caller's turn; null: the provider default (600 ms)."),
 });
 
 /** A structured-data field name: an identifier a CRM can map (`orderNumber`, `callback_requested`). */
@@ -202,6 +232,11 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
     maxDurationSeconds: 900,
     idleTimeoutSeconds: 120,
     recordingRetentionDays: null,
+    firstMessage: null,
+    voiceName: null,
+    speed: 1,
+    interruptAfterMs: null,
+    endOfSpeechSilenceMs: null,
   }),
   analysis: DEFAULT_ANALYSIS,
 }) as AssistantSettings;

@@ -10,6 +10,7 @@ export {
   upsertFeedback,
 } from './service.js';
 export type { ConversationSource, Outcome, StoredSource } from './queries.js';
+export { maskCallerNumber } from './owner-service.js';
 export { recordToolItems, completeToolItem, type ToolItem } from './tool-items.js';
 /** The analysis verdict as pass or fail, as SQL over `conversation_analyses a` (the list filter and the analytics). */
 export { SUCCESS_SQL } from './list-queries.js';

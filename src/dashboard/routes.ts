@@ -46,6 +46,8 @@ export interface DashboardOptions {
   signupEnabled: boolean;
   /** The app's whole route table (read on request): tells whether this server serves the voice widget. */
   siblings: () => readonly AnyRoute[];
+  /** The transports this server's voice takes (the playground never tries another); default both. */
+  voiceTransports?: ReadonlyArray<'webrtc' | 'websocket'>;
 }
 
 /** The <parley-assistant> script; the playground loads it for voice when the server has that route. */
@@ -117,7 +119,17 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
       method: 'GET',
       path: '/api/dashboard/config',
       auth: 'none',
-      schemas: { response: { 200: z.object({ signupEnabled: z.boolean(), widgetScript: z.string().nullable() }) } },
+      schemas: {
+        response: {
+          200: z.object({
+            signupEnabled: z.boolean(),
+            widgetScript: z.string().nullable(),
+            voiceTransports: z
+              .array(z.enum(['webrtc', 'websocket']))
+              .describe("The transports this server's voice takes: the playground tries no other."),
+          }),
+        },
+      },
       openapi: {
         summary: 'What the dashboard may offer (sign-up, the voice widget)',
         tags: ['dashboard'],
@@ -130,6 +142,7 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
             widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH)
               ? WIDGET_SCRIPT_PATH
               : null,
+            voiceTransports: [...(options.voiceTransports ?? ['webrtc', 'websocket'])],
           },
           200,
           { 'cache-control': 'no-store' },

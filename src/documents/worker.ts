@@ -3,7 +3,7 @@ import type { Admission } from '../admission/index.js';
 import { createPollLoop } from '../jobs/poll-loop.js';
 import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
-import { isUsageRefusal, MeteringErrorCodes, priceIngestion, type Meter, type Reservation } from '../metering/index.js';
+import { isUsageRefusal, MeteringErrorCodes, type Meter, type Reservation } from '../metering/index.js';
 import { addDocumentTerms, lockAssistantTerms, removeDocumentTerms } from '../retrieval/index.js';
 import { IngestionError, type IngestionResult } from './ingestion.js';
 import * as q from './queries.js';
@@ -77,7 +77,7 @@ async function admitIngestion(meter: Meter, doc: q.DocumentSource, chunks: numbe
       source: 'dashboard',
       audience: 'owner',
       countsAsRequest: false,
-      estimateMicros: priceIngestion(chunks),
+      estimateMicros: meter.priceIngestion(chunks),
       assistantId: doc.assistantId,
     });
   } catch (err) {
@@ -164,7 +164,8 @@ export function createIngestionWorker(options: IngestionWorkerOptions): Ingestio
       let costMicros = 0;
       try {
         if (stored)
-          costMicros = (await meter.settle(held, { actualMicros: priceIngestion(chunks), units: chunks })).costMicros;
+          costMicros = (await meter.settle(held, { actualMicros: meter.priceIngestion(chunks), units: chunks }))
+            .costMicros;
         else await meter.release(held);
       } catch (err) {
         // The chunks' fate is committed; an unclosed reservation is expired by the usage sweeper (never billed twice).

@@ -33,6 +33,7 @@ export const V1_TAGS: Record<string, string> = {
     'The knowledge documents of an assistant: upload a file, add a URL, text or FAQ source, list, read, delete, reprocess.',
   Conversations: 'Conversations with their messages, sources and voice recordings.',
   Analytics: 'Per-assistant analytics: totals, outcomes, feedback, a daily series.',
+  Overview: "The account's day across every assistant, and the log of every call.",
   Widget: "Keyless routes of the embeddable widget, behind the assistant's domain allowlist and rate limits.",
   Meta: 'The contract itself.',
   'Phone numbers':

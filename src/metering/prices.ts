@@ -4,8 +4,8 @@
  *
  * Token prices are per million tokens so they stay integers (gpt-4o-mini input is $0.15 / 1M = 150,000 micros
  * per 1M tokens). A model missing from the catalog is priced as FALLBACK_MODEL_PRICE: an unknown model is never
- * free. What runs on this machine costs nothing and is priced 0 where it is settled: local answers (src/chat/meter.ts)
- * and the local voice (the Meter's voiceSecondMicros). The `local` row below only sizes estimates of a model name.
+ * free. What runs on this machine costs nothing and is priced 0 where it is settled: local answers (src/chat/meter.ts),
+ * the local voice (the Meter's voiceSecondMicros) and ingestion (the Meter's ingestionChunkMicros). The `local` row below only sizes estimates of a model name.
  */
 export interface ModelPrice {
   inputMicrosPerMillionTokens: number;
@@ -27,8 +27,12 @@ export const FALLBACK_MODEL_PRICE: ModelPrice = Object.freeze({
   outputMicrosPerMillionTokens: 10_000_000,
 });
 
-/** Ingestion: embedding and processing one stored chunk. */
-export const INGESTION_CHUNK_MICROS = 20;
+/**
+ * Ingestion: one stored chunk. Parsing, chunking and indexing run on this machine (PostgreSQL full-text search, no
+ * hosted embeddings), so a chunk costs nothing. A hosted ingestion step would pass its own price to the Meter
+ * (`ingestionChunkMicros`); the chunks are still counted (units) either way.
+ */
+export const INGESTION_CHUNK_MICROS = 0;
 /** Realtime voice: one second of a call (audio in and out), about $0.06 a minute. */
 export const VOICE_SECOND_MICROS = 1_000;
 
@@ -50,8 +54,9 @@ export function estimateChat(model: string, inputTokens: number, maxOutputTokens
   return priceChat(model, inputTokens, maxOutputTokens);
 }
 
-export function priceIngestion(chunks: number): number {
-  return Math.max(0, Math.ceil(chunks)) * INGESTION_CHUNK_MICROS;
+/** Cost of `chunks` stored chunks at `microsPerChunk` (0 on this machine: see INGESTION_CHUNK_MICROS). */
+export function priceIngestion(chunks: number, microsPerChunk = INGESTION_CHUNK_MICROS): number {
+  return Math.max(0, Math.ceil(chunks)) * microsPerChunk;
 }
 
 /** Cost of `seconds` of a call at `microsPerSecond` (the installation's voice provider: 0 for the local voice). */

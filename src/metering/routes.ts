@@ -17,16 +17,17 @@ const summarySchema = z.object({
     status: z.string(),
     periodStart: z.string(),
     periodEnd: z.string(),
-    limitMicros: micros,
+    limitMicros: micros.nullable().describe('The budget; null: no cap (SELF_HOSTED).'),
     consumedMicros: micros,
     reservedMicros: micros,
-    remainingMicros: micros,
+    remainingMicros: micros.nullable().describe('What is left of the budget; null: no cap (SELF_HOSTED).'),
     requestCount: z.number().int(),
     monthlyRequestCap: z.number().int().nullable(),
     enforcement: z.enum(['shadow', 'enforce', 'off']),
+    selfHosted: z.boolean().describe('SELF_HOSTED: no plan limit applies on this server, so no cap is shown.'),
     voice: z.object({
       voiceSecondsUsed: z.number().int(),
-      voiceSecondsLimit: z.number().int(),
+      voiceSecondsLimit: z.number().int().nullable().describe('null: no cap (SELF_HOSTED).'),
       voiceSecondsReserved: z.number().int(),
       playgroundVoiceSeconds: z.number().int(),
     }),
@@ -94,6 +95,18 @@ const recentSchema = z.object({
   ),
 });
 
+/** A self-hosted server's summary: what was used, and no cap (none applies; SELF_HOSTED excludes enforce mode). */
+function withoutCaps(summary: report.UsageSummary) {
+  return {
+    ...summary,
+    limitMicros: null,
+    remainingMicros: null,
+    monthlyRequestCap: null,
+    selfHosted: true,
+    voice: { ...summary.voice, voiceSecondsLimit: null },
+  };
+}
+
 /**
  * Owner usage routes: dashboard session only, hidden from the v1 OpenAPI document (they are not part of the v1
  * contract). API keys cannot read them (the `session` authenticator answers 401 without a cookie).
@@ -110,7 +123,10 @@ export function usageRoutes(
       auth: 'session',
       schemas: { response: { 200: summarySchema } },
       openapi: { summary: 'Usage summary of the current billing period', tags, hidden: true, errors },
-      handler: async (ctx) => reply.json({ summary: await report.usageSummary(meter, ownerOf(ctx).accountId) }),
+      handler: async (ctx) => {
+        const summary = await report.usageSummary(meter, ownerOf(ctx).accountId);
+        return reply.json({ summary: stance.selfHosted ? withoutCaps(summary) : { ...summary, selfHosted: false } });
+      },
     }),
     defineRoute({
       method: 'GET',

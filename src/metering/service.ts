@@ -7,7 +7,14 @@ import { refusalError, type Audience, type Refusal } from './errors.js';
 import { newMeteringId } from './ids.js';
 import { systemClock, type Clock } from './periods.js';
 import { limitMicrosOf } from './plans.js';
-import { estimateChat, priceChat, priceVoiceSeconds, VOICE_SECOND_MICROS } from './prices.js';
+import {
+  estimateChat,
+  INGESTION_CHUNK_MICROS,
+  priceChat,
+  priceIngestion,
+  priceVoiceSeconds,
+  VOICE_SECOND_MICROS,
+} from './prices.js';
 import * as q from './queries.js';
 
 /** The settings the meter reads (all from Config). */
@@ -36,6 +43,8 @@ export interface MeterDeps {
    * 0 for the local voice, which runs on this machine: usage shows what really costs money.
    */
   voiceSecondMicros?: number;
+  /** What a stored document chunk costs (default INGESTION_CHUNK_MICROS: 0, nothing hosted is used to ingest). */
+  ingestionChunkMicros?: number;
 }
 
 /** What a metered request asks for before its provider call. */
@@ -99,9 +108,11 @@ export class Meter {
   readonly log: Logger;
   readonly onThresholdCrossed: ThresholdSink | undefined;
   readonly voiceSecondMicros: number;
+  readonly ingestionChunkMicros: number;
 
   constructor(deps: MeterDeps) {
     this.voiceSecondMicros = deps.voiceSecondMicros ?? VOICE_SECOND_MICROS;
+    this.ingestionChunkMicros = deps.ingestionChunkMicros ?? INGESTION_CHUNK_MICROS;
     this.onThresholdCrossed = deps.onThresholdCrossed;
     this.sql = deps.sql;
     this.config = deps.config;
@@ -126,6 +137,11 @@ export class Meter {
 
   priceChat(model: string, inputTokens: number, outputTokens: number): number {
     return priceChat(model, inputTokens, outputTokens);
+  }
+
+  /** Cost of storing `chunks` chunks of a document (0: ingestion runs on this machine). */
+  priceIngestion(chunks: number): number {
+    return priceIngestion(chunks, this.ingestionChunkMicros);
   }
 
   /** Cost of `seconds` of a call on this installation's voice provider (0 for the local voice). */

@@ -51,7 +51,7 @@ await page.goto(`${url}/dashboard/sign-in`);
 await page.getByLabel('Email').fill(owner.email);
 await page.getByLabel('Password').fill(owner.password);
 await page.getByRole('button', { name: 'Sign in' }).click();
-await page.waitForURL(/\/dashboard\/assistants$/);
+await page.waitForURL(/\/dashboard\/overview$/);
 
 t.test('a key with no scope: the reason shows beside the scopes, not only a code', async (t) => {
   await page.goto(`${url}/dashboard/keys`);

@@ -33,7 +33,7 @@ t.test('add a number, see the voice URL, a phone call marked in conversations, d
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(owner.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Phone numbers' }).click();
   await page.getByRole('heading', { name: 'Phone numbers', level: 1 }).waitFor();

@@ -75,7 +75,7 @@ t.test('the conversation page draws the call; the analytics tab shows turn laten
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(owner.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   const errorsBefore = browser.errors.length;
   await page.goto(
     `${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(minted.conversationId)}`,

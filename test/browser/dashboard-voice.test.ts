@@ -29,7 +29,7 @@ t.test('a playground voice call through the widget, metered as playground second
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(owner.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   const errorsBefore = browser.errors.length; // the sign-in page's own "who am I?" is a 401 by design
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
   const start = page.getByRole('button', { name: 'Start voice call' });
@@ -79,7 +79,7 @@ t.test('a playground voice call through the widget, metered as playground second
     new RegExp(`Playground voice minutes\\s+[0-9.]+ \\(${balance.playgroundVoiceSeconds} s\\)`),
     'the Usage page shows the playground seconds',
   );
-  t.match(stats, /Voice minutes used\s+0 \/ 10/, 'and no voice minutes used');
+  t.match(stats, /Voice minutes used\s+0 \/ no cap/, 'and no voice minutes used (a self-hosted server: no cap)');
 
   // The call's conversation: the transcript shows the call with its duration, what was billed and why it ended.
   const [conv] = await app.database.sql`select conversation_id from voice_sessions where id = ${sessionId}`;

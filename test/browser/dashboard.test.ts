@@ -302,6 +302,8 @@ t.test('an expired session sends the owner to sign-in and back', async (t) => {
 t.test('at 375 px nothing scrolls sideways and the menu opens', async (t) => {
   await page.setViewportSize({ width: 375, height: 760 });
   for (const path of [
+    '/overview',
+    '/calls',
     '/usage',
     '/keys',
     '/assistants',
@@ -374,8 +376,8 @@ t.test('sign-up, on a server with SIGNUP_ENABLED, creates the account and signs 
   await p.getByLabel('Email').fill(`new-${Date.now()}@example.test`);
   await p.getByLabel('Password').fill('a long enough new password');
   await p.getByRole('button', { name: 'Create account' }).click();
-  await p.getByRole('heading', { name: 'Assistants', level: 1 }).waitFor();
-  t.pass('signed up and in');
+  await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  t.pass('signed up and in, on the overview');
   await p.close();
 });
 

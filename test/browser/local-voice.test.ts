@@ -37,7 +37,7 @@ t.test('asked aloud in the playground, answered aloud from the document', async 
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(owner.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
   const start = page.getByRole('button', { name: 'Start voice call' });
   await start.waitFor();

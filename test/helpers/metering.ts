@@ -31,7 +31,7 @@ export const METER_DEFAULTS: MeterConfig = {
 
 export function createTestMeter(
   sql: Sql,
-  options: { config?: Partial<MeterConfig>; clock?: Clock } = {},
+  options: { config?: Partial<MeterConfig>; clock?: Clock; ingestionChunkMicros?: number } = {},
 ): { meter: Meter; logs: ReturnType<typeof captureLogger> } {
   const logs = captureLogger('debug');
   const meter = new Meter({
@@ -39,6 +39,7 @@ export function createTestMeter(
     config: { ...METER_DEFAULTS, ...options.config },
     log: logs.log,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.ingestionChunkMicros !== undefined ? { ingestionChunkMicros: options.ingestionChunkMicros } : {}),
   });
   return { meter, logs };
 }

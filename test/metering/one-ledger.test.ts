@@ -102,7 +102,7 @@ t.test('chat, ingestion and a voice call: every spend figure agrees to the micro
   const [ingestion] = await sql<[{ cost: number }]>`
     select sum(cost_micros)::int8 as cost from usage_events where account_id = ${owner.accountId} and kind = 'ingestion'`;
   const ingestionCost = Number(ingestion!.cost);
-  t.ok(ingestionCost > 0, 'the ingestion cost something');
+  t.equal(ingestionCost, 0, 'the ingestion ran on this machine: recorded, priced $0');
   const voiceCost = seconds * 1_000;
   const total = chatCost + ingestionCost + voiceCost;
 

@@ -188,6 +188,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/call-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The call log: every voice call of the account, newest first
+         * @description Calls of all assistants (browser, WebSocket and phone), a page at a time (pass nextCursor as cursor), each with its transport, masked caller number, end reason, duration, cost and median turn latency. Filter by assistant, source, transport, phone number, end reason and date.
+         */
+        get: operations["getApiV1CallLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat": {
         parameters: {
             query?: never;
@@ -456,6 +476,26 @@ export interface paths {
          * @description This document: OpenAPI 3.1, generated from the route table that also validates requests. The SDK's types are generated from it.
          */
         get: operations["getApiV1OpenapiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's day across every assistant: calls, chats, answered rate, turn latency, spend
+         * @description One UTC day (default today): calls and chats started, questions and how they were answered, the p50/p95 turn latency of its calls, the settled spend by kind, how the calls ended, and the same per assistant.
+         */
+        get: operations["getApiV1Overview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1062,17 +1102,59 @@ export interface components {
                 visitorRateLimitPerMinute: number | null;
                 voice: {
                     enabled: boolean;
+                    /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                    endOfSpeechSilenceMs: number | null;
+                    /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                    firstMessage: string | null;
                     idleTimeoutSeconds: number;
+                    /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                    interruptAfterMs: number | null;
                     maxDurationSeconds: number;
                     /** @enum {string} */
                     recording: "off" | "on";
                     /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
                     recordingRetentionDays: number | null;
                     requireConsent: boolean;
+                    /** @description How fast the local voice speaks (1 = normal). */
+                    speed: number;
+                    /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                    voiceName: string | null;
                 };
             };
             updatedAt: string;
             welcomeMessage: string | null;
+        };
+        Call: {
+            /** @description Internal id of the assistant. */
+            assistantId: string;
+            assistantName: string;
+            /** @description The asst_... id (embed, widget). */
+            assistantPublicId: string;
+            billableSeconds: number;
+            /** @description A phone call's caller number, masked ("+1 555 ••• 0123"); null for every other source. */
+            callerNumber: string | null;
+            conversationId: string | null;
+            /** @description What the call cost, in micro-dollars (its settled usage events). */
+            costMicros: number;
+            /** @description From the start to the end; null while the call runs. */
+            durationSeconds: number | null;
+            endedAt: string | null;
+            endedBy: string | null;
+            /** @description Why it ended: hangup (the caller), or the service’s reason; null while it runs. */
+            endReason: string | null;
+            /** @description Its median turn latency; null without turns. */
+            latencyP50Ms: number | null;
+            sessionId: string;
+            /** @description api, widget, playground or phone. */
+            source: string;
+            startedAt: string;
+            /** @enum {string} */
+            state: "active" | "ended" | "lost";
+            timelineUrl: string;
+            /** @description webrtc, websocket or phone; null when not recorded. */
+            transport: string | null;
+            /** @description Turns measured in its timeline. */
+            turns: number;
         };
         ChatAnswer: {
             answer: string;
@@ -1295,6 +1377,61 @@ export interface components {
             /** @enum {string} */
             role: "user" | "assistant";
             sources: components["schemas"]["Source"][];
+        };
+        Overview: {
+            /** @description Answers grounded in the documents that day. */
+            answered: number;
+            /** @description Answered over questions asked (a question never answered counts against); null without questions. */
+            answeredRate: number | null;
+            /** @description The same day per assistant, the busiest first; assistants with nothing that day are left out. */
+            assistants: {
+                /** @description 0–1; null when there is nothing to divide. */
+                answeredRate: number | null;
+                assistantId: string;
+                calls: number;
+                chats: number;
+                name: string;
+                publicId: string;
+                questions: number;
+                spendMicros: number;
+            }[];
+            /** @description Seconds of those calls with a connected caller. */
+            billableSeconds: number;
+            /** @description Voice calls started that day (all transports: browser, WebSocket, phone). */
+            calls: number;
+            /** @description Conversations started that day without a voice call. */
+            chats: number;
+            /** @description The UTC day shown (YYYY-MM-DD). */
+            date: string;
+            /** @description How the day’s finished calls ended, the commonest first. */
+            endReasons: {
+                count: number;
+                /** @description Why the service ended the call (idle, max_duration, usage_limit, ...); hangup: the caller hung up. */
+                reason: string;
+            }[];
+            from: string;
+            modelFailures: number;
+            noAnswer: number;
+            /** @description Visitors' messages and spoken turns that day. */
+            questions: number;
+            spend: {
+                byKind: {
+                    costMicros: number;
+                    /** @description chat, voice, ingestion or eval */
+                    kind: string;
+                }[];
+                /** @description What that day cost, in micro-dollars (settled usage: hosted providers only). */
+                costMicros: number;
+            };
+            to: string;
+            turnLatency: {
+                /** @description Milliseconds; null without voice turns. */
+                p50Ms: number | null;
+                /** @description Milliseconds; null without voice turns. */
+                p95Ms: number | null;
+                /** @description Voice turns measured (end of the caller’s speech to the first answer audio). */
+                turns: number;
+            };
         };
         PhoneNumber: {
             /** @description The assistant that answers calls to this number. */
@@ -2033,13 +2170,23 @@ export interface operations {
                         visitorRateLimitPerMinute?: number | null;
                         voice?: {
                             enabled?: boolean;
+                            /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                            endOfSpeechSilenceMs?: number | null;
+                            /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                            firstMessage?: string | null;
                             idleTimeoutSeconds?: number;
+                            /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                            interruptAfterMs?: number | null;
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
                             /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
                             recordingRetentionDays?: number | null;
                             requireConsent?: boolean;
+                            /** @description How fast the local voice speaks (1 = normal). */
+                            speed?: number;
+                            /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                            voiceName?: string | null;
                         };
                     };
                     welcomeMessage?: string | null;
@@ -2231,13 +2378,23 @@ export interface operations {
                         visitorRateLimitPerMinute?: number | null;
                         voice?: {
                             enabled?: boolean;
+                            /** @description Silence that ends the caller's turn; null: the provider default (600 ms). */
+                            endOfSpeechSilenceMs?: number | null;
+                            /** @description Said by the assistant as soon as the caller is connected; null: it waits for the caller to speak. */
+                            firstMessage?: string | null;
                             idleTimeoutSeconds?: number;
+                            /** @description How long the caller must speak to cut the assistant off (and start a turn); null: the provider default (60 ms). */
+                            interruptAfterMs?: number | null;
                             maxDurationSeconds?: number;
                             /** @enum {string} */
                             recording?: "off" | "on";
                             /** @description Days a call's recording is kept, then deleted; null: as long as its conversation. */
                             recordingRetentionDays?: number | null;
                             requireConsent?: boolean;
+                            /** @description How fast the local voice speaks (1 = normal). */
+                            speed?: number;
+                            /** @description The provider's voice (a hosted voice such as marin; the local voice: en-us, en-gb, en-us+f3, ...); null: its default. */
+                            voiceName?: string | null;
                         };
                     };
                     welcomeMessage?: string | null;
@@ -2681,6 +2838,62 @@ export interface operations {
             /** @description The key lacks the scope */
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1CallLog: {
+        parameters: {
+            query?: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Why it ended (hangup: the caller hung up; otherwise the service’s reason, such as idle or usage_limit). */
+                endReason?: string;
+                /** @description Started at or after (a date, or an ISO 8601 date and time). */
+                from?: string;
+                /** @description Page size, at most 100. */
+                limit?: number;
+                /** @description Digits of a number: calls from it (the caller’s number) or taken by phone by the assistant it routes to. */
+                phoneNumber?: string;
+                /** @description Where the caller came from. */
+                source?: "api" | "widget" | "playground" | "phone";
+                /** @description Started before (a date counts as the whole day). */
+                to?: string;
+                /** @description How the audio travelled. */
+                transport?: "webrtc" | "websocket" | "phone";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        calls: components["schemas"]["Call"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid filter */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -3477,6 +3690,41 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1Overview: {
+        parameters: {
+            query?: {
+                /** @description The UTC day to show (YYYY-MM-DD); default today. */
+                date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description Invalid date */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
         };

@@ -31,6 +31,15 @@ export interface VoiceSessionConfig {
    * it (the local provider) uses it; hosted providers ignore it and it never goes on the wire.
    */
   speechHints?: string;
+  /** Speaking rate, 1 = normal (the local synthesizer; hosted providers ignore it). */
+  speed?: number;
+  /** How the call takes turns; each omitted: the provider's default (the local voice honours both). */
+  turnTaking?: {
+    /** Caller speech that cuts the assistant off and starts a turn. */
+    interruptAfterMs?: number;
+    /** Silence that ends the caller's turn. */
+    endOfSpeechSilenceMs?: number;
+  };
 }
 
 /**

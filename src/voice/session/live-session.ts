@@ -88,7 +88,8 @@ const DURATION_WARNING = 'We are almost out of time for this call; it will end s
 export class LiveVoiceSession implements Supervised {
   readonly id: string;
   readonly accountId: string;
-  readonly assistant: { id: string; language: string };
+  /** firstMessage: said once as the caller first connects (the owner's setting; a taken-over call has none). */
+  readonly assistant: { id: string; language: string; firstMessage?: string | null };
   readonly conversationId: string;
   readonly source: VoiceSource;
   readonly keyless: boolean;
@@ -259,11 +260,13 @@ export class LiveVoiceSession implements Supervised {
 
   onMediaAttached(): void {
     const now = this.env.now();
+    const first = this.billed.joinedAt === undefined;
     this.billed.join(now);
     this.mediaAttached = true;
     this.mediaDetachedAt = undefined;
     this.billed.close(now, this.linkDownSince === undefined);
     this.timeline.record('caller_connected');
+    if (first && this.assistant.firstMessage) this.say(this.assistant.firstMessage);
   }
 
   /** The caller's media socket connected at least once. */

@@ -20,6 +20,7 @@ import { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
+import { liveAssistantOf, voiceShapeOf } from './voice-shape.js';
 import { rememberDirect } from './takeover.js';
 import { rememberVisitorCall, supersedeVisitor, withVisitorMint } from './visitor.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
@@ -174,7 +175,7 @@ async function startCall(
     {
       id,
       accountId,
-      assistant: { id: assistant.id, language: assistant.settings.language },
+      assistant: liveAssistantOf(assistant),
       conversationId,
       source,
       keyless: isKeyless,
@@ -221,6 +222,7 @@ async function startCall(
   try {
     const config = {
       instructions: instructionsFor(assistant),
+      ...voiceShapeOf(assistant.settings.voice), // the owner's first message, voice and turn taking
       delegation: { type: 'client' as const },
       audio,
       // The local recognizer hears best what the documents talk about; hosted providers take no hints.

@@ -5,7 +5,9 @@ import { AdminPage } from './pages/admin.js';
 import { AssistantPage } from './pages/assistant.js';
 import { AssistantsPage } from './pages/assistants.js';
 import { BillingPage } from './pages/billing.js';
+import { CallLogPage } from './pages/call-log.js';
 import { KeysPage } from './pages/keys.js';
+import { OverviewPage } from './pages/overview.js';
 import { PhoneNumbersPage } from './pages/phone-numbers.js';
 import { SignInPage } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
@@ -20,6 +22,8 @@ type Auth =
   | { state: 'error'; error: unknown };
 
 const PUBLIC = new Set(['/sign-in', '/sign-up']);
+/** Where a signed-in owner lands: the day across every assistant. */
+const HOME = '/overview';
 
 function signInPath(reason?: 'expired'): string {
   const here = currentPath() + location.search;
@@ -55,8 +59,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    if (auth.state === 'signed-in' && (PUBLIC.has(route.path) || route.path === '/'))
-      navigate('/assistants', { replace: true });
+    if (auth.state === 'signed-in' && (PUBLIC.has(route.path) || route.path === '/')) navigate(HOME, { replace: true });
   }, [auth.state, route.path]);
 
   if (auth.state === 'checking')
@@ -80,7 +83,7 @@ export function App() {
         onSignedIn={(session) => {
           setAuth({ state: 'signed-in', session });
           const next = route.search.get('next');
-          navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/assistants', { replace: true });
+          navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : HOME, { replace: true });
         }}
       />
     );
@@ -101,6 +104,8 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
     }
   };
   const links: Array<[string, string]> = [
+    ['/overview', 'Overview'],
+    ['/call-log', 'Call log'],
     ['/assistants', 'Assistants'],
     ['/phone-numbers', 'Phone numbers'],
     ['/usage', 'Usage'],
@@ -115,7 +120,7 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" href={href('/assistants')}>
+        <a class="brand" href={href(HOME)}>
           Parley
         </a>
         <button
@@ -159,6 +164,10 @@ function Shell({ session, path, onSignedOut }: { session: SessionUser; path: str
 function Page({ session, path }: { session: SessionUser; path: string }) {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   switch (parts[0]) {
+    case 'overview':
+      return <OverviewPage />;
+    case 'call-log':
+      return <CallLogPage key={location.search} />;
     case 'assistants':
       if (parts.length === 1) return <AssistantsPage />;
       return <AssistantPage key={parts[1]} assistantId={parts[1]!} tab={parts[2] ?? 'settings'} sub={parts[3]} />;

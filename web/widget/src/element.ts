@@ -57,6 +57,7 @@ export class ParleyAssistant extends HTMLElement {
       this.failVoice(code, message);
     },
     test: () => this.parleyTest,
+    level: (value) => (this.ui.level.value = value),
     transport: (transport, fallback) => {
       this.voiceTransport = transport;
       this.emit('parley:state', { voice: this.voiceState, transport, ...(fallback ? { fallback } : {}) });

@@ -44,7 +44,8 @@ header button{background:transparent;padding:4px 8px;color:#fff}
 .consent{background:color-mix(in srgb,var(--a) 8%,var(--bg));border-radius:10px;padding:10px}
 .consent p{margin:0 0 8px}
 .dot{width:10px;height:10px;border-radius:50%;background:var(--mu);flex:none}
-.row:has(.status:empty) .dot{display:none}
+.row:has(.status:empty) .dot,.row:has(.status:empty) .level{display:none}
+.level{width:56px;height:8px;flex:none}
 .row button{white-space:nowrap}
 .log{min-height:min(180px,40vh)}
 .dot.on{background:#1e8e3e;animation:pulse 1.2s ease-in-out infinite}

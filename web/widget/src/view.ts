@@ -19,6 +19,7 @@ export function createView() {
     voice: h('div', { class: 'voice' }),
     dot: h('span', { class: 'dot', 'aria-hidden': 'true' }),
     status: h('span', { class: 'status', role: 'status' }),
+    level: h('meter', { class: 'level', min: '0', max: '1', value: '0', 'aria-label': 'Microphone level' }),
     start: h('button', { type: 'button' }, 'Start voice call'),
     mute: h('button', { type: 'button', class: 'ghost', 'aria-pressed': 'false', hidden: true }, 'Mute microphone'),
     end: h('button', { type: 'button', hidden: true }, 'End call'),
@@ -54,7 +55,7 @@ export function mountView(root: ShadowRoot, u: View): void {
     h('p', {}, 'This call is recorded. Do you agree to the recording?'),
     h('div', { class: 'row' }, u.agree, u.decline),
   );
-  u.voice.append(h('div', { class: 'row' }, u.dot, u.status, u.start, u.mute, u.end), u.consent, u.captions);
+  u.voice.append(h('div', { class: 'row' }, u.dot, u.status, u.level, u.start, u.mute, u.end), u.consent, u.captions);
   u.form.append(u.input, u.send);
   u.panel.append(h('header', {}, u.title, u.close), u.log, u.voice, u.form);
   root.append(u.panel, u.launcher);

@@ -6,6 +6,7 @@
 import { ParleyError, VoiceCall, WebRtcUnavailableError, webRtcSupported, type Transcript } from '@parley/sdk';
 import { AudioSession, AudioStartError } from './audio/session.js';
 import { joinText } from './dom.js';
+import { micLevel } from './mic-level.js';
 import { describeError } from './errors.js';
 import { endMessages, errorMessages, visibleEndReason } from './messages.js';
 import type { TestHook } from './test-hook.js';
@@ -25,6 +26,8 @@ export interface VoiceHost {
   test(): TestHook | undefined;
   /** The call's transport is known (and whether WebRTC was tried first and given up). */
   transport(transport: 'webrtc' | 'websocket', fellBack: boolean): void;
+  /** The microphone's level, 0-1, about every 60 ms while a call hears it (0 when muted or over). */
+  level(value: number): void;
 }
 
 /** `auto`: WebRTC first, the WebSocket relay when WebRTC is unavailable or has not connected within 3 s. */
@@ -53,6 +56,8 @@ export class VoiceController {
   private gateOpen = false;
   private caption: { role: Transcript['role']; text: string } | undefined;
   private tapTimer: ReturnType<typeof setInterval> | undefined;
+  /** Microphone frames seen (the level bar is updated every third, about every 60 ms). */
+  private frames = 0;
   /** end() while the microphone was being asked for: the call must not start afterwards. */
   private cancelled = false;
   muted = false;
@@ -73,7 +78,10 @@ export class VoiceController {
     try {
       this.audio = await AudioSession.open(o.context, {
         workletUrl: o.workletUrl,
-        onFrame: (pcm) => this.call?.sendAudio(pcm),
+        onFrame: (pcm) => {
+          this.call?.sendAudio(pcm);
+          if (++this.frames % 3 === 0) this.host.level(micLevel(pcm));
+        },
         tap: hook !== undefined,
       });
     } catch (err) {
@@ -178,6 +186,7 @@ export class VoiceController {
     if (this.call === undefined) return this.muted;
     this.muted = !this.muted;
     this.audio?.setMuted(this.muted);
+    if (this.muted) this.host.level(0);
     if (this.muted) this.call.mute();
     else this.call.unmute();
     return this.muted;
@@ -215,5 +224,6 @@ export class VoiceController {
     this.audio = undefined;
     this.gateOpen = false;
     clearInterval(this.tapTimer);
+    this.host.level(0);
   }
 }

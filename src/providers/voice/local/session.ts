@@ -70,7 +70,14 @@ export class LocalVoiceSession implements VoiceSession {
   ) {
     this.audio = config.audio ?? DEFAULT_AUDIO_FORMAT;
     this.resampler = new Resampler(this.audio.sampleRateHz, RECOGNIZER_RATE);
-    this.detector = new EndOfSpeech(deps.tuning, {
+    // The owner's turn taking (how long the caller must speak to cut in, the silence that ends a turn) over the defaults.
+    const turn = config.turnTaking ?? {};
+    const tuning = {
+      ...deps.tuning,
+      ...(turn.interruptAfterMs !== undefined ? { speechStartMs: turn.interruptAfterMs } : {}),
+      ...(turn.endOfSpeechSilenceMs !== undefined ? { endOfSpeechMs: turn.endOfSpeechSilenceMs } : {}),
+    };
+    this.detector = new EndOfSpeech(tuning, {
       onSpeechStart: () => this.bargeIn(),
       onUtterance: (pcm, startMs, endMs) => this.heard(pcm, startMs, endMs),
     });
@@ -196,6 +203,7 @@ export class LocalVoiceSession implements VoiceSession {
         audio: this.audio,
         leadMs: this.deps.tuning.leadMs,
         voice: this.config.voice,
+        speed: this.config.speed,
         now: () => Date.now(),
         onAudio: (frame) => {
           if (first && endOfSpeechAt !== undefined) {

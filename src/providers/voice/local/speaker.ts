@@ -20,6 +20,8 @@ export interface SpeakerOptions {
   /** How far ahead of real time audio is sent (a caller's jitter buffer; also what is left to play after stop). */
   leadMs: number;
   voice?: string | undefined;
+  /** Speaking rate, 1 = normal (espeak-ng's 165 words a minute). */
+  speed?: number | undefined;
   now(): number;
   onAudio(frame: Buffer): void;
   /** A word as its audio starts going out, timed on `now()`'s timeline from `startedAt`. */
@@ -40,7 +42,8 @@ function synthesize(
   children: Set<ChildProcess>,
 ): Promise<{ frames: Buffer[]; ms: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(options.synthesizer, ['-v', espeakVoice(options.voice), '-s', '165', '--stdout'], {
+    const wordsPerMinute = String(Math.round(165 * (options.speed ?? 1)));
+    const child = spawn(options.synthesizer, ['-v', espeakVoice(options.voice), '-s', wordsPerMinute, '--stdout'], {
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     children.add(child);

@@ -51,3 +51,7 @@ export function describeError(err: unknown): { message: string; code?: string; r
   }
   return { message: err instanceof Error ? err.message : String(err) };
 }
+
+/** The owner's day across assistants (GET /api/v1/overview) and one row of the call log (GET /api/v1/call-log). */
+export type Overview = Body<'/api/v1/overview', 'get'>;
+export type CallLogEntry = Body<'/api/v1/call-log', 'get'>['calls'][number];

@@ -3,6 +3,7 @@ import { v1, type Assistant, type AssistantPatch, type AssistantSettings } from 
 import { ConfirmButton, CopyButton, ErrorBox, useAction } from '../ui/components.js';
 import { navigate } from '../router.js';
 import { AnalysisSettingsForm } from './analysis-settings.js';
+import { VoiceShapeFields } from './voice-shape.js';
 
 const LANGUAGES: Array<AssistantSettings['language']> = [
   'simple',
@@ -211,6 +212,7 @@ export function AssistantSettingsTab({ assistant, onSaved }: { assistant: Assist
             />
           </label>
         </div>
+        <VoiceShapeFields voice={voice} onChange={setVoice} />
         <ErrorBox error={save.error} title="Could not save" />
         <div class="actions">
           <button type="submit" class="primary" disabled={save.busy}>

@@ -7,6 +7,7 @@ import { ConversationsTab } from './conversations.js';
 import { DocumentsTab } from './documents.js';
 import { EvalsTab } from './evals.js';
 import { PlaygroundTab } from './playground.js';
+import { TalkToIt } from './talk.js';
 
 const TABS: Array<[string, string]> = [
   ['settings', 'Settings'],
@@ -40,6 +41,7 @@ export function AssistantPage({
             <a href={href('/assistants')}>Assistants</a> /
           </p>
           <h1 tabIndex={-1}>{assistant.name}</h1>
+          {assistant.settings.voice.enabled && tab !== 'playground' && <TalkToIt assistant={assistant} />}
           <nav class="tabs" aria-label="Assistant sections">
             {TABS.map(([id, label]) => (
               <a href={href(id === 'settings' ? base : `${base}/${id}`)} aria-current={tab === id ? 'page' : undefined}>

@@ -157,10 +157,12 @@ function loadWidgetScript(src: string): Promise<void> {
  * as the signed-in owner with the session cookie, same origin, so the call is metered as playground seconds (exempt
  * from the voice minutes when the server says so) and never needs the assistant's allowed site domains.
  */
-function VoicePlayground({ assistant }: { assistant: Assistant }) {
+export function VoicePlayground({ assistant }: { assistant: Assistant }) {
   const [widget, setWidget] = useState<'loading' | 'ready' | 'absent' | 'failed'>('loading');
   const [ended, setEnded] = useState<string | null>(null);
   const [voiceNote, setVoiceNote] = useState<string | null>(null);
+  /** A server whose voice takes no WebRTC (the local voice): the widget goes straight to the relay. */
+  const [relayOnly, setRelayOnly] = useState(false);
   const host = useRef<HTMLDivElement | null>(null);
   useEffect(() => {
     let cancelled = false;
@@ -175,6 +177,7 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
       .config()
       .then((c) => {
         if (c.widgetScript === null) return 'absent' as const;
+        setRelayOnly(!c.voiceTransports.includes('webrtc'));
         return loadWidgetScript(c.widgetScript).then(() => 'ready' as const);
       })
       .then(
@@ -195,6 +198,7 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
       ['source', 'playground'],
       ['mode', 'voice'],
       ['position', 'inline'],
+      ...(relayOnly ? [['transport', 'websocket']] : []),
     ])
       el.setAttribute(name!, value!);
     box.replaceChildren(el);
@@ -209,7 +213,7 @@ function VoicePlayground({ assistant }: { assistant: Assistant }) {
       el.removeEventListener('parley:ended', onEnded);
       el.remove(); // a running call is ended by the widget when it leaves the page
     };
-  }, [widget, assistant.publicId]);
+  }, [widget, assistant.publicId, relayOnly]);
   const settings = href(`/assistants/${encodeURIComponent(assistant.publicId)}`);
   return (
     <section class="card" aria-labelledby="voice-h">

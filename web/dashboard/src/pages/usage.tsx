@@ -13,6 +13,11 @@ function dailySeries(daily: DailyUsage) {
   };
 }
 
+/** A cap as shown: "no cap" when none applies (a self-hosted server). */
+function capped(value: number | null, format: (n: number) => string): string {
+  return value === null ? 'no cap' : format(value);
+}
+
 function Meter({ label, used, limit, text }: { label: string; used: number; limit: number | null; text: string }) {
   return (
     <div class="meter-row">
@@ -53,10 +58,17 @@ export function UsagePage() {
                 <h2 id="period-h">
                   Current period: {date(s.periodStart)} – {date(s.periodEnd)}
                 </h2>
-                <p class="muted">
-                  Plan <strong>{s.planCode}</strong> · account {s.status} · enforcement {s.enforcement}
-                  {s.enforcement === 'shadow' && ' (usage is recorded, nothing is refused)'}
-                </p>
+                {s.selfHosted ? (
+                  <p class="muted">
+                    Self-hosted server: no plan limit applies, so there is no cap. Usage is recorded; only hosted
+                    providers cost money (the local voice, local answers and document ingestion cost $0).
+                  </p>
+                ) : (
+                  <p class="muted">
+                    Plan <strong>{s.planCode}</strong> · account {s.status} · enforcement {s.enforcement}
+                    {s.enforcement === 'shadow' && ' (usage is recorded, nothing is refused)'}
+                  </p>
+                )}
                 <dl class="stats">
                   <div>
                     <dt>Budget used</dt>
@@ -64,11 +76,11 @@ export function UsagePage() {
                   </div>
                   <div>
                     <dt>Budget limit</dt>
-                    <dd>{dollars(s.limitMicros)}</dd>
+                    <dd>{capped(s.limitMicros, dollars)}</dd>
                   </div>
                   <div>
                     <dt>Budget remaining</dt>
-                    <dd>{dollars(s.remainingMicros)}</dd>
+                    <dd>{capped(s.remainingMicros, dollars)}</dd>
                   </div>
                   <div>
                     <dt>Requests</dt>
@@ -79,7 +91,7 @@ export function UsagePage() {
                   <div>
                     <dt>Voice minutes used</dt>
                     <dd>
-                      {minutes(v.voiceSecondsUsed)} / {minutes(v.voiceSecondsLimit)}
+                      {minutes(v.voiceSecondsUsed)} / {capped(v.voiceSecondsLimit, minutes)}
                     </dd>
                   </div>
                   <div>
@@ -98,7 +110,7 @@ export function UsagePage() {
                   label="Budget"
                   used={s.consumedMicros + s.reservedMicros}
                   limit={s.limitMicros}
-                  text={`${dollars(s.consumedMicros)} of ${dollars(s.limitMicros)}${s.reservedMicros ? ` (+${dollars(s.reservedMicros)} reserved)` : ''}`}
+                  text={`${dollars(s.consumedMicros)} of ${capped(s.limitMicros, dollars)}${s.reservedMicros ? ` (+${dollars(s.reservedMicros)} reserved)` : ''}`}
                 />
                 <Meter
                   label="Requests"
@@ -110,7 +122,7 @@ export function UsagePage() {
                   label="Voice minutes"
                   used={v.voiceSecondsUsed + v.voiceSecondsReserved}
                   limit={v.voiceSecondsLimit}
-                  text={`${minutes(v.voiceSecondsUsed)} of ${minutes(v.voiceSecondsLimit)} min`}
+                  text={`${minutes(v.voiceSecondsUsed)} of ${capped(v.voiceSecondsLimit, minutes)} min`}
                 />
               </section>
               <section class="card" aria-labelledby="forecast-h">

@@ -1554,6 +1554,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         signupEnabled: boolean;
+                        /** @description The transports this server's voice takes: the playground tries no other. */
+                        voiceTransports: ("webrtc" | "websocket")[];
                         widgetScript: string | null;
                     };
                 };
@@ -2084,21 +2086,24 @@ export interface operations {
                             consumedMicros: number;
                             /** @enum {string} */
                             enforcement: "shadow" | "enforce" | "off";
-                            /** @description micros (1,000,000 = $1) */
-                            limitMicros: number;
+                            /** @description The budget; null: no cap (SELF_HOSTED). */
+                            limitMicros: number | null;
                             monthlyRequestCap: number | null;
                             periodEnd: string;
                             periodStart: string;
                             planCode: string;
-                            /** @description micros (1,000,000 = $1) */
-                            remainingMicros: number;
+                            /** @description What is left of the budget; null: no cap (SELF_HOSTED). */
+                            remainingMicros: number | null;
                             requestCount: number;
                             /** @description micros (1,000,000 = $1) */
                             reservedMicros: number;
+                            /** @description SELF_HOSTED: no plan limit applies on this server, so no cap is shown. */
+                            selfHosted: boolean;
                             status: string;
                             voice: {
                                 playgroundVoiceSeconds: number;
-                                voiceSecondsLimit: number;
+                                /** @description null: no cap (SELF_HOSTED). */
+                                voiceSecondsLimit: number | null;
                                 voiceSecondsReserved: number;
                                 voiceSecondsUsed: number;
                             };

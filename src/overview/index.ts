@@ -1,0 +1,2 @@
+/** Overview: the owner's day across assistants, and the call log of every assistant. */
+export { overviewRoutes } from './routes.js';
