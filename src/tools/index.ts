@@ -19,6 +19,7 @@ export {
 } from './runtime.js';
 export { ToolErrorCodes } from './errors.js';
 export { MAX_RESPONSE_BYTES } from './caller.js';
+export { argumentIssues } from './json-schema.js';
 
 export interface ToolsOptions {
   /** Overrides the address policy (and WEBHOOK_ALLOW_PRIVATE_NETWORKS). */

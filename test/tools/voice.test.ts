@@ -1,0 +1,165 @@
+import t from 'tap';
+import { Webhook } from 'standardwebhooks';
+import type { ServerResponse } from 'node:http';
+import { mediaUrl, openMedia, speechFrames, type MediaClient } from '../voice/media-client.js';
+import { endWithKey, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from '../voice/helpers.js';
+import { api, orderStatusTool, startToolReceiver, type ToolRequest } from './helpers.js';
+
+/**
+ * Tools in a voice call, over the real media WebSocket against the simulator (its `[sim:tool=...]` tag makes its next
+ * reply a function call of the session's backend), with the owner's receiver a real HTTP server.
+ */
+
+const ORDER_TAG = '[sim:tool=order_status{"orderId":"12345"}]';
+
+/** Says two words and stops (the simulator's end of utterance). */
+function sayTwoWords(media: MediaClient): void {
+  for (const frame of speechFrames(40)) media.send(frame);
+  for (let i = 0; i < 40; i++) media.send(Buffer.alloc(960));
+}
+
+/** What the caller saw captioned of the assistant, in order. */
+function captions(media: MediaClient): string {
+  return media
+    .texts('transcript')
+    .filter((e) => e.role === 'assistant')
+    .map((e) => e.text)
+    .join(' ');
+}
+
+t.test('tools in a voice call', async (t) => {
+  const app = await startVoiceApp(t, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  const receiver = await startToolReceiver(t);
+  const owner = await ownerWithVoice(app);
+
+  async function assistantWithTool(instructions: string, tool: Record<string, unknown> = {}, extra?: object) {
+    const assistant = await voiceAssistant(app, owner, { instructions });
+    const created = await api(app.url, 'POST', `/api/v1/assistants/${assistant.publicId}/tools`, owner.secret, {
+      ...orderStatusTool(receiver.url),
+      ...tool,
+    });
+    t.equal(created.status, 201, created.text);
+    if (extra) {
+      const more = await api(app.url, 'POST', `/api/v1/assistants/${assistant.publicId}/tools`, owner.secret, extra);
+      t.equal(more.status, 201, more.text);
+    }
+    return { assistant, secret: created.body.secret as string };
+  }
+
+  async function call(assistant: Awaited<ReturnType<typeof assistantWithTool>>['assistant']) {
+    const minted = await mintWithKey(app, owner, assistant, { capabilities: ['playback_gate'] });
+    const media = await openMedia(mediaUrl(app, minted));
+    t.teardown(() => media.ws.close());
+    return { minted, media };
+  }
+
+  t.test('the caller asks: one signed request, the start message heard, the answer states the result', async (t) => {
+    receiver.received.length = 0;
+    receiver.respond = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result: { status: 'shipped', eta: '2026-12-01' } }));
+    };
+    const { assistant, secret } = await assistantWithTool(`Help with orders. ${ORDER_TAG}`);
+    const { minted, media } = await call(assistant);
+    sayTwoWords(media);
+    await waitFor(() => captions(media).includes('2026-12-01'), 'the answer with the result', 15_000);
+    t.match(captions(media), /Checking your order\.\.\..*shipped.*2026-12-01/, 'start message first, then the result');
+
+    t.equal(receiver.received.length, 1, 'one request');
+    const hook = receiver.received[0]!;
+    t.match(hook.json, {
+      type: 'tool.call',
+      tool: 'order_status',
+      arguments: { orderId: '12345' },
+      call: { conversationId: minted.conversationId, sessionId: minted.sessionId, transport: 'websocket' },
+    });
+    const headers = {
+      'webhook-id': String(hook.headers['webhook-id']),
+      'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+      'webhook-signature': String(hook.headers['webhook-signature']),
+    };
+    t.match(new Webhook(secret).verify(hook.body, headers), { tool: 'order_status' }, 'signed with the tool secret');
+
+    const timeline = await api(app.url, 'GET', `/api/v1/voice/sessions/${minted.sessionId}/timeline`, owner.secret);
+    t.equal(timeline.status, 200, timeline.text);
+    const types = timeline.body.events.map((e: { type: string }) => e.type);
+    t.ok(types.includes('tool_called') && types.includes('tool_result'), 'the timeline shows the call');
+    t.match(
+      timeline.body.events.find((e: { type: string }) => e.type === 'tool_result'),
+      { detail: { name: 'order_status', status: 'succeeded', toolCallId: hook.json.toolCallId } },
+    );
+
+    await endWithKey(app, owner, minted.sessionId);
+    const conversation = await api(app.url, 'GET', `/api/v1/conversations/${minted.conversationId}`, owner.secret);
+    t.match(conversation.body.toolCalls, [
+      { id: hook.json.toolCallId, role: 'tool', name: 'order_status', arguments: { orderId: '12345' } },
+    ]);
+    t.match(conversation.body.toolCalls[0].result, { status: 'shipped' });
+  });
+
+  t.test('a tool that does not answer in time: delayed message, then the failed message; asked once', async (t) => {
+    receiver.received.length = 0;
+    const held: ServerResponse[] = [];
+    receiver.respond = (_req, res) => void held.push(res); // never answered in time
+    t.teardown(() => held.forEach((res) => res.destroy()));
+    const { assistant } = await assistantWithTool(ORDER_TAG, {
+      timeoutMs: 1000,
+      messages: {
+        start: 'Checking your order...',
+        delayed: [{ afterMs: 300, text: 'Still checking, thanks for waiting.' }],
+        failed: 'I could not reach the order system.',
+      },
+    });
+    const { minted, media } = await call(assistant);
+    sayTwoWords(media);
+    await waitFor(() => captions(media).includes('reach'), 'the failed message', 15_000);
+    t.match(captions(media), /Checking your order.*Still checking, thanks for waiting\..*I could not reach/);
+    t.equal(receiver.received.length, 1, 'a sync tool is never retried');
+    const timeline = await api(app.url, 'GET', `/api/v1/voice/sessions/${minted.sessionId}/timeline`, owner.secret);
+    t.match(
+      timeline.body.events.find((e: { type: string }) => e.type === 'tool_result'),
+      { detail: { status: 'failed' } },
+    );
+    await endWithKey(app, owner, minted.sessionId);
+  });
+
+  t.test('the caller talks over a running tool; parallel calls run together; nothing is asked twice', async (t) => {
+    receiver.received.length = 0;
+    const held: Array<{ req: ToolRequest; res: ServerResponse }> = [];
+    receiver.respond = (req, res) => void held.push({ req, res });
+    t.teardown(() => held.forEach(({ res }) => res.destroy()));
+    const { assistant } = await assistantWithTool(
+      `${ORDER_TAG} [sim:tool=store_hours{"day":"monday"}]`,
+      { timeoutMs: 20_000 },
+      {
+        name: 'store_hours',
+        description: 'Opening hours of the store on a day.',
+        parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+        url: receiver.url,
+        timeoutMs: 20_000,
+      },
+    );
+    const { minted, media } = await call(assistant);
+    sayTwoWords(media);
+    // Both requests are in flight at once: neither was answered yet.
+    await waitFor(() => held.length === 2, 'both tool requests at once', 15_000);
+    t.same(held.map((h) => h.req.json.tool).sort(), ['order_status', 'store_hours']);
+    // The caller talks over the assistant while the tools run.
+    const before = media.texts('transcript').filter((e) => e.role === 'user').length;
+    sayTwoWords(media);
+    await waitFor(
+      () => media.texts('transcript').filter((e) => e.role === 'user').length > before,
+      'the caller heard talking over',
+    );
+    for (const { req, res } of held) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const result = req.json.tool === 'order_status' ? { status: 'delivered' } : { opens: 'nine' };
+      res.end(JSON.stringify({ result }));
+    }
+    await waitFor(() => captions(media).includes('delivered') && captions(media).includes('nine'), 'both results');
+    t.equal(receiver.received.length, 2, 'each tool asked once: the results were kept, not requested again');
+    await endWithKey(app, owner, minted.sessionId);
+    const conversation = await api(app.url, 'GET', `/api/v1/conversations/${minted.conversationId}`, owner.secret);
+    t.equal(conversation.body.toolCalls.length, 2);
+  });
+});
