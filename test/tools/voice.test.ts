@@ -162,4 +162,25 @@ t.test('tools in a voice call', async (t) => {
     const conversation = await api(app.url, 'GET', `/api/v1/conversations/${minted.conversationId}`, owner.secret);
     t.equal(conversation.body.toolCalls.length, 2);
   });
+
+  t.test('built-in end_call: the assistant ends the call, assistant_ended, no fault', async (t) => {
+    const assistant = await voiceAssistant(app, owner, {
+      instructions: 'Say goodbye and hang up. [sim:tool=end_call{}]',
+      settings: { builtins: ['end_call'] },
+    });
+    const { minted, media } = await call(assistant);
+    sayTwoWords(media);
+    const ended = await media.waitText((e) => e.type === 'ended', 'the call to end', 15_000);
+    t.equal(ended.endReason, 'assistant_ended');
+    const timeline = (await waitFor(async () => {
+      const res = await api(app.url, 'GET', `/api/v1/voice/sessions/${minted.sessionId}/timeline`, owner.secret);
+      return res.body.end === null ? undefined : res;
+    }, 'the settled call'))!;
+    t.match(timeline.body.end, { reason: 'assistant_ended', fault: null });
+    t.ok(
+      timeline.body.events.some(
+        (e: { type: string; detail?: { name?: string } }) => e.type === 'tool_called' && e.detail?.name === 'end_call',
+      ),
+    );
+  });
 });

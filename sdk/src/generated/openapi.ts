@@ -1046,6 +1046,8 @@ export interface components {
                 };
                 /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                 assistantRateLimitPerMinute: number | null;
+                /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                builtins: ("end_call" | "transfer_call" | "send_dtmf")[];
                 /**
                  * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                  * @enum {string}
@@ -1375,7 +1377,7 @@ export interface components {
             /** @description From the start to the end; null while the call runs. */
             durationSeconds: number | null;
             endedAt: string | null;
-            /** @description Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown); null when the caller hung up or it still runs. */
+            /** @description Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown, assistant_ended); null when the caller hung up or it still runs. */
             endReason: string | null;
             sessionId: string;
             /** @enum {string} */
@@ -1389,7 +1391,7 @@ export interface components {
             /** @description Its timeline (GET, conversations:read): events, turns with their latency split by owner, the end. */
             timelineUrl: string;
         };
-        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
+        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown" | "assistant_ended") | null;
         /** @description One line of the gate stream: a decision, a keepalive, or the end. */
         VoiceGateLine: {
             inputEndMs: number | null;
@@ -1968,6 +1970,8 @@ export interface operations {
                         };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
+                        /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                        builtins?: ("end_call" | "transfer_call" | "send_dtmf")[];
                         /**
                          * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                          * @enum {string}
@@ -2164,6 +2168,8 @@ export interface operations {
                         };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
+                        /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                        builtins?: ("end_call" | "transfer_call" | "send_dtmf")[];
                         /**
                          * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                          * @enum {string}

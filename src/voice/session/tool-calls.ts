@@ -33,6 +33,26 @@ const SEARCH_TOOL: VoiceFunctionTool = {
     required: ['query'],
   },
 };
+/** Built-in tools (assistant settings `builtins`); transfer_call and send_dtmf only on phone calls. */
+const BUILTIN_SPECS: Record<string, VoiceFunctionTool> = {
+  end_call: {
+    name: 'end_call',
+    description: 'Ends the call. Use it once the caller is done and you have said goodbye.',
+    parameters: { type: 'object', properties: {} },
+  },
+  transfer_call: {
+    name: 'transfer_call',
+    description: 'Transfers the phone call to a person.',
+    parameters: { type: 'object', properties: { reason: { type: 'string' } } },
+  },
+  send_dtmf: {
+    name: 'send_dtmf',
+    description: 'Presses keys on the phone keypad (digits, * and #).',
+    parameters: { type: 'object', properties: { digits: { type: 'string' } }, required: ['digits'] },
+  },
+};
+/** After end_call the goodbye being spoken is let finish before the call ends. */
+const END_CALL_GRACE_MS = 1500;
 const FILLER = 'One moment, let me check that.';
 const FAILED = 'Sorry, I could not get that done right now.';
 const BACKEND_INSTRUCTIONS =
@@ -54,10 +74,15 @@ export async function voiceToolsOf(
 ): Promise<VoiceTooling> {
   const runtime = ctx.tools;
   if (runtime === undefined || ctx.deps.voiceProvider?.kind === 'local') return { config: {}, handlers };
-  const owned = (await runtime.toolsOf(assistant.id)).filter((t) => t.name !== SEARCH_DOCUMENTS);
-  if (owned.length === 0) return { config: {}, handlers };
-  const calls = new VoiceToolCalls(ctx, session, runtime, owned);
-  const specs = owned.map(({ name, description, parameters }) => ({ name, description, parameters }));
+  const builtins = assistant.settings.builtins.filter((b) => b === 'end_call' || session.source === 'phone');
+  const reserved = new Set<string>([SEARCH_DOCUMENTS, ...builtins]);
+  const owned = (await runtime.toolsOf(assistant.id)).filter((t) => !reserved.has(t.name));
+  if (owned.length === 0 && builtins.length === 0) return { config: {}, handlers };
+  const calls = new VoiceToolCalls(ctx, session, runtime, owned, new Set(builtins));
+  const specs = [
+    ...builtins.map((b) => BUILTIN_SPECS[b]!),
+    ...owned.map(({ name, description, parameters }) => ({ name, description, parameters })),
+  ];
   return {
     config: {
       tools: [SEARCH_TOOL, ...specs],
@@ -95,6 +120,7 @@ export class VoiceToolCalls {
     private readonly session: LiveVoiceSession,
     private readonly runtime: ToolRuntime,
     tools: RuntimeTool[],
+    private readonly builtins: ReadonlySet<string>,
   ) {
     this.tools = new Map(tools.map((t) => [t.name, t]));
   }
@@ -103,6 +129,7 @@ export class VoiceToolCalls {
     // A call id seen before (a replay after a resume, a repeat) is never made again.
     if (this.seen.has(call.callId) || this.session.status !== 'active') return;
     this.seen.add(call.callId);
+    if (call.name === 'end_call' && this.builtins.has('end_call')) return this.endCall();
     const batch = this.batches.get(call.responseId) ?? { open: 0, done: false };
     this.batches.set(call.responseId, batch);
     batch.open++;
@@ -153,6 +180,8 @@ export class VoiceToolCalls {
       return { error: 'invalid arguments: not JSON' };
     }
     if (call.name === SEARCH_DOCUMENTS) return this.search(args);
+    // Carried out by the phone transport where the carrier allows it; not on this line yet.
+    if (this.builtins.has(call.name)) return { error: `${call.name} is not available on this call` };
     const tool = this.tools.get(call.name);
     if (tool === undefined) return { error: `there is no tool named ${call.name}` };
     const issues = argumentIssues(args, tool.parameters);
@@ -160,6 +189,12 @@ export class VoiceToolCalls {
     if (issues.length > 0)
       return { error: `invalid arguments: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}` };
     return tool.mode === 'async' ? this.startAsync(tool, args) : this.runSync(tool, args);
+  }
+
+  /** The assistant hangs up: the call ends `assistant_ended` (no fault) once its goodbye had time to be heard. */
+  private endCall(): void {
+    this.session.timeline.record('tool_called', { name: 'end_call' });
+    setTimeout(() => void this.session.end('assistant_ended'), END_CALL_GRACE_MS).unref();
   }
 
   private async search(args: unknown): Promise<Output> {
