@@ -38,7 +38,10 @@ export interface ToolsCapability {
 const anyAddress: AddressPolicy = Object.freeze({ isAllowed: () => true });
 
 /** Builds the routes and the runtime. Does no I/O. */
-export function toolsCapability(deps: Pick<Deps, 'sql' | 'config'>, options: ToolsOptions = {}): ToolsCapability {
+export function toolsCapability(
+  deps: Pick<Deps, 'sql' | 'config' | 'log'>,
+  options: ToolsOptions = {},
+): ToolsCapability {
   const secrets = createSecretBox(deps.config.secretKey, 'assistant tool secrets');
   const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS;
   const policy = options.addressPolicy ?? (allowPrivate ? anyAddress : publicAddressesOnly);
@@ -56,6 +59,7 @@ export function toolsCapability(deps: Pick<Deps, 'sql' | 'config'>, options: Too
       secrets,
       policy,
       lookup,
+      log: deps.log.child({ capability: 'tools' }),
       ...(options.asyncBackoffMs ? { backoffMs: options.asyncBackoffMs } : {}),
     }),
   };

@@ -116,3 +116,9 @@ export async function rotateSecret(
     where assistant_id = ${assistantId} returning assistant_id`;
   return rows.length > 0;
 }
+
+/** The account an assistant belongs to (a tool.failed event is queued for it). */
+export async function accountOfAssistant(sql: Db, assistantId: string): Promise<string | undefined> {
+  const [row] = await sql<Array<{ accountId: string }>>`select account_id from assistants where id = ${assistantId}`;
+  return row?.accountId;
+}

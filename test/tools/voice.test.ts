@@ -101,6 +101,11 @@ t.test('tools in a voice call', async (t) => {
     receiver.received.length = 0;
     const held: ServerResponse[] = [];
     receiver.respond = (_req, res) => void held.push(res); // never answered in time
+    const endpoint = await api(app.url, 'POST', '/api/v1/webhook-endpoints', owner.secret, {
+      url: 'https://hooks.example.com/parley',
+      events: ['tool.failed'],
+    });
+    t.equal(endpoint.status, 201, endpoint.text);
     t.teardown(() => held.forEach((res) => res.destroy()));
     const { assistant } = await assistantWithTool(ORDER_TAG, {
       timeoutMs: 1000,
@@ -115,6 +120,14 @@ t.test('tools in a voice call', async (t) => {
     await waitFor(() => captions(media).includes('reach'), 'the failed message', 15_000);
     t.match(captions(media), /Checking your order.*Still checking, thanks for waiting\..*I could not reach/);
     t.equal(receiver.received.length, 1, 'a sync tool is never retried');
+    const [message] = (await waitFor(async () => {
+      const rows = await app.database.sql`select body from webhook_messages where event_type = 'tool.failed'`;
+      return rows.length > 0 ? rows : undefined;
+    }, 'the tool.failed event');
+    t.match(JSON.parse(message!.body as string), {
+      type: 'tool.failed',
+      data: { tool: 'order_status', sessionId: minted.sessionId, source: 'api', error: /no answer within 1 s/ },
+    });
     const timeline = await api(app.url, 'GET', `/api/v1/voice/sessions/${minted.sessionId}/timeline`, owner.secret);
     t.match(
       timeline.body.events.find((e: { type: string }) => e.type === 'tool_result'),

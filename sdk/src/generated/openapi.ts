@@ -926,6 +926,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "tool.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call to one of the assistant's tools failed (timeout, error, HTTP status, unreadable answer)
+         * @description Sent as tool.failed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookToolFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "voice.session.ended": {
         parameters: {
             query?: never;
@@ -1556,7 +1576,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1572,7 +1592,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1583,7 +1603,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1714,6 +1734,29 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "document.processed";
+        };
+        WebhookEventToolFailed: {
+            data: {
+                /** @description The assistant's internal id. */
+                assistantId: string;
+                conversationId: string;
+                durationMs: number;
+                /** @description Why it failed (never the answer body beyond the tool's own error). */
+                error: string;
+                /** @description The voice call, for a call made in one. */
+                sessionId?: string;
+                /** @description Where the assistant was talking: api, widget, playground or phone. */
+                source: string;
+                /** @description The tool's name. */
+                tool: string;
+                /** @description The failed request's webhook-id. */
+                toolCallId: string;
+                toolId: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "tool.failed";
         };
         WebhookEventVoiceSessionEnded: {
             data: {
@@ -3991,7 +4034,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -4118,7 +4161,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -4550,6 +4593,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventDocumentProcessed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookToolFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventToolFailed"];
             };
         };
         responses: {
