@@ -123,7 +123,7 @@ t.test('tools in a voice call', async (t) => {
     const [message] = (await waitFor(async () => {
       const rows = await app.database.sql`select body from webhook_messages where event_type = 'tool.failed'`;
       return rows.length > 0 ? rows : undefined;
-    }, 'the tool.failed event');
+    }, 'the tool.failed event'))!;
     t.match(JSON.parse(message!.body as string), {
       type: 'tool.failed',
       data: { tool: 'order_status', sessionId: minted.sessionId, source: 'api', error: /no answer within 1 s/ },
