@@ -8,6 +8,7 @@ import { publicAddressesOnly, type AddressPolicy, type LookupAll } from '../docu
 import type { AnyRoute } from '../http/index.js';
 import { createSecretBox } from '../webhooks/index.js';
 import { toolRoutes } from './routes.js';
+import { toolAnalyticsRoutes } from './analytics.js';
 import { createToolRuntime, type ToolRuntime } from './runtime.js';
 
 export {
@@ -46,14 +47,9 @@ export function toolsCapability(
   const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS;
   const policy = options.addressPolicy ?? (allowPrivate ? anyAddress : publicAddressesOnly);
   const lookup = options.lookup;
+  const serviceDeps = { sql: deps.sql, secrets, allowPrivate: allowPrivate && !options.addressPolicy, policy, lookup };
   return {
-    routes: toolRoutes({
-      sql: deps.sql,
-      secrets,
-      allowPrivate: allowPrivate && !options.addressPolicy,
-      policy,
-      lookup,
-    }),
+    routes: [...toolRoutes(serviceDeps), ...toolAnalyticsRoutes(serviceDeps)],
     runtime: createToolRuntime({
       sql: deps.sql,
       secrets,

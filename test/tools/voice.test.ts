@@ -196,4 +196,30 @@ t.test('tools in a voice call', async (t) => {
       ),
     );
   });
+
+  t.test('tool analytics: calls, errors and p50/p95 per tool', async (t) => {
+    const { assistant } = await assistantWithTool(ORDER_TAG);
+    const { minted, media } = await call(assistant);
+    receiver.respond = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result: { status: 'shipped' } }));
+    };
+    sayTwoWords(media);
+    await waitFor(() => captions(media).includes('shipped'), 'the answer');
+    await endWithKey(app, owner, minted.sessionId);
+    const path = `/api/v1/assistants/${assistant.publicId}/tool-analytics?days=7`;
+    const stats = await waitFor(async () => {
+      const res = await api(app.url, 'GET', path, owner.secret);
+      return res.body?.tools?.length === 1 ? res : undefined;
+    }, 'the call counted');
+    t.equal(stats!.status, 200, stats!.text);
+    t.match(stats!.body.tools, [{ name: 'order_status', calls: 1, errors: 0, p50Ms: Number, p95Ms: Number }]);
+    const bad = await api(
+      app.url,
+      'GET',
+      `/api/v1/assistants/${assistant.publicId}/tool-analytics?days=0`,
+      owner.secret,
+    );
+    t.equal(bad.status, 400);
+  });
 });

@@ -76,6 +76,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/tool-analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls, errors and latency of an assistant's tools
+         * @description Per tool name over the last `days` days, in chat and in voice: how many calls, how many failed, and the owner's server's time at p50 and p95 (pending async calls are counted, not timed).
+         */
+        get: operations["getApiV1AssistantsAssistantIdToolAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/tools": {
         parameters: {
             query?: never;
@@ -1356,6 +1376,20 @@ export interface components {
             updatedAt: string;
             url: string;
         };
+        ToolAnalytics: {
+            assistantId: string;
+            days: number;
+            tools: {
+                calls: number;
+                /** @description Calls that failed (invalid arguments included). */
+                errors: number;
+                /** @description The tool's name (a deleted tool's past calls keep theirs). */
+                name: string;
+                /** @description The owner's server's time, median (null: no finished call). */
+                p50Ms: number | null;
+                p95Ms: number | null;
+            }[];
+        };
         ToolCallItem: {
             /** @description The arguments the assistant gave (JSON). */
             arguments: unknown;
@@ -2259,6 +2293,46 @@ export interface operations {
             /** @description The key lacks the scope */
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdToolAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The last this many days. */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolAnalytics"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
