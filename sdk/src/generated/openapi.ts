@@ -1588,7 +1588,7 @@ export interface components {
             type: string;
         };
         /** @enum {string} */
-        VoiceTimelineOwner: "caller" | "relay" | "provider" | "platform";
+        VoiceTimelineOwner: "caller" | "relay" | "provider" | "platform" | "owner";
         VoiceTimelineTurn: {
             /** @description When Parley wrote the answer’s first audio to the caller (ms since the mint). */
             firstAudioAtMs: number;

@@ -133,7 +133,9 @@ export class VoiceToolCalls {
     const batch = this.batches.get(call.responseId) ?? { open: 0, done: false };
     this.batches.set(call.responseId, batch);
     batch.open++;
-    this.session.gate.decide('pending_backend', this.session.gate.current.inputEndMs);
+    // Parley's own search is grounding (the gate waits for it); an owner tool's time is the owner's (its turn part).
+    if (call.name === SEARCH_DOCUMENTS)
+      this.session.gate.decide('pending_backend', this.session.gate.current.inputEndMs);
     void this.run(call)
       .catch((err: unknown): Output => {
         this.session.log.error({ err, tool: call.name }, 'voice tool call failed unexpectedly');
@@ -209,12 +211,15 @@ export class VoiceToolCalls {
     if (this.running++ === 0) this.say(tool.messages.start ?? FILLER);
     const timers = (tool.messages.delayed ?? []).map((m) => setTimeout(() => this.say(m.text), m.afterMs).unref());
     this.session.timeline.record('tool_called', { name: tool.name, toolCallId: id });
+    const clock = this.session.timeline.turnClock;
+    clock.toolStarted();
     let outcome: ToolOutcome;
     try {
       outcome = await this.runtime.call(tool, id, args, this.context());
     } finally {
       for (const timer of timers) clearTimeout(timer);
       this.running--;
+      clock.toolEnded();
     }
     this.finished(tool, id, outcome);
     void this.store({ ...this.itemOf(tool, id, args), ...outcomeFields(outcome) });
