@@ -222,4 +222,27 @@ t.test('tools in a voice call', async (t) => {
     );
     t.equal(bad.status, 400);
   });
+
+  t.test('an async tool: the model hears "started" at once; the result is given to it when it arrives', async (t) => {
+    receiver.received.length = 0;
+    const held: ServerResponse[] = [];
+    receiver.respond = (_req, res) => void held.push(res);
+    t.teardown(() => held.forEach((res) => res.destroy()));
+    const { assistant } = await assistantWithTool(ORDER_TAG, { mode: 'async', timeoutMs: 20_000 });
+    const { minted, media } = await call(assistant);
+    sayTwoWords(media);
+    // The backend is answered before the owner's server: it says the call started.
+    await waitFor(() => captions(media).includes('started'), 'the started answer', 15_000);
+    t.equal(held.length, 1, 'the request is on its way, unanswered');
+    held[0]!.writeHead(200, { 'content-type': 'application/json' });
+    held[0]!.end(JSON.stringify({ result: { status: 'packed' } }));
+    await waitFor(() => captions(media).includes('packed'), 'the late result, given to the model', 15_000);
+    t.equal(receiver.received.length, 1);
+    await endWithKey(app, owner, minted.sessionId);
+    const conversation = await waitFor(async () => {
+      const res = await api(app.url, 'GET', `/api/v1/conversations/${minted.conversationId}`, owner.secret);
+      return res.body.toolCalls?.[0]?.status === 'succeeded' ? res : undefined;
+    }, 'the pending item completed');
+    t.match(conversation!.body.toolCalls[0].result, { status: 'packed' });
+  });
 });
