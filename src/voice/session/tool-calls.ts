@@ -76,7 +76,12 @@ export async function voiceToolsOf(
   if (runtime === undefined || ctx.deps.voiceProvider?.kind === 'local') return { config: {}, handlers };
   const builtins = assistant.settings.builtins.filter((b) => b === 'end_call' || session.source === 'phone');
   const reserved = new Set<string>([SEARCH_DOCUMENTS, ...builtins]);
-  const owned = (await runtime.toolsOf(assistant.id)).filter((t) => !reserved.has(t.name));
+  // A database that cannot list the tools does not refuse the call: it goes on without them (and says so).
+  const listed = await runtime.toolsOf(assistant.id).catch((err: unknown) => {
+    session.log.warn({ err }, 'voice call starts without its tools: they could not be read');
+    return [];
+  });
+  const owned = listed.filter((t) => !reserved.has(t.name));
   if (owned.length === 0 && builtins.length === 0) return { config: {}, handlers };
   const calls = new VoiceToolCalls(ctx, session, runtime, owned, new Set(builtins));
   const specs = [
