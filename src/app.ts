@@ -116,6 +116,7 @@ export function collectCapabilities(
     ...(metrics ? { observer: metrics } : {}),
     onSessionStored: webhooks.voiceSessionStored,
     admission: admission.mints,
+    tools: tools.runtime,
     ...options.voice,
   });
   sockets.push(...voice.sockets);

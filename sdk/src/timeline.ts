@@ -34,7 +34,7 @@ export function getVoiceLatency(
 
 /** Where a turn's waiting time went, summed by owner (caller, relay, provider, platform), in ms. */
 export function latencyByOwner(turn: VoiceTimelineTurn): Record<VoiceTimelineTurn['parts'][number]['owner'], number> {
-  const byOwner = { caller: 0, relay: 0, provider: 0, platform: 0 };
+  const byOwner = { caller: 0, relay: 0, provider: 0, platform: 0, owner: 0 };
   for (const part of turn.parts) byOwner[part.owner] += part.ms;
   return byOwner;
 }

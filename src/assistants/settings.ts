@@ -185,6 +185,9 @@ export const DEFAULT_ANALYSIS: AnalysisSettings = Object.freeze({
   chatIdleMinutes: 30,
 }) as AnalysisSettings;
 
+/** Built-in tools an owner can switch on (docs/tools.md, built-in tools). */
+export const BUILTIN_TOOLS = ['end_call', 'transfer_call', 'send_dtmf'] as const;
+
 /** The stored, complete settings (defaults filled in). */
 export const assistantSettingsSchema = z.object({
   allowedDomains: z
@@ -208,6 +211,13 @@ export const assistantSettingsSchema = z.object({
     .describe("Chat provider; default uses the deployment's CHAT_PROVIDER."),
   voice: voiceSettingsSchema,
   analysis: analysisSettingsSchema,
+  builtins: z
+    .array(z.enum(BUILTIN_TOOLS))
+    .max(BUILTIN_TOOLS.length)
+    .describe(
+      'Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf ' +
+        'are offered on phone calls only.',
+    ),
 });
 export type AssistantSettings = z.output<typeof assistantSettingsSchema>;
 
@@ -239,6 +249,7 @@ export const DEFAULT_SETTINGS: AssistantSettings = Object.freeze({
     endOfSpeechSilenceMs: null,
   }),
   analysis: DEFAULT_ANALYSIS,
+  builtins: [],
 }) as AssistantSettings;
 
 /** Deep merge of a patch onto settings (PATCH semantics: docs/design-decisions.md, Owner REST). */

@@ -97,7 +97,7 @@ export const voiceCallSchema = z
       .string()
       .nullable()
       .describe(
-        'Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown); null when the caller hung up or it still runs.',
+        'Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown, assistant_ended); null when the caller hung up or it still runs.',
       ),
     startedAt: z.string(),
     endedAt: z.string().nullable(),

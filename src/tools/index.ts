@@ -8,6 +8,7 @@ import { publicAddressesOnly, type AddressPolicy, type LookupAll } from '../docu
 import type { AnyRoute } from '../http/index.js';
 import { createSecretBox } from '../webhooks/index.js';
 import { toolRoutes } from './routes.js';
+import { toolAnalyticsRoutes } from './analytics.js';
 import { createToolRuntime, type ToolRuntime } from './runtime.js';
 
 export {
@@ -19,6 +20,7 @@ export {
 } from './runtime.js';
 export { ToolErrorCodes } from './errors.js';
 export { MAX_RESPONSE_BYTES } from './caller.js';
+export { argumentIssues } from './json-schema.js';
 
 export interface ToolsOptions {
   /** Overrides the address policy (and WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
@@ -37,24 +39,23 @@ export interface ToolsCapability {
 const anyAddress: AddressPolicy = Object.freeze({ isAllowed: () => true });
 
 /** Builds the routes and the runtime. Does no I/O. */
-export function toolsCapability(deps: Pick<Deps, 'sql' | 'config'>, options: ToolsOptions = {}): ToolsCapability {
+export function toolsCapability(
+  deps: Pick<Deps, 'sql' | 'config' | 'log'>,
+  options: ToolsOptions = {},
+): ToolsCapability {
   const secrets = createSecretBox(deps.config.secretKey, 'assistant tool secrets');
   const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS;
   const policy = options.addressPolicy ?? (allowPrivate ? anyAddress : publicAddressesOnly);
   const lookup = options.lookup;
+  const serviceDeps = { sql: deps.sql, secrets, allowPrivate: allowPrivate && !options.addressPolicy, policy, lookup };
   return {
-    routes: toolRoutes({
-      sql: deps.sql,
-      secrets,
-      allowPrivate: allowPrivate && !options.addressPolicy,
-      policy,
-      lookup,
-    }),
+    routes: [...toolRoutes(serviceDeps), ...toolAnalyticsRoutes(serviceDeps)],
     runtime: createToolRuntime({
       sql: deps.sql,
       secrets,
       policy,
       lookup,
+      log: deps.log.child({ capability: 'tools' }),
       ...(options.asyncBackoffMs ? { backoffMs: options.asyncBackoffMs } : {}),
     }),
   };

@@ -116,3 +116,26 @@ export async function rotateSecret(
     where assistant_id = ${assistantId} returning assistant_id`;
   return rows.length > 0;
 }
+
+/** The account an assistant belongs to (a tool.failed event is queued for it). */
+export async function accountOfAssistant(sql: Db, assistantId: string): Promise<string | undefined> {
+  const [row] = await sql<Array<{ accountId: string }>>`select account_id from assistants where id = ${assistantId}`;
+  return row?.accountId;
+}
+
+/** Calls, failures and the owner's time (p50/p95 of finished calls) per tool name since `since`. */
+export async function toolAnalytics(sql: Db, assistantId: string, since: Date) {
+  const rows = await sql<
+    Array<{ name: string; calls: number; errors: number; p50Ms: number | null; p95Ms: number | null }>
+  >`
+    select name, count(*)::int as calls, (count(*) filter (where status = 'failed'))::int as errors,
+      percentile_cont(0.5) within group (order by duration_ms) filter (where status <> 'pending') as p50_ms,
+      percentile_cont(0.95) within group (order by duration_ms) filter (where status <> 'pending') as p95_ms
+    from tool_calls where assistant_id = ${assistantId} and created_at >= ${since}
+    group by name order by name`;
+  return rows.map((r) => ({
+    ...r,
+    p50Ms: r.p50Ms === null ? null : Math.round(Number(r.p50Ms)),
+    p95Ms: r.p95Ms === null ? null : Math.round(Number(r.p95Ms)),
+  }));
+}

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '../db/index.js';
 import type { AddressPolicy, LookupAll } from '../documents/index.js';
-import type { SecretBox } from '../webhooks/index.js';
+import { enqueueEvent, type SecretBox } from '../webhooks/index.js';
+import type { Logger } from '../log/index.js';
 import { callTool, type ToolCallContext, type ToolOutcome } from './caller.js';
 import * as q from './queries.js';
 import { newToolCallId, signingSecrets } from './service.js';
@@ -40,26 +41,52 @@ export function createToolRuntime(deps: {
   lookup?: LookupAll | undefined;
   /** Waits between async attempts (tests shorten them). */
   backoffMs?: readonly number[];
+  log?: Logger | undefined;
 }): ToolRuntime {
   const envOf = (assistantId: string) => ({
     secrets: () => signingSecrets(deps, assistantId),
     policy: deps.policy,
     lookup: deps.lookup,
   });
-  const call: ToolRuntime['call'] = (tool, id, args, context) =>
+  const attempt = (tool: RuntimeTool, id: string, args: unknown, context: ToolCallContext) =>
     callTool(envOf(tool.assistantId), tool, id, args, context);
+  const call: ToolRuntime['call'] = async (tool, id, args, context) =>
+    reported(tool, id, context, await attempt(tool, id, args, context));
+  /** A failed call is a `tool.failed` event for the owner (not invalid arguments: the model's mistake, never sent). */
+  const reported = (tool: RuntimeTool, id: string, context: ToolCallContext, outcome: ToolOutcome): ToolOutcome => {
+    if (outcome.status === 'failed' && !(outcome.error ?? '').startsWith('invalid arguments'))
+      void queueFailure(tool, id, context, outcome).catch((err: unknown) =>
+        deps.log?.error({ err, tool: tool.name }, 'tool.failed not queued'),
+      );
+    return outcome;
+  };
+  const queueFailure = async (tool: RuntimeTool, id: string, context: ToolCallContext, outcome: ToolOutcome) => {
+    const accountId = await q.accountOfAssistant(deps.sql, tool.assistantId);
+    if (accountId === undefined) return;
+    await enqueueEvent(deps.sql, accountId, 'tool.failed', {
+      toolCallId: id,
+      toolId: tool.id,
+      tool: tool.name,
+      assistantId: tool.assistantId,
+      conversationId: context.conversationId,
+      ...(context.sessionId !== undefined ? { sessionId: context.sessionId } : {}),
+      source: context.source,
+      error: outcome.error ?? 'failed',
+      durationMs: outcome.durationMs,
+    });
+  };
   return {
     toolsOf: (assistantId) => q.listTools(deps.sql, assistantId),
     newCallId: newToolCallId,
     call,
     async callWithRetries(tool, id, args, context) {
       const backoff = deps.backoffMs ?? ASYNC_BACKOFF_MS;
-      let outcome = await call(tool, id, args, context);
-      for (let attempt = 1; attempt < ASYNC_ATTEMPTS && isRetryable(outcome); attempt++) {
-        await sleep(backoff[attempt - 1] ?? backoff.at(-1) ?? 1_000);
-        outcome = await call(tool, id, args, context);
+      let outcome = await attempt(tool, id, args, context);
+      for (let n = 1; n < ASYNC_ATTEMPTS && isRetryable(outcome); n++) {
+        await sleep(backoff[n - 1] ?? backoff.at(-1) ?? 1_000);
+        outcome = await attempt(tool, id, args, context);
       }
-      return outcome;
+      return reported(tool, id, context, outcome);
     },
   };
 }

@@ -12,6 +12,7 @@ export const END_REASONS = [
   'disconnected',
   'voice_unavailable',
   'shutdown',
+  'assistant_ended',
 ] as const;
 export type ServiceEndReason = (typeof END_REASONS)[number];
 export type EndReason = ServiceEndReason | null;

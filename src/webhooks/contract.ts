@@ -56,6 +56,20 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       projectedMicros: z.number(),
     }),
   },
+  'tool.failed': {
+    summary: "A call to one of the assistant's tools failed (timeout, error, HTTP status, unreadable answer)",
+    data: z.object({
+      toolCallId: z.string().describe("The failed request's webhook-id."),
+      toolId: z.string(),
+      tool: z.string().describe("The tool's name."),
+      assistantId: z.string().describe("The assistant's internal id."),
+      conversationId: z.string(),
+      sessionId: z.string().optional().describe('The voice call, for a call made in one.'),
+      source: z.string().describe('Where the assistant was talking: api, widget, playground or phone.'),
+      error: z.string().describe("Why it failed (never the answer body beyond the tool's own error)."),
+      durationMs: z.number().int(),
+    }),
+  },
   'conversation.analyzed': {
     summary: 'A conversation ended and was analysed: the end-of-call report',
     data: z.object({

@@ -44,6 +44,7 @@ t.test('a plain turn: held audio, the provider, the gate, the write', async (t) 
       ['caller_audio_held', 60, 'relay'],
       ['provider_first_audio', 440, 'provider'],
       ['grounding', 0, 'platform'],
+      ['tool', 0, 'owner'],
       ['gate', 50, 'relay'],
       ['answer_audio_held', 2, 'relay'],
     ],
@@ -75,6 +76,7 @@ t.test('grounding is cut out of the provider wait and the gate hold it overlappe
     caller_audio_held: 0,
     provider_first_audio: 300, // 1200 -> 1600, less the 100 ms of grounding inside it
     grounding: 400, // 1500 -> 1900
+    tool: 0,
     gate: 50, // 1600 -> 1950, less the 300 ms of grounding inside it
     answer_audio_held: 0,
   });
@@ -83,6 +85,36 @@ t.test('grounding is cut out of the provider wait and the gate hold it overlappe
     turn!.latencyMs,
   );
 });
+
+t.test(
+  "an owner tool the first audio waited for is the owner's part; one its start message spoke over is not",
+  async (t) => {
+    const c = timelineAt();
+    frames(c, 10, 0);
+    const clock = c.timeline.turnClock;
+    clock.callerSpeech(200); // speech ended at 1200
+    c.clock.now = 1300;
+    clock.toolStarted(); // the backend called a tool
+    c.clock.now = 1800;
+    clock.toolEnded(); // its server answered after 500 ms
+    c.clock.now = 1900;
+    clock.providerAudio(true); // the answer's first audio came after it
+    clock.assistantAudioWritten();
+    let parts = Object.fromEntries(c.timeline.snapshot().turns[0]!.parts.map((p) => [p.name, [p.ms, p.owner]]));
+    t.same(parts.tool, [500, 'owner'], "the caller waited on the owner's server");
+    t.same(parts.provider_first_audio, [200, 'provider'], 'the rest of the wait is the provider');
+
+    frames(c, 10, 0);
+    clock.callerSpeech(400);
+    clock.toolStarted();
+    c.clock.now += 100;
+    clock.providerAudio(true); // the start message, spoken while the tool runs
+    clock.assistantAudioWritten();
+    clock.toolEnded();
+    parts = Object.fromEntries(c.timeline.snapshot().turns[1]!.parts.map((p) => [p.name, [p.ms, p.owner]]));
+    t.same(parts.tool, [0, 'owner'], 'the start message ended the silence');
+  },
+);
 
 t.test('a long call keeps its first and last turns and counts the middle', async (t) => {
   const c = timelineAt();

@@ -12,7 +12,7 @@ import { mediaUrl, openMedia, speechFrames } from './media-client.js';
  */
 
 const TOKEN = 'metrics-token-for-timeline-tests';
-const OWNERS = ['caller', 'relay', 'provider', 'platform'];
+const OWNERS = ['caller', 'relay', 'provider', 'platform', 'owner'];
 
 async function getJson(url: string, headers: Record<string, string>) {
   const res = await fetch(url, { headers });
@@ -52,8 +52,8 @@ t.test('a call explains itself: events, a turn whose parts add up, the end and i
   t.equal(turn.index, 1);
   t.same(
     turn.parts.map((p: any) => p.name),
-    ['caller_audio_held', 'provider_first_audio', 'grounding', 'gate', 'answer_audio_held'],
-    'the five parts, in order',
+    ['caller_audio_held', 'provider_first_audio', 'grounding', 'tool', 'gate', 'answer_audio_held'],
+    'the six parts, in order',
   );
   const sum = turn.parts.reduce((n: number, p: any) => n + p.ms, 0);
   t.ok(Math.abs(sum - turn.latencyMs) <= 5, `parts (${sum} ms) add up to the latency (${turn.latencyMs} ms)`);

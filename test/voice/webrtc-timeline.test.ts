@@ -4,7 +4,7 @@ import { WebRtcCaller } from '../providers/voice/webrtc-caller.js';
 import { endWithKey, live, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from './helpers.js';
 import { bearer } from '../helpers/identity.js';
 
-const OWNERS = ['caller', 'relay', 'provider', 'platform'];
+const OWNERS = ['caller', 'relay', 'provider', 'platform', 'owner'];
 
 /**
  * A WebRTC call's timeline: its audio never passes through Parley, so its turns are timed from the provider's
@@ -39,8 +39,8 @@ t.test('a WebRTC call explains its turns from the sideband: parts that add up, o
   const turn = timeline.turns[0];
   t.same(
     turn.parts.map((p: any) => p.name),
-    ['caller_audio_held', 'provider_first_audio', 'grounding', 'gate', 'answer_audio_held'],
-    'the five parts, in order',
+    ['caller_audio_held', 'provider_first_audio', 'grounding', 'tool', 'gate', 'answer_audio_held'],
+    'the six parts, in order',
   );
   const sum = turn.parts.reduce((n: number, p: any) => n + p.ms, 0);
   t.ok(Math.abs(sum - turn.latencyMs) <= 5, `parts (${sum} ms) add up to the latency (${turn.latencyMs} ms)`);

@@ -76,6 +76,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/tool-analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls, errors and latency of an assistant's tools
+         * @description Per tool name over the last `days` days, in chat and in voice: how many calls, how many failed, and the owner's server's time at p50 and p95 (pending async calls are counted, not timed).
+         */
+        get: operations["getApiV1AssistantsAssistantIdToolAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/tools": {
         parameters: {
             query?: never;
@@ -966,6 +986,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "tool.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call to one of the assistant's tools failed (timeout, error, HTTP status, unreadable answer)
+         * @description Sent as tool.failed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookToolFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "voice.session.ended": {
         parameters: {
             query?: never;
@@ -1086,6 +1126,8 @@ export interface components {
                 };
                 /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                 assistantRateLimitPerMinute: number | null;
+                /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                builtins: ("end_call" | "transfer_call" | "send_dtmf")[];
                 /**
                  * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                  * @enum {string}
@@ -1487,6 +1529,20 @@ export interface components {
             updatedAt: string;
             url: string;
         };
+        ToolAnalytics: {
+            assistantId: string;
+            days: number;
+            tools: {
+                calls: number;
+                /** @description Calls that failed (invalid arguments included). */
+                errors: number;
+                /** @description The tool's name (a deleted tool's past calls keep theirs). */
+                name: string;
+                /** @description The owner's server's time, median (null: no finished call). */
+                p50Ms: number | null;
+                p95Ms: number | null;
+            }[];
+        };
         ToolCallItem: {
             /** @description The arguments the assistant gave (JSON). */
             arguments: unknown;
@@ -1528,7 +1584,7 @@ export interface components {
             /** @description From the start to the end; null while the call runs. */
             durationSeconds: number | null;
             endedAt: string | null;
-            /** @description Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown); null when the caller hung up or it still runs. */
+            /** @description Why the service ended it (usage_limit, superseded, idle, max_duration, heartbeat_lost, control_lost, disconnected, voice_unavailable, shutdown, assistant_ended); null when the caller hung up or it still runs. */
             endReason: string | null;
             sessionId: string;
             /** @enum {string} */
@@ -1542,7 +1598,7 @@ export interface components {
             /** @description Its timeline (GET, conversations:read): events, turns with their latency split by owner, the end. */
             timelineUrl: string;
         };
-        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown") | null;
+        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown" | "assistant_ended") | null;
         /** @description One line of the gate stream: a decision, a keepalive, or the end. */
         VoiceGateLine: {
             inputEndMs: number | null;
@@ -1685,7 +1741,7 @@ export interface components {
             type: string;
         };
         /** @enum {string} */
-        VoiceTimelineOwner: "caller" | "relay" | "provider" | "platform";
+        VoiceTimelineOwner: "caller" | "relay" | "provider" | "platform" | "owner";
         VoiceTimelineTurn: {
             /** @description When Parley wrote the answer’s first audio to the caller (ms since the mint). */
             firstAudioAtMs: number;
@@ -1707,7 +1763,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1723,7 +1779,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1734,7 +1790,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1866,6 +1922,29 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "document.processed";
+        };
+        WebhookEventToolFailed: {
+            data: {
+                /** @description The assistant's internal id. */
+                assistantId: string;
+                conversationId: string;
+                durationMs: number;
+                /** @description Why it failed (never the answer body beyond the tool's own error). */
+                error: string;
+                /** @description The voice call, for a call made in one. */
+                sessionId?: string;
+                /** @description Where the assistant was talking: api, widget, playground or phone. */
+                source: string;
+                /** @description The tool's name. */
+                tool: string;
+                /** @description The failed request's webhook-id. */
+                toolCallId: string;
+                toolId: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "tool.failed";
         };
         WebhookEventVoiceSessionEnded: {
             data: {
@@ -2154,6 +2233,8 @@ export interface operations {
                         };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
+                        /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                        builtins?: ("end_call" | "transfer_call" | "send_dtmf")[];
                         /**
                          * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                          * @enum {string}
@@ -2362,6 +2443,8 @@ export interface operations {
                         };
                         /** @description Widget requests per minute for the whole assistant; null uses the deployment default. */
                         assistantRateLimitPerMinute?: number | null;
+                        /** @description Built-in tools the assistant may use in voice calls: end_call (it ends the call); transfer_call and send_dtmf are offered on phone calls only. */
+                        builtins?: ("end_call" | "transfer_call" | "send_dtmf")[];
                         /**
                          * @description Chat provider; default uses the deployment's CHAT_PROVIDER.
                          * @enum {string}
@@ -2420,6 +2503,46 @@ export interface operations {
             /** @description The key lacks the scope */
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdToolAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The last this many days. */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolAnalytics"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -4310,7 +4433,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -4437,7 +4560,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -4869,6 +4992,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventDocumentProcessed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookToolFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventToolFailed"];
             };
         };
         responses: {

@@ -4,6 +4,7 @@ import type { GptLiveSessionDeps } from './gpt-live-deps.js';
 import { GptLiveWire } from './gpt-live-wire.js';
 import { emptySessionStats } from './types.js';
 import type {
+  VoiceBackendCommand,
   VoiceCloseReason,
   VoiceLinkState,
   VoiceSession,
@@ -20,6 +21,7 @@ import {
   appendFrameAudioBytes,
   MUTE_FRAME,
   UNMUTE_FRAME,
+  buildBackendCommand,
   buildContentAppend,
   buildSessionStart,
   encodeAudioAppendFrame,
@@ -35,11 +37,10 @@ import { isRecoverableCloseCode, nextReconnectDelay } from './reconnect-policy.j
 type Phase = 'starting' | 'open' | 'resuming' | 'closing' | 'done';
 
 /**
- * One GPT-Live session over one primary WebSocket at a time. A dropped link is resumed by reconnecting to the same
- * URL with `?session_id=<id>`; the provider answers with `session.started` for that id and may replay recent events,
- * which are delivered once thanks to event_id dedupe. Output audio carries no event_id and is not replayed: audio
- * missed during a drop is a gap, never a repeat. This file is the session's state (phases, lock, resume, close);
- * `gpt-live-wire.ts` is the wire (the current socket, keepalive probe, inbound framing and dedupe).
+ * One GPT-Live session over one primary WebSocket at a time. A dropped link is resumed by reconnecting with
+ * `?session_id=<id>`; the provider answers `session.started` for that id and may replay recent events (delivered once:
+ * event_id dedupe). Output audio has no event_id and is never replayed: a drop is a gap, never a repeat. This file is
+ * the session's state (phases, lock, resume, close); `gpt-live-wire.ts` is the wire (socket, keepalive, dedupe).
  */
 export class GptLiveSession implements VoiceSession {
   id = '';
@@ -180,6 +181,8 @@ export class GptLiveSession implements VoiceSession {
   appendThinking(text: string, delegationId: string | null = null): void {
     this.sendControl(buildContentAppend('session.thinking.append', text, delegationId));
   }
+
+  sendToBackend = (command: VoiceBackendCommand): void => this.sendControl(buildBackendCommand(command));
 
   close(): Promise<VoiceSessionClosed> {
     if (this.closed !== undefined) return Promise.resolve(this.closed);

@@ -2,7 +2,7 @@ import { WebSocket } from 'ws';
 import type { Logger } from '../../log/index.js';
 import type { VoiceProviderError } from './errors.js';
 import { EventDedupe } from './event-dedupe.js';
-import { errorFromEvent, readCloseReason, readDelegation, readTranscript } from './inbound.js';
+import { errorFromEvent, readBackendEvent, readCloseReason, readDelegation, readTranscript } from './inbound.js';
 import { decodeInputAudioFast, decodeOutputAudioFast, parseServerFrame, type WireEvent } from './protocol.js';
 import { residenceNow, type RelayResidence } from './residence.js';
 import { openProviderSocket, type ProviderSocketEvents } from './provider-socket.js';
@@ -37,6 +37,8 @@ export class GptLiveWire {
   /** Something arrived since the last keepalive tick: the link is proven alive without a ping. */
   private heard = false;
   private readonly dedupe = new EventDedupe();
+  /** The backend response being streamed: its function calls are grouped under it. */
+  private responseId = '';
 
   constructor(
     private readonly headers: Record<string, string>,
@@ -192,6 +194,8 @@ export class GptLiveWire {
         // Only a sideband receives this: the caller's audio as the provider got it over WebRTC.
         if (typeof event.audio === 'string') this.h.onInputAudio?.(Buffer.from(event.audio, 'base64'));
         return;
+      case 'response.event':
+        return this.onBackendEvent(event);
       case 'session.usage.updated':
         return this.sink.usage(event.usage);
       case 'session.closed':
@@ -201,6 +205,18 @@ export class GptLiveWire {
       default:
         // Acknowledgements and info notices carry nothing the relay needs.
         return;
+    }
+  }
+
+  private onBackendEvent(event: WireEvent): void {
+    const backend = readBackendEvent(event);
+    if (backend === undefined) return;
+    if (backend.kind === 'created') this.responseId = backend.responseId;
+    else if (backend.kind === 'done') this.h.onBackendResponseDone?.(backend.responseId);
+    else {
+      const delegationId = typeof event.delegation_id === 'string' ? event.delegation_id : undefined;
+      const { callId, name, arguments: args } = backend;
+      this.h.onFunctionCall?.({ callId, name, arguments: args, responseId: this.responseId, delegationId });
     }
   }
 }

@@ -74,3 +74,42 @@ export function errorFromEvent(event: WireEvent, starting: boolean): VoiceProvid
   }
   return new VoiceProviderError(Codes.REFUSED, 'The voice provider refused the session.', withCode);
 }
+
+/** What a `response.event` (the Responses backend's nested stream) means to Parley; undefined: nothing. */
+export type BackendEvent =
+  | { kind: 'created'; responseId: string }
+  | { kind: 'call'; callId: string; name: string; arguments: string }
+  | { kind: 'done'; responseId: string };
+
+/**
+ * Reads the nested Responses event: a response began (`response.created` / `response.in_progress`), a function call
+ * is complete (`response.output_item.done` with a `function_call` item; its streamed pieces are not needed), or a
+ * response ended (`response.completed` / `failed` / `incomplete`). Anything else (text deltas, reasoning) is ignored.
+ */
+export function readBackendEvent(event: WireEvent): BackendEvent | undefined {
+  const inner = event.event as { type?: unknown; response?: { id?: unknown }; item?: unknown } | undefined;
+  if (inner === null || typeof inner !== 'object' || typeof inner.type !== 'string') return undefined;
+  const responseId = typeof inner.response?.id === 'string' ? inner.response.id : undefined;
+  switch (inner.type) {
+    case 'response.created':
+    case 'response.in_progress':
+      return responseId === undefined ? undefined : { kind: 'created', responseId };
+    case 'response.completed':
+    case 'response.failed':
+    case 'response.incomplete':
+      return responseId === undefined ? undefined : { kind: 'done', responseId };
+    case 'response.output_item.done': {
+      const item = inner.item as { type?: unknown; call_id?: unknown; name?: unknown; arguments?: unknown } | undefined;
+      if (item?.type !== 'function_call' || typeof item.call_id !== 'string' || typeof item.name !== 'string')
+        return undefined;
+      return {
+        kind: 'call',
+        callId: item.call_id,
+        name: item.name,
+        arguments: typeof item.arguments === 'string' ? item.arguments : '',
+      };
+    }
+    default:
+      return undefined;
+  }
+}

@@ -16,6 +16,9 @@ export type {
   VoiceUsage,
   VoiceWebRtcStart,
   VoiceTransportKind,
+  VoiceFunctionTool,
+  VoiceFunctionCall,
+  VoiceBackendCommand,
 } from './types.js';
 export { transportsOf } from './types.js';
 export { VoiceProviderError, VoiceProviderErrorCodes, type VoiceProviderErrorCode } from './errors.js';

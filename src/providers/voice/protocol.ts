@@ -1,12 +1,15 @@
 import type {
   ClientEvent,
+  FunctionTool,
+  ResponseItemCreateEvent,
+  ResponsesDelegationConfig,
   InputAudioAppendEvent,
   OutputAudioDeltaEvent,
   SessionStartEvent,
   SessionResource,
 } from 'openai/resources/live/live';
 import { DEFAULT_AUDIO_FORMAT, providerAudioFormat } from './audio-format.js';
-import type { VoiceSessionConfig } from './types.js';
+import type { VoiceBackendCommand, VoiceSessionConfig } from './types.js';
 
 /**
  * GPT-Live primary-WebSocket wire format: everything the adapter writes or reads byte-wise lives here, typed
@@ -100,7 +103,16 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
   };
   if (config.instructions !== undefined) session.instructions = config.instructions;
   if (config.voice !== undefined) session.audio = { ...session.audio, output: { voice: config.voice } };
-  if (config.delegation != null) {
+  if (config.tools !== undefined && config.tools.length > 0) {
+    // Tools live with the Responses backend: the Live model delegates, the backend calls them (docs/tools.md).
+    const responses: ResponsesDelegationConfig = {
+      model: config.backend?.model ?? defaultModel,
+      tools: config.tools.map((t): FunctionTool => ({ type: 'function', ...t })),
+      parallel_tool_calls: true,
+    };
+    if (config.backend?.instructions !== undefined) responses.instructions = config.backend.instructions;
+    session.delegation = { type: 'responses', responses };
+  } else if (config.delegation != null) {
     session.delegation =
       config.delegation.acknowledgementDelayMs === undefined
         ? { type: 'client' }
@@ -108,6 +120,18 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
   }
   return { type: 'session.start', session };
 }
+
+/** A command to the session's Responses backend: a function's result or a message (`response.item.create`), or go on. */
+export function buildBackendCommand(command: VoiceBackendCommand): string {
+  if (command.type === 'respond') return RESPOND_FRAME;
+  const item: ResponseItemCreateEvent['item'] =
+    command.type === 'function_output'
+      ? { type: 'function_call_output', call_id: command.callId, output: command.output }
+      : { type: 'message', role: 'developer', content: command.text };
+  return JSON.stringify({ type: 'response.item.create', item } satisfies ResponseItemCreateEvent);
+}
+
+const RESPOND_FRAME = JSON.stringify({ type: 'response.create' } satisfies ClientEvent);
 
 type ContentCommand = Extract<
   ClientEvent,

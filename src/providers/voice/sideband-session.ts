@@ -4,10 +4,18 @@ import type { VoiceClock } from './clock.js';
 import { VoiceProviderError, VoiceProviderErrorCodes as Codes } from './errors.js';
 import { GptLiveWire } from './gpt-live-wire.js';
 import { readUsageSeconds } from './inbound.js';
-import { MUTE_FRAME, UNMUTE_FRAME, buildContentAppend, isLockConfirmed, type WireEvent } from './protocol.js';
+import {
+  MUTE_FRAME,
+  UNMUTE_FRAME,
+  buildBackendCommand,
+  buildContentAppend,
+  isLockConfirmed,
+  type WireEvent,
+} from './protocol.js';
 import type { KeepaliveProbe, SharedTicker } from './shared-ticker.js';
 import { emptySessionStats } from './types.js';
 import type {
+  VoiceBackendCommand,
   VoiceCloseReason,
   VoiceLinkState,
   VoiceSession,
@@ -146,6 +154,10 @@ export class SidebandSession implements VoiceSession {
 
   appendThinking(text: string, delegationId: string | null = null): void {
     this.send(buildContentAppend('session.thinking.append', text, delegationId));
+  }
+
+  sendToBackend(command: VoiceBackendCommand): void {
+    this.send(buildBackendCommand(command));
   }
 
   /** Hang up at the provider and wait for `session.closed` (final usage) on the sideband, bounded. Idempotent. */

@@ -40,7 +40,39 @@ export interface VoiceSessionConfig {
     /** Silence that ends the caller's turn. */
     endOfSpeechSilenceMs?: number;
   };
+  /**
+   * Function tools the session's backend model may call. With any, the session delegates to the provider's Responses
+   * backend (`delegation: {type: 'responses'}`) with these tools; calls arrive as `onFunctionCall` and their results
+   * go back with `sendToBackend`. Without, delegation is as `delegation` says.
+   */
+  tools?: VoiceFunctionTool[];
+  /** The Responses backend's model and prompt (used only with `tools`). */
+  backend?: { model: string; instructions?: string };
 }
+
+/** A function tool as the session's backend model sees it. */
+export interface VoiceFunctionTool {
+  name: string;
+  description: string;
+  /** A JSON Schema object of its arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** The backend model asked for a function call (a `function_call` output item of one of its responses). */
+export interface VoiceFunctionCall {
+  /** The model's call id: what its output answers. Unique per call; a replayed event repeats it. */
+  callId: string;
+  name: string;
+  /** The arguments as the model wrote them (a JSON text, not yet checked). */
+  arguments: string;
+  /** The backend response the call belongs to: its calls are answered before the backend is asked to go on. */
+  responseId: string;
+  delegationId?: string | undefined;
+}
+
+/** What Parley tells the session's backend model (Live protocol: `response.item.create`, `response.create`). */
+export type VoiceBackendCommand =
+  { type: 'function_output'; callId: string; output: string } | { type: 'message'; text: string } | { type: 'respond' };
 
 /**
  * Link state for supervision. `reconnecting` maps to the heartbeat's `degraded`; `lost` means the provider link is
@@ -99,6 +131,10 @@ export interface VoiceSessionHandlers {
   onInputTranscript?(delta: VoiceTranscriptDelta): void;
   onOutputTranscript?(delta: VoiceTranscriptDelta): void;
   onDelegation?(request: VoiceDelegationRequest): void;
+  /** The backend model calls a function tool (sessions started with `tools`). */
+  onFunctionCall?(call: VoiceFunctionCall): void;
+  /** A backend response finished: its function calls (if any) all arrived. */
+  onBackendResponseDone?(responseId: string): void;
   onUsage?(usage: VoiceUsage): void;
   onStateChange?(state: VoiceLinkState): void;
   onError?(error: VoiceProviderError): void;
@@ -156,6 +192,8 @@ export interface VoiceSession {
   appendCommentary(text: string, delegationId?: string | null): void;
   /** Silent context; does not request speech. */
   appendThinking(text: string, delegationId?: string | null): void;
+  /** Commands to the session's Responses backend (function results, messages, go on); absent: no backend. */
+  sendToBackend?(command: VoiceBackendCommand): void;
   /** Ask the provider to close and wait for its final usage (bounded by closeTimeoutMs). Idempotent. */
   close(): Promise<VoiceSessionClosed>;
 }

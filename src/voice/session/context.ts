@@ -3,6 +3,7 @@ import type { Sql, TransactionSql } from '../../db/index.js';
 import type { Logger } from '../../log/index.js';
 import type { VoiceClock, VoiceProvider } from '../../providers/voice/index.js';
 import type { SharedStore } from '../../store/types.js';
+import type { ToolRuntime } from '../../tools/index.js';
 import type { WidgetPolicy } from '../../widget/index.js';
 import type { VoiceAudience } from '../end-reasons.js';
 import type { LiveSessionEnvironment, LiveVoiceSession, SessionLimits } from './live-session.js';
@@ -39,6 +40,8 @@ export interface VoiceOptions {
   observer?: VoiceObserver;
   /** Runs inside the transaction that stores a new call (webhooks queue voice.session.started with it). */
   onSessionStored?: (tx: TransactionSql, sessionId: string, transport: string) => Promise<void>;
+  /** The owner's tools (calls of an assistant with tools offer them to the provider's backend model). */
+  tools?: ToolRuntime;
 }
 
 export { HEARTBEAT_LOSS_MS } from './limits.js';
@@ -75,6 +78,7 @@ export interface VoiceContext {
   /** Metrics (optional): settlements report here too, so a dead owner's calls are counted where they are settled. */
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];
+  readonly tools?: ToolRuntime | undefined;
   /**
    * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
    * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands. A dead owner's call

@@ -207,7 +207,8 @@ export class LiveVoiceSession implements Supervised {
     onDelegation: (request) => {
       if (this.status !== 'active') return;
       this.gate.decide('pending_backend', this.gate.current.inputEndMs);
-      this.env.ground(this, request, this.transcripts.pendingQuestion());
+      // A Responses backend answers itself (with tools: tool-calls.ts); only a client delegation is Parley's to ground.
+      if (request.target === 'client') this.env.ground(this, request, this.transcripts.pendingQuestion());
     },
     onUsage: (usage) => {
       this.usageSeconds = usage.seconds;

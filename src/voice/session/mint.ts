@@ -22,6 +22,7 @@ import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
 import { liveAssistantOf, voiceShapeOf } from './voice-shape.js';
 import { rememberDirect } from './takeover.js';
+import { voiceToolsOf } from './tool-calls.js';
 import { rememberVisitorCall, supersedeVisitor, withVisitorMint } from './visitor.js';
 import type { VoiceCapability, VoiceSource } from '../types.js';
 import type { CallerTransport, MintStream } from './transport.js';
@@ -220,7 +221,9 @@ async function startCall(
   // WebRTC call's answer is handed out only after the sideband echoed the lock (the same 3 s).
   let answerSdp: string | undefined;
   try {
+    const tooling = await voiceToolsOf(ctx, session, assistant, handlersWithTimeline(session));
     const config = {
+      ...tooling.config,
       instructions: instructionsFor(assistant),
       ...voiceShapeOf(assistant.settings.voice), // the owner's first message, voice and turn taking
       delegation: { type: 'client' as const },
@@ -228,7 +231,7 @@ async function startCall(
       // The local recognizer hears best what the documents talk about; hosted providers take no hints.
       ...(provider.kind === 'local' ? { speechHints: await q.speechHintsOf(deps.sql, assistant.id, 200_000) } : {}),
     };
-    const start = { handlers: handlersWithTimeline(session), logger: log, signal: caller.signal };
+    const start = { handlers: tooling.handlers, logger: log, signal: caller.signal };
     if (offer === undefined || direct === undefined)
       session.providerSession = await provider.startSession(config, start);
     else {

@@ -109,6 +109,7 @@ export class VoiceService {
       direct: undefined,
       observer: options.observer,
       onSessionStored: options.onSessionStored,
+      tools: options.tools,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
       takeOver: (id) => this.takeover.takeOver(id),

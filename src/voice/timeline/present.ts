@@ -21,6 +21,7 @@ export function faultOf(
   if (state === 'lost' || endedBy === 'reaper') return 'platform';
   switch (reason) {
     case null:
+    case 'assistant_ended':
       return null;
     case 'idle':
     case 'heartbeat_lost':

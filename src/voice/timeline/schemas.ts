@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-const ownerSchema = z.enum(['caller', 'relay', 'provider', 'platform']).meta({ id: 'VoiceTimelineOwner' });
+const ownerSchema = z.enum(['caller', 'relay', 'provider', 'platform', 'owner']).meta({ id: 'VoiceTimelineOwner' });
 
 export const timelineEventSchema = z
   .object({

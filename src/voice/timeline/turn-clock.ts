@@ -27,6 +27,9 @@ const SENT_RING = 256;
  *   of speech detection, its model and its voice, and the network both ways);
  * - `grounding` (platform): the time the gate waited for Parley's answer to a question the model delegated (taken out
  *   of the provider's part or the gate's, wherever it fell);
+ * - `tool` (owner): the owner's tools' own time, when the turn's first audio came only after they had finished (the
+ *   caller waited on the owner's server; taken out of the provider's part or the gate's). A tool's start message
+ *   usually ends the silence before that, and then the part is 0;
  * - `gate` (relay): from the answer's first audio until the gate let it through, grounding aside (audio withheld
  *   meanwhile is not played);
  * - `answer_audio_held` (relay): from the audio the gate let through until it was written to the caller.
@@ -58,6 +61,10 @@ export class TurnClock {
   /** While this turn's gate waited for a grounded answer (0: not yet / not at all). */
   private groundingFrom = 0;
   private groundingTo = 0;
+  /** While this turn's owner tools ran (0: not yet / not at all), and how many run now. */
+  private toolFrom = 0;
+  private toolTo = 0;
+  private toolsRunning = 0;
   private turns = 0;
 
   constructor(
@@ -108,6 +115,17 @@ export class TurnClock {
     if (this.groundingFrom !== 0 && this.groundingTo === 0) this.groundingTo = this.sink.now();
   }
 
+  /** A request to one of the owner's tools left. */
+  toolStarted(): void {
+    if (this.toolsRunning++ === 0 && this.awaiting && this.toolFrom === 0) this.toolFrom = this.sink.now();
+  }
+
+  /** A tool request finished (however it ended). */
+  toolEnded(): void {
+    this.toolsRunning = Math.max(0, this.toolsRunning - 1);
+    if (this.toolsRunning === 0 && this.toolFrom !== 0 && this.toolTo === 0) this.toolTo = this.sink.now();
+  }
+
   /** Answer audio written to the caller's connection: the first one of a turn ends it. */
   assistantAudioWritten(): void {
     if (!this.awaiting || this.passAt === 0) return;
@@ -133,6 +151,8 @@ export class TurnClock {
     this.passAt = 0;
     this.groundingFrom = 0;
     this.groundingTo = 0;
+    this.toolFrom = this.toolsRunning > 0 ? now : 0;
+    this.toolTo = 0;
   }
 
   private finish(writtenAt: number): void {
@@ -146,11 +166,20 @@ export class TurnClock {
     const to = from === 0 ? 0 : this.groundingTo === 0 ? passAt : this.groundingTo;
     const inProvider = overlap(from, to, this.stopSentAt, firstAt);
     const inGate = overlap(from, to, firstAt, passAt);
+    // Only a tool that finished before the first audio kept the caller waiting (else its start message spoke first).
+    const toolFrom = this.toolTo !== 0 && this.toolTo <= firstAt ? this.toolFrom : 0;
+    const toolInProvider = overlap(toolFrom, this.toolTo, this.stopSentAt, firstAt);
+    const toolInGate = overlap(toolFrom, this.toolTo, firstAt, passAt);
     const parts: TurnPart[] = [
       { name: 'caller_audio_held', ms: tenth(this.stopSentAt - this.stopReadAt), owner: 'relay' },
-      { name: 'provider_first_audio', ms: tenth(firstAt - this.stopSentAt - inProvider), owner: 'provider' },
+      {
+        name: 'provider_first_audio',
+        ms: tenth(firstAt - this.stopSentAt - inProvider - toolInProvider),
+        owner: 'provider',
+      },
       { name: 'grounding', ms: tenth(inProvider + inGate), owner: 'platform' },
-      { name: 'gate', ms: tenth(passAt - firstAt - inGate), owner: 'relay' },
+      { name: 'tool', ms: tenth(toolInProvider + toolInGate), owner: 'owner' },
+      { name: 'gate', ms: tenth(passAt - firstAt - inGate - toolInGate), owner: 'relay' },
       { name: 'answer_audio_held', ms: tenth(writeAt - passAt), owner: 'relay' },
     ];
     const latencyMs = tenth(writeAt - this.stopReadAt);

@@ -4,7 +4,7 @@
  */
 
 /** Who a part of a turn's latency belongs to. */
-export type TimelineOwner = 'caller' | 'relay' | 'provider' | 'platform';
+export type TimelineOwner = 'caller' | 'relay' | 'provider' | 'platform' | 'owner';
 
 /** Event details are small flat values (codes, counts, reasons): never transcripts, audio or secrets. */
 export type TimelineDetail = Record<string, string | number | boolean | null>;

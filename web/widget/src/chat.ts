@@ -34,6 +34,8 @@ export interface ChatTurn {
  */
 export async function streamAnswer(host: ChatHost, turn: ChatTurn): Promise<void> {
   const bubble = h('div', { class: 'msg assistant', 'aria-busy': 'true' });
+  // A tool's progress while it runs ("Checking your order..."): one status line, gone when the tool is done.
+  const progress = h('div', { class: 'notice tool', role: 'status' });
   let answer = '';
   const place = () => bubble.isConnected || host.log.append(bubble);
   try {
@@ -63,6 +65,12 @@ export async function streamAnswer(host: ChatHost, turn: ChatTurn): Promise<void
         });
         host.scrollLog();
         host.emit('parley:message', { role: 'assistant', text: visitorText(answer, true), final: true });
+      } else if (event.type === 'tool') {
+        if (event.status === 'started') {
+          progress.textContent = event.message ?? 'Working on it…';
+          host.log.append(progress);
+          host.scrollLog();
+        } else progress.remove();
       } else if (event.type === 'error') {
         host.fail(event.code, errorMessages.interrupted);
       }
@@ -70,6 +78,7 @@ export async function streamAnswer(host: ChatHost, turn: ChatTurn): Promise<void
   } catch (err) {
     host.fail(...describeError(err));
   } finally {
+    progress.remove();
     bubble.removeAttribute('aria-busy');
   }
 }

@@ -28,6 +28,11 @@
  *                                     as a provider's own voice activity detection interrupts its response
  *   webrtc-refused[=status]           refuse a WebRTC session create (default 503); WebSocket sessions still start
  *   webrtc-unreachable                answer the offer, but the peer never connects (ICE cannot succeed)
+ *   tool=name{json args}              (instructions only; repeatable) the next reply is, once, a function call of
+ *                                     the session's backend (Responses delegation with a tool of that name): one
+ *                                     `response.event` stream with every tagged call (parallel calls), answered by
+ *                                     `response.item.create` + `response.create`, after which it speaks the outputs
+ *                                     in words (JSON punctuation dropped). Args: a JSON object without `]`.
  * On a WebRTC session, drop-after cuts the sideband, refuse-reconnect refuses sideband re-attaches, and a re-attach
  * replays the recent events (so the client must dedupe).
  */
@@ -50,6 +55,8 @@ export interface SimulatorFaults {
   bargeIn?: boolean;
   webrtcRefused?: number;
   webrtcUnreachable?: boolean;
+  /** Function calls the next reply makes (from `tool=` tags), in order. */
+  tools?: Array<{ name: string; arguments: string }>;
 }
 
 function numberOr(value: string | undefined, fallback: number): number {
@@ -125,11 +132,20 @@ export function parseFaults(spec: string | undefined | null): SimulatorFaults {
 }
 
 const TAG = /\[sim:([^\]]*)\]/g;
+const TOOL_ITEM = /tool=([a-z][a-z0-9_]*)(\{[^\]]*?\}(?=$|[\s,]))?/g;
 
 /** Faults named in instructions via `[sim:...]` tags (all tags merged). */
 export function faultsFromInstructions(instructions: string | null | undefined): SimulatorFaults {
   if (!instructions) return {};
   let merged: SimulatorFaults = {};
-  for (const match of instructions.matchAll(TAG)) merged = { ...merged, ...parseFaults(match[1]) };
-  return merged;
+  const tools: NonNullable<SimulatorFaults['tools']> = [];
+  for (const match of instructions.matchAll(TAG)) {
+    // tool=name{json}: the JSON may hold commas and spaces, so it is taken out before the spec is split.
+    const rest = (match[1] ?? '').replace(TOOL_ITEM, (_all, name: string, args: string | undefined) => {
+      tools.push({ name, arguments: args ?? '{}' });
+      return ' ';
+    });
+    merged = { ...merged, ...parseFaults(rest) };
+  }
+  return tools.length > 0 ? { ...merged, tools } : merged;
 }

@@ -5,6 +5,7 @@ import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats } from './t
 import * as ev from './events.js';
 import type { SimAudio } from './audio.js';
 import { wordStream } from './media.js';
+import { SimBackend } from './backend.js';
 
 const APPEND_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
 const SPEECH_PEAK = 300;
@@ -16,9 +17,9 @@ interface Word {
 }
 
 /**
- * One simulated GPT-Live session. It outlives its socket: after an unexpected drop it waits `resumeWindowMs` for a
- * client to come back with `?session_id=`, keeps counting usage, keeps recent events with an event_id in a ring and
- * replays that ring after `session.started` on resume (so the client must dedupe). Audio is never replayed.
+ * One simulated GPT-Live session. It outlives its socket: after a drop it waits `resumeWindowMs` for a client to come
+ * back with `?session_id=`, counts usage, and replays its recent event_id'd events after `session.started` (so the
+ * client must dedupe). Audio is never replayed. Its backend (function calls): backend.ts.
  */
 export class SimSession {
   ws: WebSocket | null = null;
@@ -51,6 +52,7 @@ export class SimSession {
   private echoDueAt = 0;
   private echoInputSinceTick = false;
   private echoSpokenMs = 0;
+  private readonly backend: SimBackend;
 
   constructor(
     readonly record: SimulatedSessionRecord,
@@ -67,6 +69,7 @@ export class SimSession {
     this.nextWord = wordStream(seed);
     this.tickUsage = this.tickUsage.bind(this);
     this.pumpOutput = this.pumpOutput.bind(this);
+    this.backend = new SimBackend(faults.tools, resource, record, this);
   }
 
   get id(): string {
@@ -106,7 +109,7 @@ export class SimSession {
     if (this.faults.garbage) for (const junk of GARBAGE) this.sendRaw(junk);
   }
 
-  /** Current cumulative usage: wall time since start plus any injected jump, in seconds (ms precision). */
+  /** Cumulative usage: wall time since start plus any injected jump, in seconds (ms precision). */
   usageNow(): number {
     return Math.round(this.timing.now() - this.startedAt) / 1000 + this.usageJump;
   }
@@ -135,7 +138,7 @@ export class SimSession {
     }
     const text = data.toString('utf8');
     if (this.timing.recordWire) this.record.wireIn.push(text);
-    let msg: { type?: unknown; event_id?: unknown; audio?: unknown; content?: unknown; delegation_id?: unknown };
+    let msg: { type?: unknown; audio?: unknown; content?: unknown; item?: unknown };
     try {
       msg = JSON.parse(text) as typeof msg;
     } catch {
@@ -161,6 +164,10 @@ export class SimSession {
         return this.emit(ev.updated(this.eventId(), this.resource));
       case 'session.close':
         return this.onCloseRequested();
+      case 'response.item.create':
+        return this.backend.item(msg.item);
+      case 'response.create':
+        return this.backend.respond();
       case 'session.start':
         return this.emit(
           ev.error(
@@ -283,10 +290,11 @@ export class SimSession {
       this.emit(ev.delegationCreated(this.eventId(), id, Math.round(this.inputMs)));
       return;
     }
+    if (this.backend.reply()) return;
     this.speak([this.nextWord(), this.nextWord(), this.nextWord()]);
   }
 
-  private speak(words: string[]): void {
+  speak(words: string[]): void {
     const frames = Math.max(1, Math.round(this.timing.wordMs / 20));
     for (const text of words) this.speech.push({ text, framesLeft: frames });
     if (this.outputTimer === undefined) this.pumpOutput();
@@ -362,27 +370,19 @@ export class SimSession {
     this.record.endReason = reason;
     this.record.usageSeconds = seconds;
     this.stats.sessionsActive--;
-    for (const timer of [
-      this.usageTimer,
-      this.dropTimer,
-      this.resumeTimer,
-      this.outputTimer,
-      this.stallTimer,
-      this.echoTimer,
-    ]) {
-      if (timer !== undefined) clearTimeout(timer);
-    }
+    for (const timer of [this.usageTimer, this.dropTimer, this.resumeTimer]) clearTimeout(timer);
+    for (const timer of [this.outputTimer, this.stallTimer, this.echoTimer]) clearTimeout(timer);
     this.speech = [];
     this.echoB64 = '';
     this.onEnd(this.id);
   }
 
-  private eventId(): string {
+  eventId(): string {
     return `evt_${this.id.slice(5, 13)}_${++this.eventSeq}`;
   }
 
   /** Send (or, while detached, only remember) a typed server event. Events with an event_id enter the replay ring. */
-  private emit(event: ServerEvent): void {
+  emit(event: ServerEvent): void {
     const frame = ev.serialize(event);
     if ('event_id' in event && event.type !== 'session.started') {
       this.ring.push(frame);

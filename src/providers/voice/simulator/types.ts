@@ -24,6 +24,9 @@ export interface SimulatedSessionRecord {
   inputTranscripts: SimulatedTranscript[];
   outputTranscripts: SimulatedTranscript[];
   delegations: string[];
+  /** Function calls its backend made (`tool=` tags) and the items given back (`response.item.create`). */
+  functionCalls: Array<{ callId: string; name: string; arguments: string }>;
+  backendItems: unknown[];
   /** Client event types received, in order, excluding audio appends. */
   clientEvents: string[];
   /** Raw text frames both ways when the simulator runs with recordWire (type-level contract test). */
@@ -81,6 +84,8 @@ export function newSessionRecord(
     inputTranscripts: [],
     outputTranscripts: [],
     delegations: [],
+    functionCalls: [],
+    backendItems: [],
     clientEvents: [clientEvent],
     wireIn,
     wireOut: [],

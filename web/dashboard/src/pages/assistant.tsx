@@ -8,10 +8,12 @@ import { DocumentsTab } from './documents.js';
 import { EvalsTab } from './evals.js';
 import { PlaygroundTab } from './playground.js';
 import { TalkToIt } from './talk.js';
+import { ToolsTab } from './tools.js';
 
 const TABS: Array<[string, string]> = [
   ['settings', 'Settings'],
   ['documents', 'Documents'],
+  ['tools', 'Tools'],
   ['playground', 'Playground'],
   ['conversations', 'Conversations'],
   ['analytics', 'Analytics'],
@@ -70,6 +72,8 @@ function TabBody({
   switch (tab) {
     case 'documents':
       return <DocumentsTab assistant={assistant} />;
+    case 'tools':
+      return <ToolsTab assistant={assistant} />;
     case 'playground':
       return <PlaygroundTab assistant={assistant} />;
     case 'conversations':

@@ -186,6 +186,7 @@ const OWNER_WORDS: Record<string, string> = {
   relay: 'Parley relay',
   provider: 'Voice provider',
   platform: 'Parley platform (grounding)',
+  owner: 'Your tools (your server)',
   caller: 'Caller',
 };
 
