@@ -43,6 +43,7 @@ import {
 } from './voice/index.js';
 import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
+import { callsCapability } from './calls/index.js';
 import { toolsCapability } from './tools/index.js';
 
 import { openApiSecurity, type AppHooks, type BuildOptions, type LifecycleItem, type ParleyApp } from './app-types.js';
@@ -119,6 +120,12 @@ export function collectCapabilities(
   });
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
+  const telephony = telephonyCapability({
+    ...deps,
+    voice: voice.service,
+    phone: voice.phone,
+    admission: admission.mints,
+  });
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
@@ -151,7 +158,8 @@ export function collectCapabilities(
     ...tools.routes,
     ...usageRoutes(meter, deps.config),
     ...webhooks.routes,
-    ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
+    ...telephony.routes,
+    ...callsCapability({ sql: deps.sql, log: deps.log, meter, carrier: telephony.outbound }).routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,

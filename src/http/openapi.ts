@@ -35,6 +35,8 @@ export const V1_TAGS: Record<string, string> = {
   Analytics: 'Per-assistant analytics: totals, outcomes, feedback, a daily series.',
   Widget: "Keyless routes of the embeddable widget, behind the assistant's domain allowlist and rate limits.",
   Meta: 'The contract itself.',
+  Calls:
+    "Calls Parley places through a registered number's carrier: one call out, its status, cancel, and the carrier's signed callbacks.",
   'Phone numbers':
     "Carrier numbers routed to an assistant, and the carrier's signed call webhook that answers them with a media stream.",
   Webhooks:

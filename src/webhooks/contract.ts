@@ -56,6 +56,26 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       projectedMicros: z.number(),
     }),
   },
+  'call.status_changed': {
+    summary: 'A call Parley placed changed status (queued, ringing, in_progress, then how it ended)',
+    data: z.object({
+      id: z.string().describe('The call (call_...), as GET /api/v1/calls/{callId} shows it.'),
+      status: z.enum(['queued', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer', 'failed', 'canceled']),
+      assistantId: z.string(),
+      to: z.string(),
+      from: z.string(),
+      answeredBy: z.enum(['human', 'machine', 'fax', 'unknown']).nullable(),
+      outcome: z.enum(['answered', 'voicemail', 'busy', 'no_answer', 'failed', 'canceled']).nullable(),
+      metadata: z.record(z.string(), z.unknown()),
+      maxDurationSeconds: z.number().int().nullable(),
+      conversationId: z.string().nullable(),
+      sessionId: z.string().nullable(),
+      failure: z.string().nullable(),
+      createdAt: z.string(),
+      answeredAt: z.string().nullable(),
+      endedAt: z.string().nullable(),
+    }),
+  },
   'conversation.analyzed': {
     summary: 'A conversation ended and was analysed: the end-of-call report',
     data: z.object({

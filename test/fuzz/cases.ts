@@ -26,6 +26,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   userId: 'user',
   phoneNumberId: 'phoneNumber',
   toolId: 'tool',
+  callId: 'call',
 };
 
 export const ACTORS = [

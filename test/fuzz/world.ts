@@ -46,7 +46,8 @@ export type ResourceType =
   | 'visitor'
   | 'user'
   | 'phoneNumber'
-  | 'tool';
+  | 'tool'
+  | 'call';
 
 export interface World {
   app: TestApp;
@@ -231,6 +232,13 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     'create tool',
     201,
   )) as { tool: { id: string } };
+  // A call placed from that number, stored as the carrier left it (nothing calls a carrier in the fuzz run).
+  const callId = `call_${randomBytes(12).toString('hex')}`;
+  await app.database.sql`
+    insert into outbound_calls (id, account_id, assistant_id, phone_number_id, to_number, from_number, status, public_base)
+    select ${callId}, ${owner.accountId}, a.id, ${phoneNumber.id}, '+15557000001', ${phoneNumber.phoneNumber}, 'completed',
+      ${app.url}
+    from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
   return {
     name,
     owner,
@@ -259,6 +267,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       user: owner.userId,
       phoneNumber: phoneNumber.id,
       tool: tool.tool.id,
+      call: callId,
     },
     keys: await tenantKeys(app, owner),
   };

@@ -188,6 +188,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List calls placed
+         * @description Newest first, a page at a time (pass nextCursor as cursor); filter by status, assistant or number.
+         */
+        get: operations["getApiV1Calls"];
+        put?: never;
+        /**
+         * Place a call
+         * @description Parley asks the `from` number's carrier to call `to`; once answered, the assistant talks over the carrier's media stream as on an inbound call. The plan's voice minutes, concurrent calls and budget are checked before the carrier is asked. Follow the call with GET /api/v1/calls/{callId} or the call.status_changed webhook.
+         */
+        post: operations["postApiV1Calls"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{callId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a call
+         * @description Its status, what answered, its outcome, and its conversation and voice session once answered.
+         */
+        get: operations["getApiV1CallsCallId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{callId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a call
+         * @description Before it is answered the carrier stops ringing and the call is canceled; a live call is hung up (it ends completed).
+         */
+        post: operations["postApiV1CallsCallIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat": {
         parameters: {
             query?: never;
@@ -532,6 +596,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/twilio/calls/{callId}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's answer URL of a placed call
+         * @description The callee answered: TwiML connecting the media stream to the assistant (or hanging up).
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/calls/{callId}/machine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's answering-machine verdict of a placed call
+         * @description AnsweredBy (human, machine_end_beep, ...): on a machine the call's voicemail rule runs.
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/calls/{callId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's status callback of a placed call
+         * @description CallStatus moves the call forward (initiated, ringing, in-progress, completed, busy, no-answer...).
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telephony/twilio/voice": {
         parameters: {
             query?: never;
@@ -866,6 +990,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call Parley placed changed status (queued, ringing, in_progress, then how it ended)
+         * @description Sent as call.status_changed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookCallStatusChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "conversation.analyzed": {
         parameters: {
             query?: never;
@@ -1071,6 +1215,41 @@ export interface components {
             };
             updatedAt: string;
             welcomeMessage: string | null;
+        };
+        Call: {
+            answeredAt: string | null;
+            /** @description What answered, once the carrier knows (detection on). */
+            answeredBy: ("human" | "machine" | "fax" | "unknown") | null;
+            assistantId: string;
+            /** @description The conversation, once the callee answered. */
+            conversationId: string | null;
+            createdAt: string;
+            endedAt: string | null;
+            /** @description Why the call failed, when the carrier or the assistant said. */
+            failure: string | null;
+            /** @description E.164: the registered number that placed the call. */
+            from: string;
+            /** @description call_... */
+            id: string;
+            maxDurationSeconds: number | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description How the call ended; null until it has. */
+            outcome: ("answered" | "voicemail" | "busy" | "no_answer" | "failed" | "canceled") | null;
+            /** @description The voice session, once the callee answered. */
+            sessionId: string | null;
+            /** @enum {string} */
+            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description E.164. */
+            to: string;
+            variables: {
+                [key: string]: string;
+            };
+            voicemail: ("hangup" | {
+                /** @description Said after the answering machine’s beep, then the call hangs up. */
+                message: string;
+            }) | null;
         };
         ChatAnswer: {
             answer: string;
@@ -1554,7 +1733,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1570,7 +1749,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1581,7 +1760,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1601,6 +1780,33 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "budget.threshold_crossed";
+        };
+        WebhookEventCallStatusChanged: {
+            data: {
+                answeredAt: string | null;
+                answeredBy: ("human" | "machine" | "fax" | "unknown") | null;
+                assistantId: string;
+                conversationId: string | null;
+                createdAt: string;
+                endedAt: string | null;
+                failure: string | null;
+                from: string;
+                /** @description The call (call_...), as GET /api/v1/calls/{callId} shows it. */
+                id: string;
+                maxDurationSeconds: number | null;
+                metadata: {
+                    [key: string]: unknown;
+                };
+                outcome: ("answered" | "voicemail" | "busy" | "no_answer" | "failed" | "canceled") | null;
+                sessionId: string | null;
+                /** @enum {string} */
+                status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+                to: string;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "call.status_changed";
         };
         WebhookEventConversationAnalyzed: {
             data: {
@@ -2637,6 +2843,196 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1Calls: {
+        parameters: {
+            query?: {
+                assistantId?: string;
+                cursor?: string;
+                limit?: number;
+                status?: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+                /** @description E.164, e.g. +15550100123. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        calls: components["schemas"]["Call"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1Calls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Public asst_ or internal id of an assistant of yours. */
+                    assistantId: string;
+                    /** @description A phone number registered to your account (POST /api/v1/phone-numbers): the caller id. */
+                    from: string;
+                    /** @description The carrier hangs up after this. */
+                    maxDurationSeconds?: number;
+                    /** @description Yours: returned with the call and in its webhooks. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description E.164, e.g. +15550100123. */
+                    to: string;
+                    /** @description Values for {{name}} placeholders of the call (e.g. the contact’s name). */
+                    variables?: {
+                        [key: string]: string;
+                    };
+                    /** @description What to do when a machine answers (the carrier's answering-machine detection): hang up, or leave this message after the beep. Omitted: the assistant talks to whoever answers. */
+                    voicemail?: "hangup" | {
+                        /** @description Said after the answering machine’s beep, then the call hangs up. */
+                        message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Invalid body, or `from` is not your number (CALLS_FROM_NOT_REGISTERED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description Voice minutes or budget used up */
+            402: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has voice turned off (CALLS_VOICE_DISABLED) */
+            409: components["responses"]["Error"];
+            /** @description The carrier refused the call (CALLS_CARRIER_REFUSED); the call is failed */
+            422: components["responses"]["Error"];
+            /** @description The plan's concurrent calls are all in use */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer (CALLS_CARRIER_UNAVAILABLE); the call is failed */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1CallsCallId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallsCallIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The call is already over (CALLS_ALREADY_ENDED) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1Chat: {
         parameters: {
             query?: never;
@@ -3614,6 +4010,111 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postApiV1TelephonyTwilioCallsCallIdAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1TelephonyTwilioCallsCallIdMachine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1TelephonyTwilioCallsCallIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1TelephonyTwilioVoice: {
         parameters: {
             query?: never;
@@ -3985,7 +4486,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -4112,7 +4613,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -4436,6 +4937,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventBudgetThresholdCrossed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookCallStatusChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventCallStatusChanged"];
             };
         };
         responses: {
