@@ -126,6 +126,14 @@ export function collectCapabilities(
     phone: voice.phone,
     admission: admission.mints,
   });
+  const calls = callsCapability({
+    sql: deps.sql,
+    log: deps.log,
+    meter,
+    carrier: telephony.outbound,
+    batchPollMs: deps.config.CALL_BATCH_POLL_MS,
+  });
+  lifecycle.push({ name: 'call batches', start: () => calls.worker.start(), stop: () => calls.worker.stop() });
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
@@ -159,7 +167,7 @@ export function collectCapabilities(
     ...usageRoutes(meter, deps.config),
     ...webhooks.routes,
     ...telephony.routes,
-    ...callsCapability({ sql: deps.sql, log: deps.log, meter, carrier: telephony.outbound }).routes,
+    ...calls.routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,

@@ -8,6 +8,10 @@ export const CallsErrorCodes = {
   FROM_NOT_REGISTERED: 'CALLS_FROM_NOT_REGISTERED',
   /** 409: the assistant has voice turned off. */
   VOICE_DISABLED: 'CALLS_VOICE_DISABLED',
+  /** 404: no such batch in the caller's account. */
+  BATCH_NOT_FOUND: 'CALLS_BATCH_NOT_FOUND',
+  /** 409: the batch cannot make that move from where it stands (resume a running one, pause a canceled one...). */
+  BATCH_STATE: 'CALLS_BATCH_STATE',
   /** 409: the call is already over. */
   ALREADY_ENDED: 'CALLS_ALREADY_ENDED',
   /** 422: the carrier refused to place the call (its reason in the message); the call is `failed`. */
@@ -26,6 +30,9 @@ export const callsErrors = {
     new AppError(CallsErrorCodes.VOICE_DISABLED, 409, 'The assistant has voice turned off.', {
       details: { field: 'assistantId' },
     }),
+  batchNotFound: () => new AppError(CallsErrorCodes.BATCH_NOT_FOUND, 404, 'No such call batch.'),
+  batchCannot: (action: string, status: string) =>
+    new AppError(CallsErrorCodes.BATCH_STATE, 409, `A ${status} batch cannot ${action}.`, { details: { status } }),
   alreadyEnded: () => new AppError(CallsErrorCodes.ALREADY_ENDED, 409, 'The call is already over.'),
   carrierRefused: (message: string) =>
     new AppError(CallsErrorCodes.CARRIER_REFUSED, 422, `The carrier refused the call: ${message}`),

@@ -28,12 +28,15 @@ export interface CallRow {
   updatedAt: Date;
   answeredAt: Date | null;
   endedAt: Date | null;
+  /** The batch (and its contact) the call was placed for; null for a single call. */
+  batchId: string | null;
+  batchSeq: number | null;
 }
 
 const COLUMNS =
   'id, account_id, assistant_id, phone_number_id, to_number, from_number, status, carrier_call_id, answered_by, ' +
   'outcome, voicemail, variables, metadata, max_duration_seconds, public_base, voice_session_id, conversation_id, ' +
-  'failure, created_at, updated_at, answered_at, ended_at';
+  'failure, created_at, updated_at, answered_at, ended_at, batch_id, batch_seq';
 
 export async function insertCall(
   sql: Db,
@@ -50,14 +53,16 @@ export async function insertCall(
     | 'metadata'
     | 'maxDurationSeconds'
     | 'publicBase'
-  >,
+  > &
+    Partial<Pick<CallRow, 'batchId' | 'batchSeq'>>,
 ): Promise<CallRow> {
   const [created] = await sql<CallRow[]>`
     insert into outbound_calls (id, account_id, assistant_id, phone_number_id, to_number, from_number, status, voicemail,
-      variables, metadata, max_duration_seconds, public_base)
+      variables, metadata, max_duration_seconds, public_base, batch_id, batch_seq)
     values (${row.id}, ${row.accountId}, ${row.assistantId}, ${row.phoneNumberId}, ${row.toNumber}, ${row.fromNumber},
       'queued', ${row.voicemail === null ? null : sql.json(row.voicemail)}, ${sql.json(row.variables)},
-      ${sql.json(row.metadata as Record<string, never>)}, ${row.maxDurationSeconds}, ${row.publicBase})
+      ${sql.json(row.metadata as Record<string, never>)}, ${row.maxDurationSeconds}, ${row.publicBase},
+      ${row.batchId ?? null}, ${row.batchSeq ?? null})
     returning ${sql.unsafe(COLUMNS)}`;
   return created!;
 }
@@ -84,6 +89,7 @@ export interface CallFilter {
   status?: CallStatus | undefined;
   assistantId?: string | undefined;
   to?: string | undefined;
+  batchId?: string | undefined;
   before?: { createdAt: Date; id: string } | undefined;
   limit: number;
 }
@@ -95,6 +101,7 @@ export async function listCalls(sql: Db, f: CallFilter): Promise<CallRow[]> {
       ${f.status === undefined ? sql`` : sql`and status = ${f.status}`}
       ${f.assistantId === undefined ? sql`` : sql`and assistant_id = ${f.assistantId}`}
       ${f.to === undefined ? sql`` : sql`and to_number = ${f.to}`}
+      ${f.batchId === undefined ? sql`` : sql`and batch_id = ${f.batchId}`}
       ${f.before === undefined ? sql`` : sql`and (created_at, id) < (${f.before.createdAt}, ${f.before.id})`}
     order by created_at desc, id desc limit ${f.limit}`;
 }
@@ -137,4 +144,14 @@ export async function updateCall(tx: Db, id: string, change: CallChange): Promis
     where id = ${id}
     returning ${tx.unsafe(COLUMNS)}`;
   return row!;
+}
+
+/** Calls of a batch stored but never handed to the carrier (the instance placing them stopped): older than `seconds`. */
+export async function unplacedBatchCalls(sql: Db, seconds: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from outbound_calls
+    where batch_id is not null and status = 'queued' and carrier_call_id is null
+      and created_at < now() - make_interval(secs => ${seconds})
+    limit 100`;
+  return rows.map((r) => r.id);
 }

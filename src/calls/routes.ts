@@ -4,6 +4,7 @@ import { defineRoute, reply, type AnyRoute } from '../http/index.js';
 import { callSchema, voicemailSchema } from './present.js';
 import * as service from './service.js';
 import { CALL_STATUSES } from './status.js';
+import { variablesSchema } from './routes-shared.js';
 
 const tags = ['Calls'];
 const e164 = z
@@ -15,14 +16,6 @@ const callId = z
   .regex(/^call_[0-9a-f]{24}$/, 'not a call id')
   .describe('A call id (call_...).');
 const params = z.object({ callId });
-
-export const variablesSchema = z
-  .record(
-    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'variable names are letters, digits and _'),
-    z.string().max(500),
-  )
-  .refine((v) => Object.keys(v).length <= 50, 'at most 50 variables')
-  .describe('Values for {{name}} placeholders of the call (e.g. the contact\u2019s name).');
 
 const createBody = z.object({
   assistantId: z.string().min(1).max(100).describe('Public asst_ or internal id of an assistant of yours.'),
@@ -39,6 +32,10 @@ const createBody = z.object({
 });
 
 const listQuery = z.object({
+  batchId: z
+    .string()
+    .regex(/^cb_[0-9a-f]{24}$/, 'not a batch id')
+    .optional(),
   status: z.enum(CALL_STATUSES).optional(),
   assistantId: z.string().min(1).max(100).optional(),
   to: e164.optional(),

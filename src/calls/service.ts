@@ -9,6 +9,7 @@ import { enqueueEvent } from '../webhooks/index.js';
 import { callsErrors } from './errors.js';
 import { presentCall, eventDataOf, type PresentedCall } from './present.js';
 import * as q from './queries.js';
+import { settleContact } from './batch-queries.js';
 import { carrierPaths } from './paths.js';
 import { isFinal, type CallStatus } from './status.js';
 
@@ -98,7 +99,7 @@ export async function dial(deps: CallsDeps, row: q.CallRow): Promise<q.CallRow> 
     const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 503;
     const message = err instanceof Error ? err.message : 'The carrier refused the call.';
     log.info({ carrierStatus: status }, 'outbound call refused by the carrier');
-    await changeStatus(deps, row.id, 'failed', { failure: message });
+    await changeStatus(deps, row.id, 'failed', { failure: message, outcome: 'failed', ended: true });
     throw status >= 500 ? callsErrors.carrierUnavailable() : callsErrors.carrierRefused(message);
   }
 }
@@ -122,6 +123,9 @@ export async function changeStatus(
     const row = await q.updateCall(tx, id, change);
     const changed = row.status !== current.status || row.answeredBy !== current.answeredBy;
     if (changed) await announce(tx, row);
+    // A batch's contact is settled with its call, in the same transaction: retried or done, never both or neither.
+    if (isFinal(row.status) && !isFinal(current.status) && row.batchId !== null && row.batchSeq !== null)
+      await settleContact(tx, row.batchId, row.batchSeq, row.outcome ?? row.status);
     return { row, changed };
   });
 }
@@ -136,6 +140,7 @@ export async function listCalls(
   deps: Pick<CallsDeps, 'sql'>,
   owner: OwnerPrincipal,
   query: {
+    batchId?: string | undefined;
     status?: CallStatus | undefined;
     assistantId?: string | undefined;
     to?: string | undefined;
@@ -152,6 +157,7 @@ export async function listCalls(
     status: query.status,
     assistantId,
     to: query.to,
+    batchId: query.batchId,
     before,
     limit: limit + 1,
   });

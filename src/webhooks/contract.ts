@@ -76,6 +76,35 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       endedAt: z.string().nullable(),
     }),
   },
+  'call-batch.completed': {
+    summary: 'Every contact of a call batch is done (or the batch was canceled), with the outcomes',
+    data: z.object({
+      id: z.string().describe('The batch (cb_...), as GET /api/v1/call-batches/{batchId} shows it.'),
+      status: z.enum(['running', 'paused', 'canceled', 'completed']),
+      assistantId: z.string(),
+      from: z.string(),
+      maxConcurrent: z.number().int(),
+      reservedInbound: z.number().int(),
+      retry: z.object({
+        onNoAnswer: z.boolean(),
+        onBusy: z.boolean(),
+        attempts: z.number().int(),
+        afterMinutes: z.number().int(),
+      }),
+      window: z
+        .object({ days: z.array(z.number().int()), start: z.string(), end: z.string(), timezone: z.string() })
+        .nullable(),
+      total: z.number().int(),
+      progress: z.object({
+        pending: z.number().int(),
+        calling: z.number().int(),
+        done: z.number().int(),
+        byOutcome: z.record(z.string(), z.number().int()),
+      }),
+      createdAt: z.string(),
+      completedAt: z.string().nullable(),
+    }),
+  },
   'conversation.analyzed': {
     summary: 'A conversation ended and was analysed: the end-of-call report',
     data: z.object({

@@ -27,6 +27,7 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   phoneNumberId: 'phoneNumber',
   toolId: 'tool',
   callId: 'call',
+  batchId: 'callBatch',
 };
 
 export const ACTORS = [

@@ -47,7 +47,8 @@ export type ResourceType =
   | 'user'
   | 'phoneNumber'
   | 'tool'
-  | 'call';
+  | 'call'
+  | 'callBatch';
 
 export interface World {
   app: TestApp;
@@ -239,6 +240,14 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     select ${callId}, ${owner.accountId}, a.id, ${phoneNumber.id}, '+15557000001', ${phoneNumber.phoneNumber}, 'completed',
       ${app.url}
     from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
+  // A paused batch from that number, stored as the API leaves it (the worker never dials a paused batch).
+  const batch = { id: `cb_${randomBytes(12).toString('hex')}` };
+  await app.database.sql`
+    insert into call_batches (id, account_id, assistant_id, phone_number_id, from_number, status, max_concurrent, retry,
+      public_base, total)
+    select ${batch.id}, ${owner.accountId}, a.id, ${phoneNumber.id}, ${phoneNumber.phoneNumber}, 'paused', 1,
+      '{"onNoAnswer":false,"onBusy":false,"attempts":1,"afterMinutes":60}'::jsonb, ${app.url}, 0
+    from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
   return {
     name,
     owner,
@@ -268,6 +277,7 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       phoneNumber: phoneNumber.id,
       tool: tool.tool.id,
       call: callId,
+      callBatch: batch.id,
     },
     keys: await tenantKeys(app, owner),
   };

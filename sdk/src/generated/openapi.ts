@@ -188,6 +188,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/call-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List call batches
+         * @description Newest first (at most 100).
+         */
+        get: operations["getApiV1CallBatches"];
+        put?: never;
+        /**
+         * Call a list of contacts
+         * @description Up to 10,000 contacts called from one registered number, at most maxConcurrent at once, inside the calling window, leaving reservedInbound of the plan’s concurrent calls to inbound calls, and tried again per the retry rule. Each call is a call of /api/v1/calls (filter with batchId). call-batch.completed says when every contact is done.
+         */
+        post: operations["postApiV1CallBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a call batch
+         * @description With its contacts by status and outcome.
+         */
+        get: operations["getApiV1CallBatchesBatchId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a call batch
+         * @description Contacts not yet called are done (canceled) and the batch ends; calls on the line go on.
+         */
+        post: operations["postApiV1CallBatchesBatchIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a call batch
+         * @description No new call starts; calls on the line go on.
+         */
+        post: operations["postApiV1CallBatchesBatchIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a call batch
+         * @description Calling goes on where it stopped.
+         */
+        post: operations["postApiV1CallBatchesBatchIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/calls": {
         parameters: {
             query?: never;
@@ -990,6 +1094,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call-batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every contact of a call batch is done (or the batch was canceled), with the outcomes
+         * @description Sent as call-batch.completed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookCall-batchCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "call.status_changed": {
         parameters: {
             query?: never;
@@ -1250,6 +1374,48 @@ export interface components {
                 /** @description Said after the answering machine’s beep, then the call hangs up. */
                 message: string;
             }) | null;
+        };
+        CallBatch: {
+            assistantId: string;
+            completedAt: string | null;
+            createdAt: string;
+            from: string;
+            /** @description cb_... */
+            id: string;
+            maxConcurrent: number;
+            /** @description Contacts by where they stand. */
+            progress: {
+                /** @description Contacts done, by the outcome of their last call. */
+                byOutcome: {
+                    answered: number;
+                    busy: number;
+                    canceled: number;
+                    failed: number;
+                    no_answer: number;
+                    voicemail: number;
+                };
+                calling: number;
+                done: number;
+                /** @description Contacts waiting for a (first or next) try. */
+                pending: number;
+            };
+            reservedInbound: number;
+            retry: {
+                afterMinutes: number;
+                attempts: number;
+                onBusy: boolean;
+                onNoAnswer: boolean;
+            };
+            /** @enum {string} */
+            status: "running" | "paused" | "canceled" | "completed";
+            total: number;
+            window: {
+                /** @description 0 = Sunday ... 6 = Saturday. */
+                days: number[];
+                end: string;
+                start: string;
+                timezone: string;
+            } | null;
         };
         ChatAnswer: {
             answer: string;
@@ -1733,7 +1899,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "call-batch.completed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1749,7 +1915,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "call-batch.completed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1760,7 +1926,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "call-batch.completed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1780,6 +1946,45 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "budget.threshold_crossed";
+        };
+        "WebhookEventCall-batchCompleted": {
+            data: {
+                assistantId: string;
+                completedAt: string | null;
+                createdAt: string;
+                from: string;
+                /** @description The batch (cb_...), as GET /api/v1/call-batches/{batchId} shows it. */
+                id: string;
+                maxConcurrent: number;
+                progress: {
+                    byOutcome: {
+                        [key: string]: number;
+                    };
+                    calling: number;
+                    done: number;
+                    pending: number;
+                };
+                reservedInbound: number;
+                retry: {
+                    afterMinutes: number;
+                    attempts: number;
+                    onBusy: boolean;
+                    onNoAnswer: boolean;
+                };
+                /** @enum {string} */
+                status: "running" | "paused" | "canceled" | "completed";
+                total: number;
+                window: {
+                    days: number[];
+                    end: string;
+                    start: string;
+                    timezone: string;
+                } | null;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "call-batch.completed";
         };
         WebhookEventCallStatusChanged: {
             data: {
@@ -2843,10 +3048,301 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1CallBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        batches: components["schemas"]["CallBatch"][];
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Public asst_ or internal id of an assistant of yours. */
+                    assistantId: string;
+                    contacts: {
+                        /** @description E.164, e.g. +15550100123. */
+                        to: string;
+                        /** @description Values for {{name}} placeholders of the call (e.g. the contact’s name). */
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    /** @description A phone number registered to your account: every call of the batch comes from it. */
+                    from: string;
+                    /** @description Calls of this batch on the line or ringing at once. */
+                    maxConcurrent: number;
+                    /**
+                     * @description Of the plan's concurrent calls, how many the batch leaves free for inbound calls.
+                     * @default 0
+                     */
+                    reservedInbound?: number;
+                    /** @description Which outcomes are tried again, how often and after how long. */
+                    retry?: {
+                        /**
+                         * @description Wait before the next try.
+                         * @default 60
+                         */
+                        afterMinutes?: number;
+                        /**
+                         * @description Total tries per contact.
+                         * @default 1
+                         */
+                        attempts?: number;
+                        /** @default false */
+                        onBusy?: boolean;
+                        /** @default false */
+                        onNoAnswer?: boolean;
+                    };
+                    /** @description What to do when a machine answers (the carrier's answering-machine detection): hang up, or leave this message after the beep. Omitted: the assistant talks to whoever answers. */
+                    voicemail?: "hangup" | {
+                        /** @description Said after the answering machine’s beep, then the call hangs up. */
+                        message: string;
+                    };
+                    /** @description Calls start only on these days between start and end, local time. */
+                    window?: {
+                        /** @description 0 = Sunday ... 6 = Saturday. */
+                        days: number[];
+                        end: string;
+                        start: string;
+                        timezone: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description Invalid body, or `from` is not your number (CALLS_FROM_NOT_REGISTERED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has voice turned off (CALLS_VOICE_DISABLED) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1CallBatchesBatchId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1Calls: {
         parameters: {
             query?: {
                 assistantId?: string;
+                batchId?: string;
                 cursor?: string;
                 limit?: number;
                 status?: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
@@ -4486,7 +4982,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "call-batch.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -4613,7 +5109,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "call.status_changed" | "call-batch.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -4937,6 +5433,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventBudgetThresholdCrossed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhookCall-batchCompleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventCall-batchCompleted"];
             };
         };
         responses: {

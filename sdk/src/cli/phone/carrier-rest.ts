@@ -74,6 +74,8 @@ const SILENCE = new Uint8Array(160).fill(linearToMulaw(0));
 
 export class SimulatedCarrier {
   readonly calls = new Map<string, SimulatedCall>();
+  /** The most calls ringing or on the line at once. */
+  maxLive = 0;
   private readonly live = new Map<string, LiveCall>();
 
   private constructor(
@@ -172,6 +174,7 @@ export class SimulatedCarrier {
       finish,
     };
     this.live.set(sid, live);
+    this.maxLive = Math.max(this.maxLive, this.live.size);
     send(201, { sid, account_sid: accountSid, to, from: call.from, status: 'queued' });
     void this.run(live, callee).catch(() => this.final(live, 'failed', 'parley'));
   }
