@@ -12,6 +12,8 @@ export const CallsErrorCodes = {
   BATCH_NOT_FOUND: 'CALLS_BATCH_NOT_FOUND',
   /** 409: the batch cannot make that move from where it stands (resume a running one, pause a canceled one...). */
   BATCH_STATE: 'CALLS_BATCH_STATE',
+  /** 409: the call is not on the line (a transfer needs an answered, live call). */
+  NOT_LIVE: 'CALLS_NOT_LIVE',
   /** 409: the call is already over. */
   ALREADY_ENDED: 'CALLS_ALREADY_ENDED',
   /** 422: the carrier refused to place the call (its reason in the message); the call is `failed`. */
@@ -33,6 +35,10 @@ export const callsErrors = {
   batchNotFound: () => new AppError(CallsErrorCodes.BATCH_NOT_FOUND, 404, 'No such call batch.'),
   batchCannot: (action: string, status: string) =>
     new AppError(CallsErrorCodes.BATCH_STATE, 409, `A ${status} batch cannot ${action}.`, { details: { status } }),
+  notLive: (status: string) =>
+    new AppError(CallsErrorCodes.NOT_LIVE, 409, `Only a live call can be transferred; this one is ${status}.`, {
+      details: { status },
+    }),
   alreadyEnded: () => new AppError(CallsErrorCodes.ALREADY_ENDED, 409, 'The call is already over.'),
   carrierRefused: (message: string) =>
     new AppError(CallsErrorCodes.CARRIER_REFUSED, 422, `The carrier refused the call: ${message}`),

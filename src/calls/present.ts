@@ -33,6 +33,10 @@ export const callSchema = z
     conversationId: z.string().nullable().describe('The conversation, once the callee answered.'),
     sessionId: z.string().nullable().describe('The voice session, once the callee answered.'),
     failure: z.string().nullable().describe('Why the call failed, when the carrier or the assistant said.'),
+    transfer: z
+      .object({ to: z.string(), mode: z.literal('cold'), at: z.string() })
+      .nullable()
+      .describe('Where the call was handed to a person, once it was (POST /api/v1/calls/{callId}/transfer).'),
     createdAt: z.string(),
     answeredAt: z.string().nullable(),
     endedAt: z.string().nullable(),
@@ -58,6 +62,10 @@ export function presentCall(row: CallRow): PresentedCall {
     conversationId: row.conversationId,
     sessionId: row.voiceSessionId,
     failure: row.failure,
+    transfer:
+      row.transferredTo === null || row.transferredAt === null
+        ? null
+        : { to: row.transferredTo, mode: 'cold' as const, at: row.transferredAt.toISOString() },
     createdAt: row.createdAt.toISOString(),
     answeredAt: row.answeredAt?.toISOString() ?? null,
     endedAt: row.endedAt?.toISOString() ?? null,

@@ -31,12 +31,15 @@ export interface CallRow {
   /** The batch (and its contact) the call was placed for; null for a single call. */
   batchId: string | null;
   batchSeq: number | null;
+  transferredTo: string | null;
+  transferredAt: Date | null;
 }
 
 const COLUMNS =
   'id, account_id, assistant_id, phone_number_id, to_number, from_number, status, carrier_call_id, answered_by, ' +
   'outcome, voicemail, variables, metadata, max_duration_seconds, public_base, voice_session_id, conversation_id, ' +
-  'failure, created_at, updated_at, answered_at, ended_at, batch_id, batch_seq';
+  'failure, created_at, updated_at, answered_at, ended_at, batch_id, batch_seq, ' +
+  'transferred_to, transferred_at';
 
 export async function insertCall(
   sql: Db,
@@ -154,4 +157,9 @@ export async function unplacedBatchCalls(sql: Db, seconds: number): Promise<stri
       and created_at < now() - make_interval(secs => ${seconds})
     limit 100`;
   return rows.map((r) => r.id);
+}
+
+/** The live call was handed to `to` (a cold transfer). */
+export async function setTransferred(sql: Db, id: string, to: string): Promise<void> {
+  await sql`update outbound_calls set transferred_to = ${to}, transferred_at = now(), updated_at = now() where id = ${id}`;
 }

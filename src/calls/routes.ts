@@ -111,6 +111,37 @@ export function callRoutes(deps: service.CallsDeps): AnyRoute[] {
     }),
     defineRoute({
       method: 'POST',
+      path: '/api/v1/calls/:callId/transfer',
+      auth: 'bearer',
+      scope: 'voice',
+      schemas: {
+        params,
+        body: z.object({
+          to: e164.describe('The person to hand the call to.'),
+          mode: z
+            .literal('cold')
+            .default('cold')
+            .describe('cold: the call is redirected to dial `to` and the assistant leaves at once.'),
+        }),
+        response: { 200: callSchema },
+      },
+      openapi: {
+        summary: 'Transfer a live call to a person',
+        description:
+          "Cold: the carrier dials `to` (showing the call's `from`) and the assistant's part of the call ends; the call goes on until the person hangs up.",
+        tags,
+        errors: {
+          ...errors,
+          400: 'Invalid body',
+          409: 'The call is not live (CALLS_NOT_LIVE)',
+          422: 'The carrier refused (CALLS_CARRIER_REFUSED)',
+          503: 'The carrier did not answer',
+        },
+      },
+      handler: async (ctx) => reply.json(await service.transferCall(deps, ownerOf(ctx), ctx.params.callId, ctx.body)),
+    }),
+    defineRoute({
+      method: 'POST',
       path: '/api/v1/calls/:callId/cancel',
       auth: 'bearer',
       scope: 'voice',

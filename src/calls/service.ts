@@ -4,7 +4,7 @@ import type { OwnerPrincipal } from '../auth/index.js';
 import type { Sql, TransactionSql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { precheckVoiceCall, type Meter } from '../metering/index.js';
-import type { OutboundCarrier } from '../telephony/index.js';
+import { dialNumber, type OutboundCarrier } from '../telephony/index.js';
 import { enqueueEvent } from '../webhooks/index.js';
 import { callsErrors } from './errors.js';
 import { presentCall, eventDataOf, type PresentedCall } from './present.js';
@@ -199,4 +199,29 @@ export async function cancelCall(deps: CallsDeps, owner: OwnerPrincipal, id: str
   if (live) return presentCall((await q.findCall(deps.sql, owner.accountId, id)) ?? row);
   const { row: after } = await changeStatus(deps, id, 'canceled', { outcome: 'canceled', ended: true });
   return presentCall(after ?? row);
+}
+
+/**
+ * A cold transfer: the live call is redirected to dial `to` (the carrier ends the media stream, so the assistant's
+ * part and its billing end there); the call itself goes on until the person hangs up.
+ */
+export async function transferCall(
+  deps: CallsDeps,
+  owner: OwnerPrincipal,
+  id: string,
+  input: { to: string; mode: 'cold' },
+): Promise<PresentedCall> {
+  const row = await q.findCall(deps.sql, owner.accountId, id);
+  if (row === undefined) throw callsErrors.notFound();
+  if (row.status !== 'in_progress' || row.carrierCallId === null || row.phoneNumberId === null)
+    throw callsErrors.notLive(row.status);
+  try {
+    await deps.carrier.redirectCall(row.phoneNumberId, row.carrierCallId, dialNumber(input.to, row.fromNumber));
+  } catch (err) {
+    const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 503;
+    throw status >= 500 ? callsErrors.carrierUnavailable() : callsErrors.carrierRefused((err as Error).message);
+  }
+  await q.setTransferred(deps.sql, id, input.to);
+  deps.log.info({ callId: id, mode: input.mode }, 'call transferred');
+  return presentCall((await q.findCall(deps.sql, owner.accountId, id)) ?? row);
 }

@@ -15,7 +15,7 @@ import { phoneNumberRoutes } from './routes.js';
 export { VOICE_WEBHOOK_PATH } from './service.js';
 export type { OutboundCarrier, CallingNumber } from './outbound.js';
 export type { ConnectedCall } from './service.js';
-export { escapeXml, hangUpCall, sayThenHangUp } from './twiml.js';
+export { dialNumber, escapeXml, hangUpCall, sayThenHangUp } from './twiml.js';
 export { telephonyErrors } from './errors.js';
 
 export function telephonyCapability(deps: {

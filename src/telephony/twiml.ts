@@ -41,3 +41,8 @@ export function hangUpCall(): string {
 export function sayThenHangUp(text: string): string {
   return `${HEAD}<Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
 }
+
+/** A cold transfer: the live call leaves the stream and the carrier dials `to`, showing `callerId`. */
+export function dialNumber(to: string, callerId: string): string {
+  return `${HEAD}<Response><Dial callerId="${escapeXml(callerId)}"><Number>${escapeXml(to)}</Number></Dial></Response>`;
+}

@@ -71,6 +71,7 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       conversationId: z.string().nullable(),
       sessionId: z.string().nullable(),
       failure: z.string().nullable(),
+      transfer: z.object({ to: z.string(), mode: z.literal('cold'), at: z.string() }).nullable(),
       createdAt: z.string(),
       answeredAt: z.string().nullable(),
       endedAt: z.string().nullable(),

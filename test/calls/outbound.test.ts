@@ -23,6 +23,7 @@ const CALLEES: Record<string, Callee> = {
   '+15557000004': { kind: 'no-answer' },
   '+15557000005': { kind: 'invalid' },
   '+15557000006': { kind: 'no-answer', ringMs: 30_000 },
+  '+15557000008': { kind: 'person', holdMs: 30_000 },
 };
 
 let app: TestApp;
@@ -54,7 +55,8 @@ t.before(async () => {
   });
   t.teardown(() => carrier.close());
   app = await startWebhookApp(t, {
-    env: { TWILIO_API_BASE_URL: carrier.url, HOSTED_USAGE_ENFORCEMENT: 'enforce' },
+    // The tests poll the API while calls run: no rate limit in the way.
+    env: { TWILIO_API_BASE_URL: carrier.url, HOSTED_USAGE_ENFORCEMENT: 'enforce', API_RATE_LIMIT_PER_MINUTE: '100000' },
   });
   receiver = await startReceiver(t);
   owner = await createOwner(app.database.sql);
@@ -102,6 +104,41 @@ t.test('a person answers: the assistant talks with them, and the call lands as a
     ['queued', 'ringing', 'in_progress', 'completed'],
     'call.status_changed follows the call',
   );
+});
+
+t.test('a live call is transferred cold to a person: the carrier dials them and the assistant leaves', async (t) => {
+  const res = await place({ to: '+15557000008' });
+  t.equal(res.status, 201, res.text);
+  const early = await api(app.url, 'POST', `/api/v1/calls/${res.body.id}/transfer`, owner.secret, {
+    to: '+15557009999',
+  });
+  if (early.status !== 200) {
+    t.equal(early.status, 409, 'a call not yet answered cannot be transferred');
+    t.equal(early.body.code, 'CALLS_NOT_LIVE');
+  }
+  const live = await waitFor(async () => {
+    const c = await get(res.body.id);
+    return c.body.status === 'in_progress' && c.body.sessionId !== null ? c.body : undefined;
+  }, 'the call to be answered');
+  await waitFor(() => (simulated('+15557000008')[0]?.heardBytes ?? 0) > 0 || undefined, 'the assistant to talk');
+  const warm = await api(app.url, 'POST', `/api/v1/calls/${res.body.id}/transfer`, owner.secret, {
+    to: '+15557009999',
+    mode: 'warm',
+  });
+  t.equal(warm.status, 400, 'a warm transfer is not offered (yet)');
+  const moved = await api(app.url, 'POST', `/api/v1/calls/${res.body.id}/transfer`, owner.secret, {
+    to: '+15557009999',
+  });
+  t.equal(moved.status, 200, moved.text);
+  t.match(moved.body.transfer, { to: '+15557009999', mode: 'cold' });
+  const [sim] = simulated('+15557000008');
+  t.equal(sim!.transferredTo, '+15557009999', 'the carrier was told to dial the person');
+  await waitFor(async () => {
+    const [row] = await app.database.sql<{ state: string }[]>`
+      select state from voice_sessions where id = ${live.sessionId}`;
+    return row?.state === 'ended' || undefined;
+  }, "the assistant's part of the call to end");
+  t.match(await settled(res.body.id, 'the call to end'), { status: 'completed', outcome: 'answered' });
 });
 
 t.test('busy and no answer end the call with that outcome, no conversation', async (t) => {

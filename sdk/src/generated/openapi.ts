@@ -356,6 +356,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{callId}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer a live call to a person
+         * @description Cold: the carrier dials `to` (showing the call's `from`) and the assistant's part of the call ends; the call goes on until the person hangs up.
+         */
+        post: operations["postApiV1CallsCallIdTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat": {
         parameters: {
             query?: never;
@@ -1367,6 +1387,13 @@ export interface components {
             status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
             /** @description E.164. */
             to: string;
+            /** @description Where the call was handed to a person, once it was (POST /api/v1/calls/{callId}/transfer). */
+            transfer: {
+                at: string;
+                /** @constant */
+                mode: "cold";
+                to: string;
+            } | null;
             variables: {
                 [key: string]: string;
             };
@@ -2007,6 +2034,12 @@ export interface components {
                 /** @enum {string} */
                 status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
                 to: string;
+                transfer: {
+                    at: string;
+                    /** @constant */
+                    mode: "cold";
+                    to: string;
+                } | null;
             };
             /** @description When it happened (ISO 8601). */
             timestamp: string;
@@ -3521,6 +3554,60 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description The call is already over (CALLS_ALREADY_ENDED) */
             409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallsCallIdTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description cold: the call is redirected to dial `to` and the assistant leaves at once.
+                     * @default cold
+                     * @constant
+                     */
+                    mode?: "cold";
+                    /** @description The person to hand the call to. */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Invalid body */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The call is not live (CALLS_NOT_LIVE) */
+            409: components["responses"]["Error"];
+            /** @description The carrier refused (CALLS_CARRIER_REFUSED) */
+            422: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description The carrier did not answer */

@@ -14,7 +14,13 @@ import { CarrierStream, newCallSid, postWebhook, readTwiml } from './carrier.js'
 
 /** Who picks up a number. */
 export type Callee =
-  | { kind: 'person'; /** 20 ms frames of speech said once the call connects (default 40). */ speechFrames?: number }
+  | {
+      kind: 'person';
+      /** 20 ms frames of speech said once the call connects (default 40). */
+      speechFrames?: number;
+      /** How long the person stays on the line after hearing the assistant (default: hangs up at once). */
+      holdMs?: number;
+    }
   | { kind: 'machine'; /** 20 ms frames of greeting before the beep (default 25). */ greetingFrames?: number }
   | { kind: 'busy' }
   | { kind: 'no-answer'; /** How long it rings first (default at once): a call to cancel meanwhile. */ ringMs?: number }
@@ -33,6 +39,8 @@ export interface SimulatedCall {
   answeredBy: string | undefined;
   /** What a machine recorded after its beep (the Say of a redirect). */
   voicemail: string | undefined;
+  /** Where Parley redirected the live call to (a <Dial> of a cold transfer). */
+  transferredTo: string | undefined;
   /** Assistant audio the callee received (bytes of μ-law). */
   heardBytes: number;
   /** Who ended it: the callee hung up, or Parley did (hang-up or redirect), or it was never answered. */
@@ -130,6 +138,9 @@ export class SimulatedCarrier {
     if (twiml !== null) {
       const answer = readTwiml(twiml);
       if (answer.kind === 'hangup' && answer.say.length > 0) call.voicemail = answer.say.join(' ');
+      // A cold transfer: the stream ends and the carrier dials the number (the person there is not simulated).
+      const dial = /<Dial\b[^>]*>\s*(?:<Number>)?\s*([^<\s]+)/.exec(twiml);
+      if (dial !== null) call.transferredTo = dial[1];
       this.endByParley(live, 'completed');
     } else if (form.get('Status') === 'completed' || form.get('Status') === 'canceled') {
       this.endByParley(live, live.stream === undefined ? 'canceled' : 'completed');
@@ -159,6 +170,7 @@ export class SimulatedCarrier {
       statuses: [],
       answeredBy: undefined,
       voicemail: undefined,
+      transferredTo: undefined,
       heardBytes: 0,
       endedBy: undefined,
       done,
@@ -214,6 +226,7 @@ export class SimulatedCarrier {
       for (let i = 0; i < (callee.speechFrames ?? 40); i++) stream.media(frame);
       for (let i = 0; i < 40; i++) stream.media(SILENCE);
       await this.until(live, () => live.call.heardBytes > 0, this.options.listenMs ?? 10_000);
+      if (callee.holdMs !== undefined) await this.until(live, () => false, callee.holdMs);
       if (live.ended.signal.aborted) return;
       live.calleeLeft = true;
       stream.hangUp();
