@@ -58,6 +58,11 @@ export interface SimulatedCarrierOptions {
   speechFrame?: Uint8Array;
   /** How long a person waits for the assistant's answer before hanging up anyway (default 10 s). */
   listenMs?: number;
+  /**
+   * Where a callback is sent (it is signed over the URL Parley gave): a load balancer in front of several instances.
+   * Default: the URL itself.
+   */
+  route?: (url: string) => string;
 }
 
 interface LiveCall {
@@ -202,7 +207,7 @@ export class SimulatedCarrier {
       return this.final(live, 'no-answer', 'unanswered');
     }
     const answerUrl = live.form.get('Url') ?? '';
-    const answer = await postWebhook(answerUrl, this.params(live, 'in-progress'), live.token);
+    const answer = await this.post(answerUrl, this.params(live, 'in-progress'), live.token);
     const twiml = answer.status === 200 ? readTwiml(answer.text) : ({ kind: 'unknown' } as const);
     if (twiml.kind !== 'stream') return this.final(live, 'completed', 'parley');
     if (live.ended.signal.aborted) return;
@@ -239,7 +244,7 @@ export class SimulatedCarrier {
     const amdUrl = live.form.get('AsyncAmdStatusCallback');
     if (amdUrl !== null) {
       live.call.answeredBy = 'machine_end_beep';
-      await postWebhook(
+      await this.post(
         amdUrl,
         { ...this.params(live, 'in-progress'), AnsweredBy: 'machine_end_beep', MachineDetectionDuration: '1800' },
         live.token,
@@ -296,7 +301,12 @@ export class SimulatedCarrier {
     live.call.statuses.push(status);
     const url = live.form.get('StatusCallback');
     if (url === null) return;
-    await postWebhook(url, this.params(live, status), live.token).catch(() => undefined);
+    await this.post(url, this.params(live, status), live.token).catch(() => undefined);
+  }
+
+  private post(url: string, params: Record<string, string>, token: string) {
+    const sendTo = this.options.route?.(url);
+    return postWebhook(url, params, token, sendTo === undefined ? {} : { sendTo });
   }
 
   /** Resolves once `ready()` holds, the call was ended by Parley, or `ms` passed. */
