@@ -63,6 +63,10 @@ export interface SimulatedCarrierOptions {
    * Default: the URL itself.
    */
   route?: (url: string) => string;
+  /** Port on 127.0.0.1 (default 0: any free one). */
+  port?: number;
+  /** Each call once its final status was reported. */
+  onEnded?: (call: SimulatedCall) => void;
 }
 
 interface LiveCall {
@@ -100,7 +104,7 @@ export class SimulatedCarrier {
   static async start(options: SimulatedCarrierOptions): Promise<SimulatedCarrier> {
     let carrier: SimulatedCarrier | undefined;
     const server = createServer((req, res) => void carrier!.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     carrier = new SimulatedCarrier(server, `http://127.0.0.1:${port}`, options);
     return carrier;
@@ -281,6 +285,7 @@ export class SimulatedCarrier {
       await this.status(live, status);
     } finally {
       live.finish();
+      this.options.onEnded?.(live.call);
     }
   }
 
