@@ -139,6 +139,14 @@ t.test('a live call is transferred cold to a person: the carrier dials them and 
     return row?.state === 'ended' || undefined;
   }, "the assistant's part of the call to end");
   t.match(await settled(res.body.id, 'the call to end'), { status: 'completed', outcome: 'answered' });
+
+  // Cancel on a live call hangs it up: it ends completed (it was answered), the carrier ended it.
+  const second = await place({ to: '+15557000008' });
+  await waitFor(async () => (await get(second.body.id)).body.status === 'in_progress' || undefined, 'an answer');
+  const hung = await api(app.url, 'POST', `/api/v1/calls/${second.body.id}/cancel`, owner.secret);
+  t.equal(hung.status, 200, hung.text);
+  t.match(await settled(second.body.id, 'the live call to be hung up'), { status: 'completed', outcome: 'answered' });
+  t.equal(simulated('+15557000008')[1]?.endedBy, 'parley', 'Parley hung up');
 });
 
 t.test('busy and no answer end the call with that outcome, no conversation', async (t) => {
