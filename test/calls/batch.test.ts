@@ -100,6 +100,27 @@ t.test('20 contacts, 3 at a time: every one called, busy and no answer tried aga
   t.equal(event!.data.status, 'completed');
 });
 
+t.test('the inbound reserve is kept: pro allows 5 calls, 3 kept for inbound, so at most 2 at once', async (t) => {
+  carrier.maxLive = 0;
+  const created = await api(app.url, 'POST', '/api/v1/call-batches', owner.secret, {
+    ...body,
+    contacts: Array.from({ length: 6 }, (_, seq) => ({ to: `+1555830${String(seq).padStart(4, '0')}` })),
+    maxConcurrent: 5,
+    reservedInbound: 3,
+  });
+  t.equal(created.status, 201, created.text);
+  await waitFor(
+    async () =>
+      (await app.database.sql<{ status: string }[]>`select status from call_batches where id = ${created.body.id}`)[0]
+        ?.status === 'completed' || undefined,
+    'the batch to complete',
+    90_000,
+  );
+  t.ok(carrier.maxLive <= 2, `at most 2 calls at once (saw ${carrier.maxLive})`);
+  const done = (await api(app.url, 'GET', `/api/v1/call-batches/${created.body.id}`, owner.secret)).body;
+  t.match(done.progress, { done: 6, byOutcome: { answered: 6 } });
+});
+
 t.test('outside its calling window a batch dials nobody; pause, resume and cancel', async (t) => {
   const nowMinute = new Date().getUTCHours() * 60 + new Date().getUTCMinutes();
   // A window that opens two hours from now, for an hour (UTC), every day.
