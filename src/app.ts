@@ -44,6 +44,7 @@ import {
 } from './voice/index.js';
 import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
+import { callsCapability } from './calls/index.js';
 import { toolsCapability } from './tools/index.js';
 
 import { openApiSecurity, type AppHooks, type BuildOptions, type LifecycleItem, type ParleyApp } from './app-types.js';
@@ -121,6 +122,20 @@ export function collectCapabilities(
   });
   sockets.push(...voice.sockets);
   metrics?.watchVoice(voice.figures);
+  const telephony = telephonyCapability({
+    ...deps,
+    voice: voice.service,
+    phone: voice.phone,
+    admission: admission.mints,
+  });
+  const calls = callsCapability({
+    sql: deps.sql,
+    log: deps.log,
+    meter,
+    carrier: telephony.outbound,
+    batchPollMs: deps.config.CALL_BATCH_POLL_MS,
+  });
+  lifecycle.push({ name: 'call batches', start: () => calls.worker.start(), stop: () => calls.worker.stop() });
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
@@ -154,7 +169,8 @@ export function collectCapabilities(
     ...tools.routes,
     ...usageRoutes(meter, deps.config),
     ...webhooks.routes,
-    ...telephonyCapability({ ...deps, voice: voice.service, phone: voice.phone, admission: admission.mints }).routes,
+    ...telephony.routes,
+    ...calls.routes,
     ...adminRoutes({ sql: deps.sql, store: deps.store, meter, adminUserIds: deps.config.ADMIN_USER_IDS }),
     ...billingRoutes({
       sql: deps.sql,

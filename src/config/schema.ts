@@ -62,6 +62,11 @@ export const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: int(3000, 0, 65535),
   PUBLIC_URL: url(['http:', 'https:']),
+  // The carrier's REST API (outbound calls, hang-up, redirect); unset: Twilio's own. Point it at a simulated carrier
+  // (npm run phone-sim) to place calls offline.
+  TWILIO_API_BASE_URL: url(['http:', 'https:']),
+  // How often the call-batch worker looks for contacts due (each pass is a few indexed queries).
+  CALL_BATCH_POLL_MS: int(1000, 50, 60_000),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   DATABASE_POOL_SIZE: int(10, 1, 200),
   REDIS_URL: url(['redis:', 'rediss:']),

@@ -36,6 +36,8 @@ export const V1_TAGS: Record<string, string> = {
   Overview: "The account's day across every assistant, and the log of every call.",
   Widget: "Keyless routes of the embeddable widget, behind the assistant's domain allowlist and rate limits.",
   Meta: 'The contract itself.',
+  Calls:
+    "Calls Parley places through a registered number's carrier: one call out, its status, cancel, and the carrier's signed callbacks.",
   'Phone numbers':
     "Carrier numbers routed to an assistant, and the carrier's signed call webhook that answers them with a media stream.",
   Webhooks:

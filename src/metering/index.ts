@@ -8,6 +8,7 @@ export {
   settleVoiceSeconds,
   listVoiceGrants,
   voiceBudgetAllows,
+  precheckVoiceCall,
   VOICE_GRANT_SECONDS,
   type VoiceGrant,
 } from './voice.js';

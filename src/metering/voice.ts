@@ -209,3 +209,47 @@ export async function voiceBudgetAllows(
   );
   return balance.consumedMicros + meter.priceVoiceSeconds(Math.max(0, unsettledSeconds)) < limitMicros;
 }
+
+/**
+ * Whether the account could start one more call now, before anything is asked of a carrier (a call Parley places):
+ * the plan's concurrent calls (those holding a grant plus `pendingCalls` not yet answered), at least 30 grantable
+ * voice seconds, and a budget that covers them. Throws the owner's refusal (402 / 429), as a mint would; enforce
+ * mode only.
+ */
+export async function precheckVoiceCall(meter: Meter, accountId: string, pendingCalls: number): Promise<void> {
+  if (meter.mode !== 'enforce') return;
+  const { account, balance, plan } = await snapshot(meter, accountId);
+  let refusal: Refusal | undefined;
+  const active = await q.countActiveVoiceSessions(meter.sql, accountId, '');
+  const limitMicros = limitMicrosOf(
+    plan,
+    account.limitOverrideMicros,
+    balance.creditMicros,
+    account.budgetHardLimitMicros,
+  );
+  const grantable = plan.voiceMinutes * 60 - balance.voiceSecondsUsed - balance.voiceSecondsReserved;
+  const affordable =
+    meter.voiceSecondMicros === 0
+      ? Infinity
+      : Math.floor(
+          Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / meter.voiceSecondMicros,
+        );
+  if (active + pendingCalls >= plan.voiceConcurrentCalls)
+    refusal = { kind: 'voice_concurrency', voiceConcurrentCalls: plan.voiceConcurrentCalls };
+  else if (affordable < VOICE_MIN_GRANT_SECONDS && affordable < grantable)
+    refusal = {
+      kind: 'budget',
+      limitMicros,
+      consumedMicros: balance.consumedMicros,
+      reservedMicros: balance.reservedMicros,
+      requestedMicros: meter.priceVoiceSeconds(VOICE_MIN_GRANT_SECONDS),
+    };
+  else if (grantable < VOICE_MIN_GRANT_SECONDS)
+    refusal = {
+      kind: 'voice_minutes',
+      voiceSecondsLimit: plan.voiceMinutes * 60,
+      voiceSecondsUsed: balance.voiceSecondsUsed,
+      voiceSecondsReserved: balance.voiceSecondsReserved,
+    };
+  if (refusal !== undefined) throw refusalError(refusal, 'owner', 'voice');
+}

@@ -131,4 +131,4 @@ export const callSchema = z
     latencyP50Ms: ms.describe('Its median turn latency; null without turns.'),
     timelineUrl: z.string(),
   })
-  .meta({ id: 'Call' });
+  .meta({ id: 'CallLogEntry' });

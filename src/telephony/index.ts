@@ -9,9 +9,14 @@ import type { AnyRoute } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { TwilioTransport, VoiceService } from '../voice/index.js';
 import { createSecretBox } from '../webhooks/index.js';
+import { outboundCarrier, type OutboundCarrier } from './outbound.js';
 import { phoneNumberRoutes } from './routes.js';
 
 export { VOICE_WEBHOOK_PATH } from './service.js';
+export type { OutboundCarrier, CallingNumber } from './outbound.js';
+export type { ConnectedCall } from './service.js';
+export { dialNumber, escapeXml, hangUpCall, sayThenHangUp } from './twiml.js';
+export { telephonyErrors } from './errors.js';
 
 export function telephonyCapability(deps: {
   sql: Sql;
@@ -21,7 +26,7 @@ export function telephonyCapability(deps: {
   phone: TwilioTransport;
   /** The voice mints' admission pool: a call takes a slot of it like any mint. */
   admission?: Admission;
-}): { routes: AnyRoute[] } {
+}): { routes: AnyRoute[]; outbound: OutboundCarrier } {
   const tokens = createSecretBox(deps.config.secretKey, 'carrier auth tokens');
   const log = deps.log.child({ capability: 'telephony' });
   if (deps.config.PUBLIC_URL === undefined)
@@ -31,5 +36,6 @@ export function telephonyCapability(deps: {
     );
   return {
     routes: phoneNumberRoutes({ ...deps, log, tokens }),
+    outbound: outboundCarrier({ ...deps, log, tokens }),
   };
 }

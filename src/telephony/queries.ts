@@ -56,3 +56,21 @@ export async function numbersOfCarrierAccount(
     select ${sql.unsafe(COLUMNS)} from phone_numbers
     where provider = ${provider} and carrier_account = ${carrierAccount} limit 1000`;
 }
+
+/** The account's registered number with this E.164 value (the `from` of a call Parley places). */
+export async function findAccountNumber(
+  sql: Db,
+  accountId: string,
+  phoneNumber: string,
+): Promise<PhoneNumberRow | undefined> {
+  const [row] = await sql<PhoneNumberRow[]>`
+    select ${sql.unsafe(COLUMNS)} from phone_numbers where account_id = ${accountId} and phone_number = ${phoneNumber}
+    limit 1`;
+  return row;
+}
+
+/** A number by id, whoever owns it (a call's callbacks find the number that placed it). */
+export async function numberById(sql: Db, id: string): Promise<PhoneNumberRow | undefined> {
+  const [row] = await sql<PhoneNumberRow[]>`select ${sql.unsafe(COLUMNS)} from phone_numbers where id = ${id}`;
+  return row;
+}

@@ -177,8 +177,44 @@ async function answerAdmitted(deps: TelephonyDeps, call: IncomingCall): Promise<
   const to = params['To'] ?? '';
   const number = numbers.find((row) => row.phoneNumber === to && openToken(deps, row) === signedBy);
   if (number === undefined) return rejectCall();
-  const log = deps.log.child({ phoneNumberId: number.id, assistantId: number.assistantId });
   const from = params['From'];
+  const connected = await connectPhoneCall(deps, number, signedBy, {
+    callerNumber: from,
+    headers: call.headers,
+    ip: call.ip,
+    host: call.host,
+    signal: call.signal,
+  });
+  return connected.twiml;
+}
+
+/** The request a carrier made for a call that is being answered (inbound, or an outbound call the callee took). */
+export interface PhoneCallRequest {
+  /** The other party's number (E.164): the caller inbound, the callee outbound. */
+  callerNumber: string | undefined;
+  headers: Readonly<Record<string, string>>;
+  ip: string;
+  host: string | undefined;
+  signal: AbortSignal;
+}
+
+export type ConnectedCall =
+  | { kind: 'connected'; sessionId: string; conversationId: string; twiml: string }
+  | { kind: 'refused'; code: string; twiml: string };
+
+/**
+ * Mints a `pcmu` 8 kHz call onto the phone transport for a number's assistant and answers the TwiML that opens the
+ * carrier's stream (the control token as a stream parameter). A call the assistant cannot take now is refused with
+ * a short neutral TwiML refusal, never a 4xx/5xx the carrier would read out.
+ */
+export async function connectPhoneCall(
+  deps: TelephonyDeps,
+  number: q.PhoneNumberRow,
+  authToken: string,
+  call: PhoneCallRequest,
+): Promise<ConnectedCall> {
+  const log = deps.log.child({ phoneNumberId: number.id, assistantId: number.assistantId });
+  const from = call.callerNumber;
   try {
     const minted = await deps.voice.mint(
       {
@@ -200,23 +236,24 @@ async function answerAdmitted(deps: TelephonyDeps, call: IncomingCall): Promise<
     // A phone mint names the phone transport, so it always answers a stream (never a WebRTC answer).
     const stream = minted.stream;
     if (stream === undefined) throw new Error('a phone mint answered no stream');
-    deps.phone.expect(minted.sessionId, stream.url, signedBy);
+    deps.phone.expect(minted.sessionId, stream.url, authToken);
     log.info({ voiceSessionId: minted.sessionId }, 'phone call answered');
-    return connectStream(
+    const twiml = connectStream(
       stream.url,
       { token: minted.controlToken, sessionId: minted.sessionId },
       minted.recording.enabled ? RECORDING_NOTICE : undefined,
     );
+    return { kind: 'connected', sessionId: minted.sessionId, conversationId: minted.conversationId, twiml };
   } catch (err) {
     if (!isAppError(err)) throw err;
     // Over the minutes or the concurrent calls, voice off, the provider down: the caller hears a neutral refusal,
     // never a 4xx/5xx (the carrier would play its own error) and never a word of plans (docs/house-rules.md rule 20).
     log.info({ code: err.code }, 'phone call refused');
-    return refuseCall();
+    return { kind: 'refused', code: err.code, twiml: refuseCall() };
   }
 }
 
-function openToken(deps: TelephonyDeps, row: q.PhoneNumberRow): string | undefined {
+export function openToken(deps: Pick<TelephonyDeps, 'tokens'>, row: q.PhoneNumberRow): string | undefined {
   try {
     return deps.tokens.open(row.authTokenSealed, row.id);
   } catch {

@@ -31,3 +31,18 @@ export function connectStream(streamUrl: string, parameters: Record<string, stri
 
 /** What a recorded call tells the caller before anything is said (it stands for the consent a widget asks for). */
 export const RECORDING_NOTICE = 'This call is recorded.';
+
+/** End the call now (a callee's call the assistant cannot take, or one canceled before it was answered). */
+export function hangUpCall(): string {
+  return `${HEAD}<Response><Hangup/></Response>`;
+}
+
+/** Say this (a voicemail message after the beep), then hang up. */
+export function sayThenHangUp(text: string): string {
+  return `${HEAD}<Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
+}
+
+/** A cold transfer: the live call leaves the stream and the carrier dials `to`, showing `callerId`. */
+export function dialNumber(to: string, callerId: string): string {
+  return `${HEAD}<Response><Dial callerId="${escapeXml(callerId)}"><Number>${escapeXml(to)}</Number></Dial></Response>`;
+}

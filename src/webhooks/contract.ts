@@ -70,6 +70,56 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       durationMs: z.number().int(),
     }),
   },
+  'call.status_changed': {
+    summary: 'A call Parley placed changed status (queued, ringing, in_progress, then how it ended)',
+    data: z.object({
+      id: z.string().describe('The call (call_...), as GET /api/v1/calls/{callId} shows it.'),
+      status: z.enum(['queued', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer', 'failed', 'canceled']),
+      assistantId: z.string(),
+      to: z.string(),
+      from: z.string(),
+      answeredBy: z.enum(['human', 'machine', 'fax', 'unknown']).nullable(),
+      outcome: z.enum(['answered', 'voicemail', 'busy', 'no_answer', 'failed', 'canceled']).nullable(),
+      metadata: z.record(z.string(), z.unknown()),
+      maxDurationSeconds: z.number().int().nullable(),
+      conversationId: z.string().nullable(),
+      sessionId: z.string().nullable(),
+      failure: z.string().nullable(),
+      transfer: z.object({ to: z.string(), mode: z.literal('cold'), at: z.string() }).nullable(),
+      createdAt: z.string(),
+      answeredAt: z.string().nullable(),
+      endedAt: z.string().nullable(),
+    }),
+  },
+  'call-batch.completed': {
+    summary: 'Every contact of a call batch is done (or the batch was canceled), with the outcomes',
+    data: z.object({
+      id: z.string().describe('The batch (cb_...), as GET /api/v1/call-batches/{batchId} shows it.'),
+      status: z.enum(['running', 'paused', 'canceled', 'completed']),
+      assistantId: z.string(),
+      from: z.string(),
+      maxConcurrent: z.number().int(),
+      reservedInbound: z.number().int(),
+      retry: z.object({
+        onNoAnswer: z.boolean(),
+        onBusy: z.boolean(),
+        attempts: z.number().int(),
+        afterMinutes: z.number().int(),
+      }),
+      window: z
+        .object({ days: z.array(z.number().int()), start: z.string(), end: z.string(), timezone: z.string() })
+        .nullable(),
+      total: z.number().int(),
+      progress: z.object({
+        pending: z.number().int(),
+        calling: z.number().int(),
+        done: z.number().int(),
+        byOutcome: z.record(z.string(), z.number().int()),
+      }),
+      createdAt: z.string(),
+      completedAt: z.string().nullable(),
+    }),
+  },
   'conversation.analyzed': {
     summary: 'A conversation ended and was analysed: the end-of-call report',
     data: z.object({

@@ -11,6 +11,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'budget.threshold_crossed',
   'conversation.analyzed',
   'tool.failed',
+  'call.status_changed',
+  'call-batch.completed',
 ] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -26,6 +26,8 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   userId: 'user',
   phoneNumberId: 'phoneNumber',
   toolId: 'tool',
+  callId: 'call',
+  batchId: 'callBatch',
 };
 
 export const ACTORS = [

@@ -46,7 +46,9 @@ export type ResourceType =
   | 'visitor'
   | 'user'
   | 'phoneNumber'
-  | 'tool';
+  | 'tool'
+  | 'call'
+  | 'callBatch';
 
 export interface World {
   app: TestApp;
@@ -231,6 +233,21 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     'create tool',
     201,
   )) as { tool: { id: string } };
+  // A call placed from that number, stored as the carrier left it (nothing calls a carrier in the fuzz run).
+  const callId = `call_${randomBytes(12).toString('hex')}`;
+  await app.database.sql`
+    insert into outbound_calls (id, account_id, assistant_id, phone_number_id, to_number, from_number, status, public_base)
+    select ${callId}, ${owner.accountId}, a.id, ${phoneNumber.id}, '+15557000001', ${phoneNumber.phoneNumber}, 'completed',
+      ${app.url}
+    from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
+  // A paused batch from that number, stored as the API leaves it (the worker never dials a paused batch).
+  const batch = { id: `cb_${randomBytes(12).toString('hex')}` };
+  await app.database.sql`
+    insert into call_batches (id, account_id, assistant_id, phone_number_id, from_number, status, max_concurrent, retry,
+      public_base, total)
+    select ${batch.id}, ${owner.accountId}, a.id, ${phoneNumber.id}, ${phoneNumber.phoneNumber}, 'paused', 1,
+      '{"onNoAnswer":false,"onBusy":false,"attempts":1,"afterMinutes":60}'::jsonb, ${app.url}, 0
+    from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
   return {
     name,
     owner,
@@ -259,6 +276,8 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       user: owner.userId,
       phoneNumber: phoneNumber.id,
       tool: tool.tool.id,
+      call: callId,
+      callBatch: batch.id,
     },
     keys: await tenantKeys(app, owner),
   };

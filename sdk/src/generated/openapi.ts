@@ -208,6 +208,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/call-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List call batches
+         * @description Newest first (at most 100).
+         */
+        get: operations["getApiV1CallBatches"];
+        put?: never;
+        /**
+         * Call a list of contacts
+         * @description Up to 10,000 contacts called from one registered number, at most maxConcurrent at once, inside the calling window, leaving reservedInbound of the plan’s concurrent calls to inbound calls, and tried again per the retry rule. Each call is a call of /api/v1/calls (filter with batchId). call-batch.completed says when every contact is done.
+         */
+        post: operations["postApiV1CallBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a call batch
+         * @description With its contacts by status and outcome.
+         */
+        get: operations["getApiV1CallBatchesBatchId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a call batch
+         * @description Contacts not yet called are done (canceled) and the batch ends; calls on the line go on.
+         */
+        post: operations["postApiV1CallBatchesBatchIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a call batch
+         * @description No new call starts; calls on the line go on.
+         */
+        post: operations["postApiV1CallBatchesBatchIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/call-batches/{batchId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a call batch
+         * @description Calling goes on where it stopped.
+         */
+        post: operations["postApiV1CallBatchesBatchIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/call-log": {
         parameters: {
             query?: never;
@@ -222,6 +326,90 @@ export interface paths {
         get: operations["getApiV1CallLog"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List calls placed
+         * @description Newest first, a page at a time (pass nextCursor as cursor); filter by status, assistant or number.
+         */
+        get: operations["getApiV1Calls"];
+        put?: never;
+        /**
+         * Place a call
+         * @description Parley asks the `from` number's carrier to call `to`; once answered, the assistant talks over the carrier's media stream as on an inbound call. The plan's voice minutes, concurrent calls and budget are checked before the carrier is asked. Follow the call with GET /api/v1/calls/{callId} or the call.status_changed webhook.
+         */
+        post: operations["postApiV1Calls"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{callId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a call
+         * @description Its status, what answered, its outcome, and its conversation and voice session once answered.
+         */
+        get: operations["getApiV1CallsCallId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{callId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a call
+         * @description Before it is answered the carrier stops ringing and the call is canceled; a live call is hung up (it ends completed).
+         */
+        post: operations["postApiV1CallsCallIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/{callId}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer a live call to a person
+         * @description Cold: the carrier dials `to` (showing the call's `from`) and the assistant's part of the call ends; the call goes on until the person hangs up.
+         */
+        post: operations["postApiV1CallsCallIdTransfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -592,6 +780,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/twilio/calls/{callId}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's answer URL of a placed call
+         * @description The callee answered: TwiML connecting the media stream to the assistant (or hanging up).
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdAnswer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/calls/{callId}/machine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's answering-machine verdict of a placed call
+         * @description AnsweredBy (human, machine_end_beep, ...): on a machine the call's voicemail rule runs.
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telephony/twilio/calls/{callId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The carrier's status callback of a placed call
+         * @description CallStatus moves the call forward (initiated, ringing, in-progress, completed, busy, no-answer...).
+         */
+        post: operations["postApiV1TelephonyTwilioCallsCallIdStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telephony/twilio/voice": {
         parameters: {
             query?: never;
@@ -926,6 +1174,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call-batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every contact of a call batch is done (or the batch was canceled), with the outcomes
+         * @description Sent as call-batch.completed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookCall-batchCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call Parley placed changed status (queued, ringing, in_progress, then how it ended)
+         * @description Sent as call.status_changed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookCallStatusChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "conversation.analyzed": {
         parameters: {
             query?: never;
@@ -1167,6 +1455,90 @@ export interface components {
             welcomeMessage: string | null;
         };
         Call: {
+            answeredAt: string | null;
+            /** @description What answered, once the carrier knows (detection on). */
+            answeredBy: ("human" | "machine" | "fax" | "unknown") | null;
+            assistantId: string;
+            /** @description The conversation, once the callee answered. */
+            conversationId: string | null;
+            createdAt: string;
+            endedAt: string | null;
+            /** @description Why the call failed, when the carrier or the assistant said. */
+            failure: string | null;
+            /** @description E.164: the registered number that placed the call. */
+            from: string;
+            /** @description call_... */
+            id: string;
+            maxDurationSeconds: number | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description How the call ended; null until it has. */
+            outcome: ("answered" | "voicemail" | "busy" | "no_answer" | "failed" | "canceled") | null;
+            /** @description The voice session, once the callee answered. */
+            sessionId: string | null;
+            /** @enum {string} */
+            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description E.164. */
+            to: string;
+            /** @description Where the call was handed to a person, once it was (POST /api/v1/calls/{callId}/transfer). */
+            transfer: {
+                at: string;
+                /** @constant */
+                mode: "cold";
+                to: string;
+            } | null;
+            variables: {
+                [key: string]: string;
+            };
+            voicemail: ("hangup" | {
+                /** @description Said after the answering machine’s beep, then the call hangs up. */
+                message: string;
+            }) | null;
+        };
+        CallBatch: {
+            assistantId: string;
+            completedAt: string | null;
+            createdAt: string;
+            from: string;
+            /** @description cb_... */
+            id: string;
+            maxConcurrent: number;
+            /** @description Contacts by where they stand. */
+            progress: {
+                /** @description Contacts done, by the outcome of their last call. */
+                byOutcome: {
+                    answered: number;
+                    busy: number;
+                    canceled: number;
+                    failed: number;
+                    no_answer: number;
+                    voicemail: number;
+                };
+                calling: number;
+                done: number;
+                /** @description Contacts waiting for a (first or next) try. */
+                pending: number;
+            };
+            reservedInbound: number;
+            retry: {
+                afterMinutes: number;
+                attempts: number;
+                onBusy: boolean;
+                onNoAnswer: boolean;
+            };
+            /** @enum {string} */
+            status: "running" | "paused" | "canceled" | "completed";
+            total: number;
+            window: {
+                /** @description 0 = Sunday ... 6 = Saturday. */
+                days: number[];
+                end: string;
+                start: string;
+                timezone: string;
+            } | null;
+        };
+        CallLogEntry: {
             /** @description Internal id of the assistant. */
             assistantId: string;
             assistantName: string;
@@ -1763,7 +2135,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -1779,7 +2151,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -1790,7 +2162,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -1810,6 +2182,78 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "budget.threshold_crossed";
+        };
+        "WebhookEventCall-batchCompleted": {
+            data: {
+                assistantId: string;
+                completedAt: string | null;
+                createdAt: string;
+                from: string;
+                /** @description The batch (cb_...), as GET /api/v1/call-batches/{batchId} shows it. */
+                id: string;
+                maxConcurrent: number;
+                progress: {
+                    byOutcome: {
+                        [key: string]: number;
+                    };
+                    calling: number;
+                    done: number;
+                    pending: number;
+                };
+                reservedInbound: number;
+                retry: {
+                    afterMinutes: number;
+                    attempts: number;
+                    onBusy: boolean;
+                    onNoAnswer: boolean;
+                };
+                /** @enum {string} */
+                status: "running" | "paused" | "canceled" | "completed";
+                total: number;
+                window: {
+                    days: number[];
+                    end: string;
+                    start: string;
+                    timezone: string;
+                } | null;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "call-batch.completed";
+        };
+        WebhookEventCallStatusChanged: {
+            data: {
+                answeredAt: string | null;
+                answeredBy: ("human" | "machine" | "fax" | "unknown") | null;
+                assistantId: string;
+                conversationId: string | null;
+                createdAt: string;
+                endedAt: string | null;
+                failure: string | null;
+                from: string;
+                /** @description The call (call_...), as GET /api/v1/calls/{callId} shows it. */
+                id: string;
+                maxDurationSeconds: number | null;
+                metadata: {
+                    [key: string]: unknown;
+                };
+                outcome: ("answered" | "voicemail" | "busy" | "no_answer" | "failed" | "canceled") | null;
+                sessionId: string | null;
+                /** @enum {string} */
+                status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+                to: string;
+                transfer: {
+                    at: string;
+                    /** @constant */
+                    mode: "cold";
+                    to: string;
+                } | null;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "call.status_changed";
         };
         WebhookEventConversationAnalyzed: {
             data: {
@@ -2970,6 +3414,296 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getApiV1CallBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        batches: components["schemas"]["CallBatch"][];
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Public asst_ or internal id of an assistant of yours. */
+                    assistantId: string;
+                    contacts: {
+                        /** @description E.164, e.g. +15550100123. */
+                        to: string;
+                        /** @description Values for {{name}} placeholders of the call (e.g. the contact’s name). */
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    /** @description A phone number registered to your account: every call of the batch comes from it. */
+                    from: string;
+                    /** @description Calls of this batch on the line or ringing at once. */
+                    maxConcurrent: number;
+                    /**
+                     * @description Of the plan's concurrent calls, how many the batch leaves free for inbound calls.
+                     * @default 0
+                     */
+                    reservedInbound?: number;
+                    /** @description Which outcomes are tried again, how often and after how long. */
+                    retry?: {
+                        /**
+                         * @description Wait before the next try.
+                         * @default 60
+                         */
+                        afterMinutes?: number;
+                        /**
+                         * @description Total tries per contact.
+                         * @default 1
+                         */
+                        attempts?: number;
+                        /** @default false */
+                        onBusy?: boolean;
+                        /** @default false */
+                        onNoAnswer?: boolean;
+                    };
+                    /** @description What to do when a machine answers (the carrier's answering-machine detection): hang up, or leave this message after the beep. Omitted: the assistant talks to whoever answers. */
+                    voicemail?: "hangup" | {
+                        /** @description Said after the answering machine’s beep, then the call hangs up. */
+                        message: string;
+                    };
+                    /** @description Calls start only on these days between start and end, local time. */
+                    window?: {
+                        /** @description 0 = Sunday ... 6 = Saturday. */
+                        days: number[];
+                        end: string;
+                        start: string;
+                        timezone: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description Invalid body, or `from` is not your number (CALLS_FROM_NOT_REGISTERED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has voice turned off (CALLS_VOICE_DISABLED) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1CallBatchesBatchId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallBatchesBatchIdResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call batch id (cb_...). */
+                batchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallBatch"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such batch (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The batch cannot make that move now (CALLS_BATCH_STATE) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     getApiV1CallLog: {
         parameters: {
             query?: {
@@ -3005,7 +3739,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        calls: components["schemas"]["Call"][];
+                        calls: components["schemas"]["CallLogEntry"][];
                         nextCursor: string | null;
                     };
                 };
@@ -3021,6 +3755,251 @@ export interface operations {
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1Calls: {
+        parameters: {
+            query?: {
+                assistantId?: string;
+                batchId?: string;
+                cursor?: string;
+                limit?: number;
+                status?: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+                /** @description E.164, e.g. +15550100123. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        calls: components["schemas"]["Call"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1Calls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Public asst_ or internal id of an assistant of yours. */
+                    assistantId: string;
+                    /** @description A phone number registered to your account (POST /api/v1/phone-numbers): the caller id. */
+                    from: string;
+                    /** @description The carrier hangs up after this. */
+                    maxDurationSeconds?: number;
+                    /** @description Yours: returned with the call and in its webhooks. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description E.164, e.g. +15550100123. */
+                    to: string;
+                    /** @description Values for {{name}} placeholders of the call (e.g. the contact’s name). */
+                    variables?: {
+                        [key: string]: string;
+                    };
+                    /** @description What to do when a machine answers (the carrier's answering-machine detection): hang up, or leave this message after the beep. Omitted: the assistant talks to whoever answers. */
+                    voicemail?: "hangup" | {
+                        /** @description Said after the answering machine’s beep, then the call hangs up. */
+                        message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Invalid body, or `from` is not your number (CALLS_FROM_NOT_REGISTERED) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description Voice minutes or budget used up */
+            402: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has voice turned off (CALLS_VOICE_DISABLED) */
+            409: components["responses"]["Error"];
+            /** @description The carrier refused the call (CALLS_CARRIER_REFUSED); the call is failed */
+            422: components["responses"]["Error"];
+            /** @description The plan's concurrent calls are all in use */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer (CALLS_CARRIER_UNAVAILABLE); the call is failed */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1CallsCallId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallsCallIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The call is already over (CALLS_ALREADY_ENDED) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1CallsCallIdTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description cold: the call is redirected to dial `to` and the assistant leaves at once.
+                     * @default cold
+                     * @constant
+                     */
+                    mode?: "cold";
+                    /** @description The person to hand the call to. */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Invalid body */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such call (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The call is not live (CALLS_NOT_LIVE) */
+            409: components["responses"]["Error"];
+            /** @description The carrier refused (CALLS_CARRIER_REFUSED) */
+            422: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description The carrier did not answer */
             503: components["responses"]["ErrorRetryAfter"];
             /** @description Any other error, with the same Error body. */
             default: components["responses"]["Error"];
@@ -4062,6 +5041,111 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postApiV1TelephonyTwilioCallsCallIdAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1TelephonyTwilioCallsCallIdMachine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1TelephonyTwilioCallsCallIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call id (call_...). */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or wrong signature (TELEPHONY_SIGNATURE_INVALID) */
+            403: components["responses"]["Error"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
     postApiV1TelephonyTwilioVoice: {
         parameters: {
             query?: never;
@@ -4433,7 +5517,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -4560,7 +5644,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -4884,6 +5968,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventBudgetThresholdCrossed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhookCall-batchCompleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventCall-batchCompleted"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookCallStatusChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventCallStatusChanged"];
             };
         };
         responses: {

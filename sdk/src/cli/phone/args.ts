@@ -25,7 +25,9 @@ export const PHONE_SIM_USAGE = `phone-sim: simulated phone calls to an assistant
   --json                print the report as JSON on stdout
 Each call: the signed webhook, its TwiML, then the signed media stream (connected, start with the stream's
 parameters, 20 ms μ-law media frames at real-time pace, marks echoed as the audio before them is played, clear
-honoured by dropping the queued audio, stop when the caller hangs up).`;
+honoured by dropping the queued audio, stop when the caller hangs up).
+
+  npm run phone-sim -- carrier --help   runs a simulated carrier for calls Parley places (TWILIO_API_BASE_URL).`;
 
 export interface CliOptions extends PhoneSimOptions {
   inputPath: string | undefined;

@@ -54,10 +54,11 @@ export async function postWebhook(
   voiceUrl: string,
   params: Record<string, string>,
   authToken: string,
-  options: { signature?: string | null; signal?: AbortSignal } = {},
+  options: { signature?: string | null; signal?: AbortSignal; sendTo?: string } = {},
 ): Promise<{ status: number; text: string }> {
   const signature = options.signature === undefined ? carrierSignature(authToken, voiceUrl, params) : options.signature;
-  const res = await fetch(voiceUrl, {
+  // Signed over the public URL, sent to `sendTo` when given (a load balancer's instance behind that URL).
+  const res = await fetch(options.sendTo ?? voiceUrl, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',

@@ -8,9 +8,18 @@
  */
 import { parsePhoneSimArgs, phoneInput, PHONE_SIM_USAGE, type CliOptions } from './args.js';
 import { runPhoneCalls } from './run.js';
+import { runCarrierCommand } from './carrier-command.js';
 import { phoneSummaryText } from './summary.js';
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'carrier') {
+    const stop = new AbortController();
+    process.on('SIGINT', () => stop.abort());
+    process.on('SIGTERM', () => stop.abort());
+    const stdout = (s: string) => new Promise<void>((resolve) => process.stdout.write(s, () => resolve()));
+    const stderr = (s: string) => void process.stderr.write(s);
+    return runCarrierCommand(argv.slice(1), process.env, { stdout, stderr }, stop.signal);
+  }
   let o: CliOptions | 'help';
   let input: { mulaw: Uint8Array; label: string };
   try {
