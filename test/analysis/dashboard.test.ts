@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { createOwner } from '../helpers/identity.js';
 import { ensureDashboardBuilt } from '../browser/dashboard-build.js';
 import { api, eventually } from '../webhooks/helpers.js';
@@ -31,11 +31,7 @@ t.test(
     const browser = await launchBrowser(t);
     const page = await browser.newPage();
     page.setDefaultTimeout(20_000);
-    await page.goto(`${app.url}/dashboard/sign-in`);
-    await page.getByLabel('Email').fill(owner.email);
-    await page.getByLabel('Password').fill(owner.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+    await signInToDashboard(page, app.url, owner);
     const errorsBefore = browser.errors.length;
     await page.goto(
       `${app.url}/dashboard/assistants/${encodeURIComponent(assistantId)}/conversations/${encodeURIComponent(conversationId)}`,

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import {
   ACCOUNT_SID,
@@ -29,11 +29,7 @@ t.test('add a number, see the voice URL, a phone call marked in conversations, d
   const browser = await launchBrowser(t);
   const page = await browser.newPage();
   page.setDefaultTimeout(20_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Phone numbers' }).click();
   await page.getByRole('heading', { name: 'Phone numbers', level: 1 }).waitFor();

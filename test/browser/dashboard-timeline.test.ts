@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { bearer } from '../helpers/identity.js';
 import { mintWithKey, ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { mediaUrl, openMedia, speechFrames, type MediaClient } from '../voice/media-client.js';
@@ -71,11 +71,7 @@ t.test('the conversation page draws the call; the analytics tab shows turn laten
   const page = await browser.newPage();
   await page.setViewportSize({ width: 1100, height: 900 });
   page.setDefaultTimeout(20_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   const errorsBefore = browser.errors.length;
   await page.goto(
     `${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/conversations/${encodeURIComponent(minted.conversationId)}`,

@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { api, startToolReceiver } from '../tools/helpers.js';
 import { ownerWithVoice, voiceAssistant } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
@@ -19,11 +19,7 @@ t.test('add a tool, see its secret once and its calls, delete it', async (t) => 
   const browser = await launchBrowser(t);
   const page = await browser.newPage();
   page.setDefaultTimeout(20_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   const tab = `${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/tools`;
   await page.goto(tab);
   await page.getByText('No tools yet.').waitFor();

@@ -9,7 +9,7 @@
 import t from 'tap';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav, untilWidgetHook } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, untilWidgetHook, signInToDashboard } from '../helpers/browser.js';
 import { balanceOf } from '../helpers/metering.js';
 import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
@@ -25,11 +25,7 @@ const page = await browser.newPage();
 page.setDefaultTimeout(20_000);
 
 t.test('a playground voice call through the widget, metered as playground seconds', async (t) => {
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   const errorsBefore = browser.errors.length; // the sign-in page's own "who am I?" is a 401 by design
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
   const start = page.getByRole('button', { name: 'Start voice call' });

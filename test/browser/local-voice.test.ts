@@ -9,7 +9,7 @@ import { buildWidget } from '../../web/widget/build.js';
 import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
 import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav, untilWidgetHook } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, untilWidgetHook, signInToDashboard } from '../helpers/browser.js';
 import { addReadyTextDocument, callAudioToWav, localEngines, wavSamples } from '../providers/voice/local-helpers.js';
 import { live, ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
@@ -33,11 +33,7 @@ page.setDefaultTimeout(20_000);
 t.test('asked aloud in the playground, answered aloud from the document', async (t) => {
   t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
 
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/playground`);
   const start = page.getByRole('button', { name: 'Start voice call' });
   await start.waitFor();

@@ -172,3 +172,16 @@ export async function untilWidgetHook(
     await page.waitForTimeout(50);
   }
 }
+
+/** Signs an owner in to the dashboard at `baseUrl` and waits for the page every sign-in lands on (the Overview). */
+export async function signInToDashboard(
+  page: Page,
+  baseUrl: string,
+  owner: { email: string; password: string },
+): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/sign-in`);
+  await page.getByLabel('Email').fill(owner.email);
+  await page.getByLabel('Password').fill(owner.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+}

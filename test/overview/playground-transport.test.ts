@@ -5,7 +5,7 @@
 import t from 'tap';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, signInToDashboard } from '../helpers/browser.js';
 import { bearer } from '../helpers/identity.js';
 import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from '../browser/dashboard-build.js';
@@ -24,11 +24,7 @@ t.test('the local voice: the playground calls over the relay at once, no refused
   const browser = await launchBrowser(t, { fakeAudioWav: wav });
   const page = await browser.newPage();
   page.setDefaultTimeout(20_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   const errorsBefore = browser.errors.length;
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.publicId)}/playground`);
   await page.getByRole('button', { name: 'Start voice call' }).click();

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { buildWidget } from '../../web/widget/build.js';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser, makeSpeechWav } from '../helpers/browser.js';
+import { launchBrowser, makeSpeechWav, signInToDashboard } from '../helpers/browser.js';
 import { ownerWithVoice, voiceAssistant, waitFor } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from '../browser/dashboard-build.js';
 
@@ -21,11 +21,7 @@ t.test('Talk to it: a live transcript, the turn latency and the microphone level
   const browser = await launchBrowser(t, { fakeAudioWav: wav });
   const page = await browser.newPage();
   page.setDefaultTimeout(20_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  await signInToDashboard(page, app.url, owner);
 
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.publicId)}`);
   await page.getByRole('button', { name: 'Talk to it' }).click();

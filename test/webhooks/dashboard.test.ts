@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { ensureDashboardBuilt } from '../browser/dashboard-build.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { createOwner } from '../helpers/identity.js';
 import { eventually, startReceiver, startWebhookApp } from './helpers.js';
 
@@ -19,10 +19,7 @@ t.test('an owner adds an endpoint, sends a test event, sees the delivery and rep
   const page = await browser.newPage();
   page.setDefaultTimeout(15_000);
 
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInToDashboard(page, app.url, owner);
   await page.getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
   // Before signing in the dashboard asks who is signed in and is answered 401: not an error of this page.
