@@ -36,15 +36,8 @@ const USAGE = `${CLI_USAGE}
  * result counts what moved.
  */
 async function migrateRecordings(): Promise<number> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
-    return EXIT_FAILURE;
-  }
+  const config = configOrReport();
+  if (!config) return EXIT_FAILURE;
   if (config.RECORDINGS_STORE !== 's3') {
     const error = 'recordings:migrate moves recordings into the bucket: set RECORDINGS_STORE=s3 and the S3_* settings';
     process.stderr.write(`error: ${error}\n`);
@@ -104,6 +97,18 @@ function sayNote(result: Record<string, unknown>): void {
   if (typeof result['note'] === 'string') process.stderr.write(`${result['note']}\n`);
 }
 
+/** The configuration, or undefined once every problem with it is printed (stderr, and the JSON result). */
+function configOrReport(): ReturnType<typeof loadConfig> | undefined {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
+    return undefined;
+  }
+}
+
 function printResult(value: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
@@ -139,15 +144,8 @@ async function run(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
 
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    printResult({ error: 'invalid configuration', code: 'CONFIG_INVALID', problems: err.problems });
-    return EXIT_FAILURE;
-  }
+  const config = configOrReport();
+  if (!config) return EXIT_FAILURE;
   // The database client and the logger load only once the arguments are good: a usage error answers sooner.
   const [{ openDatabase }, { createLogger }] = await Promise.all([import('./db/index.js'), import('./log/index.js')]);
   // Logs go to stderr: stdout carries only the one JSON result.

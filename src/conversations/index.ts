@@ -1,6 +1,6 @@
 /** Conversations: stored exchanges (chat and voice write them), owner list/get, feedback targets. */
 export { conversationRoutes } from './routes.js';
-export { sourceSchema } from './schemas.js';
+export { sourceSchema, dateParam } from './schemas.js';
 export {
   recordExchange,
   findContinuableConversation,

@@ -111,7 +111,7 @@ export const voiceCallSchema = z
   .meta({ id: 'VoiceCall' });
 
 /** A date (`2026-11-26`, the whole day for `to`) or an ISO 8601 date and time. */
-function dateParam(end: boolean) {
+export function dateParam(end: boolean) {
   return z
     .string()
     .max(40)

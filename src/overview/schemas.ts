@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { assistantIdParam, pageQuerySchema } from '../assistants/index.js';
+import { dateParam } from '../conversations/index.js';
 import { isStorableDate } from '../http/index.js';
 
 const count = z.number().int();
@@ -63,18 +64,6 @@ export const overviewSchema = z
       .describe('The same day per assistant, the busiest first; assistants with nothing that day are left out.'),
   })
   .meta({ id: 'Overview' });
-
-/** A date (`2026-11-26`, the whole day for `to`) or an ISO 8601 date and time. */
-function dateParam(end: boolean) {
-  return z
-    .string()
-    .max(40)
-    .refine((v) => isStorableDate(new Date(v)), { error: 'must be a date (2026-11-26) or an ISO 8601 date and time' })
-    .transform((v) => {
-      const d = new Date(v);
-      return end && /^\d{4}-\d{2}-\d{2}$/.test(v) ? new Date(d.getTime() + 86_400_000) : d;
-    });
-}
 
 export const CALL_SOURCES = ['api', 'widget', 'playground', 'phone'] as const;
 export const CALL_TRANSPORTS = ['webrtc', 'websocket', 'phone'] as const;
