@@ -34,7 +34,7 @@ export interface BalanceRow {
 
 export type ReservationStatus = 'open' | 'settled' | 'released' | 'expired';
 export type UsageKind = 'chat' | 'ingestion' | 'eval' | 'voice';
-export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system';
+export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system' | 'test';
 
 export interface ReservationRow {
   id: string;

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'document.failed',
   'budget.threshold_crossed',
   'conversation.analyzed',
+  'scenario-run.completed',
 ] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -26,6 +26,8 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   userId: 'user',
   phoneNumberId: 'phoneNumber',
   toolId: 'tool',
+  scenarioId: 'scenario',
+  runId: 'scenarioRun',
 };
 
 export const ACTORS = [

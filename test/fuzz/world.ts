@@ -46,7 +46,9 @@ export type ResourceType =
   | 'visitor'
   | 'user'
   | 'phoneNumber'
-  | 'tool';
+  | 'tool'
+  | 'scenario'
+  | 'scenarioRun';
 
 export interface World {
   app: TestApp;
@@ -231,6 +233,23 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     'create tool',
     201,
   )) as { tool: { id: string } };
+  // A chat scenario and one run of it.
+  const scenario = (await must(
+    call(
+      app,
+      'POST',
+      `/api/v1/assistants/${assistant.id}/scenarios`,
+      { name: 'price', transport: 'chat', turns: [{ say: 'How much is it?' }], expect: [{ mustSay: 'euros' }] },
+      key,
+    ),
+    'create scenario',
+    201,
+  )) as { scenario: { id: string } };
+  const scenarioRun = (await must(
+    call(app, 'POST', `/api/v1/assistants/${assistant.id}/scenario-runs`, {}, key),
+    'run scenarios',
+    202,
+  )) as { run: { id: string } };
   return {
     name,
     owner,
@@ -259,6 +278,8 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       user: owner.userId,
       phoneNumber: phoneNumber.id,
       tool: tool.tool.id,
+      scenario: scenario.scenario.id,
+      scenarioRun: scenarioRun.run.id,
     },
     keys: await tenantKeys(app, owner),
   };

@@ -1,0 +1,29 @@
+import { api, eventually } from '../webhooks/helpers.js';
+
+export { api, eventually };
+
+/** A product document with one fact a caller asks about. */
+export const DOCUMENT =
+  'Acme Notes is a note taking service for small teams. The premium plan costs 4.99 euros per month and includes ' +
+  'unlimited notebooks. Notes are kept in data centres in Frankfurt. The support team answers emails within two days.';
+
+/** Runs scenarios and waits for the run to end; answers the run with its results. */
+export async function runScenarios(
+  url: string,
+  secret: string,
+  assistantId: string,
+  body: Record<string, unknown> = {},
+  timeoutMs = 60_000,
+): Promise<{ run: any; results: any[] }> {
+  const started = await api(url, 'POST', `/api/v1/assistants/${assistantId}/scenario-runs`, secret, body);
+  if (started.status !== 202) throw new Error(`run refused: ${started.status} ${started.text}`);
+  const path = `/api/v1/assistants/${assistantId}/scenario-runs/${started.body.run.id}`;
+  return eventually(
+    async () => {
+      const res = await api(url, 'GET', path, secret);
+      return res.body.run.status !== 'running' ? res.body : undefined;
+    },
+    'the scenario run to end',
+    timeoutMs,
+  );
+}
