@@ -1,12 +1,12 @@
 import t from 'tap';
-import { startTestApp } from '../helpers/app.js';
 import { createOwner } from '../helpers/identity.js';
 import { addReadyTextDocument } from '../providers/voice/local-helpers.js';
 import { orderStatusTool } from '../tools/helpers.js';
-import { api, DOCUMENT, runScenarios } from './helpers.js';
+import { startReceiver, startWebhookApp } from '../webhooks/helpers.js';
+import { api, DOCUMENT, eventually, runScenarios } from './helpers.js';
 
 t.test('owner REST for scenarios, and chat scenarios run with verdicts and evidence', async (t) => {
-  const app = await startTestApp(t, { env: { CHAT_PROVIDER: 'local', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  const app = await startWebhookApp(t, { env: { CHAT_PROVIDER: 'local' } });
   const owner = await createOwner(app.database.sql);
   const other = await createOwner(app.database.sql);
   const made = await api(app.url, 'POST', '/api/v1/assistants', owner.secret, { name: 'Notes' });
@@ -110,6 +110,12 @@ t.test('owner REST for scenarios, and chat scenarios run with verdicts and evide
   t.equal((await api(app.url, 'GET', `${base}/scn_nope`, owner.secret)).body.code, 'SCENARIO_NOT_FOUND');
 
   // ---- runs ---------------------------------------------------------------------------------------------------
+  const receiver = await startReceiver(t);
+  const endpoint = await api(app.url, 'POST', '/api/v1/webhook-endpoints', owner.secret, {
+    url: receiver.url,
+    events: ['scenario-run.completed'],
+  });
+  t.equal(endpoint.status, 201, endpoint.text);
   t.equal(await addReadyTextDocument(app.url, owner.secret, assistant.publicId, 'Plans', DOCUMENT), 201);
   const runs = `/api/v1/assistants/${assistant.id}/scenario-runs`;
   t.match(await api(app.url, 'POST', runs, owner.secret, { scenarios: ['nope'] }), {
@@ -158,6 +164,15 @@ t.test('owner REST for scenarios, and chat scenarios run with verdicts and evide
       { role: 'tool', text: 'order_status (mocked)', tool: { mocked: true, result: { status: 'delivered' } } },
       { role: 'assistant', text: /delivered/ },
     ],
+  });
+
+  const hook = await eventually(
+    () => receiver.received.map((r) => JSON.parse(r.body)).find((b) => b.data?.runId === run.id),
+    'scenario-run.completed',
+  );
+  t.match(hook, {
+    type: 'scenario-run.completed',
+    data: { assistantId: assistant.id, status: 'done', scenarioCount: 3, passRate: 0.6667, passed: 2, failed: 1 },
   });
 
   // The runs' conversations are of source `test`, and a selection by name runs only those.
