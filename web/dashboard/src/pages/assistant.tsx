@@ -7,6 +7,7 @@ import { ConversationsTab } from './conversations.js';
 import { DocumentsTab } from './documents.js';
 import { EvalsTab } from './evals.js';
 import { PlaygroundTab } from './playground.js';
+import { TestsTab } from './tests.js';
 
 const TABS: Array<[string, string]> = [
   ['settings', 'Settings'],
@@ -15,6 +16,7 @@ const TABS: Array<[string, string]> = [
   ['conversations', 'Conversations'],
   ['analytics', 'Analytics'],
   ['evals', 'Evals'],
+  ['tests', 'Tests'],
 ];
 
 /** One assistant: its settings and everything that belongs to it, one tab per concern. */
@@ -76,6 +78,8 @@ function TabBody({
       return <AnalyticsTab assistant={assistant} />;
     case 'evals':
       return <EvalsTab assistant={assistant} />;
+    case 'tests':
+      return <TestsTab assistant={assistant} />;
     default:
       return <AssistantSettingsTab assistant={assistant} onSaved={onChanged} />;
   }
