@@ -201,6 +201,7 @@ export function collectCapabilities(
       ...deps,
       chat: chatDeps,
       voice: deps.voiceProvider ? voice.service : undefined,
+      phone: deps.voiceProvider ? voice.phone : undefined,
       selfAddress: () => hooks.selfAddress?.(),
     }),
     onCompleted: ({ accountId, figures, ...run }) =>

@@ -10,6 +10,13 @@ export interface ScenarioDrivers {
   mintVoice?(input: { accountId: string; assistantId: string; signal: AbortSignal }): Promise<MintedCall>;
   /** The text as the call's audio in 20 ms frames (the local synthesizer); undefined when it is not installed. */
   speak?: ((text: string, audio: CallAudio) => Promise<Buffer[]>) | undefined;
+  /** A phone call minted onto the carrier transport (source `test`), its stream expected with a signature. */
+  mintPhone?(input: { accountId: string; assistantId: string; signal: AbortSignal }): Promise<MintedPhoneCall>;
+  /** After a call: its stored messages in order and its end reason. */
+  callFacts?(
+    sessionId: string,
+    conversationId: string,
+  ): Promise<{ messages: Array<{ role: string; content: string }>; endReason: string | null }>;
   /** The conversation's post-call analysis once completed, or null (polled by `analysis` expectations). */
   analysisOf?(accountId: string, conversationId: string): Promise<Record<string, unknown> | null>;
 }
@@ -50,6 +57,18 @@ export interface MintedCall {
   mediaUrl: string;
   audio: CallAudio;
   /** Ends the call as its caller (idempotent). */
+  end(): Promise<void>;
+}
+
+export interface MintedPhoneCall {
+  sessionId: string;
+  conversationId: string;
+  /** The phone-stream socket on this server. */
+  mediaUrl: string;
+  /** The carrier's signature of the stream, as the upgrade must carry it. */
+  headers: Record<string, string>;
+  /** Sent in the stream's `start` (never in the URL). */
+  controlToken: string;
   end(): Promise<void>;
 }
 

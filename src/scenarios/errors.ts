@@ -22,6 +22,8 @@ export const ScenarioErrorCodes = {
   UNKNOWN: 'SCENARIO_UNKNOWN',
   /** 409: the assistant has no scenarios to run. */
   NONE: 'SCENARIO_NONE',
+  /** 409: the assistant already has {@link MAX_ACTIVE_RUNS} runs running on this server. */
+  BUSY: 'SCENARIO_RUN_BUSY',
   /** Stored on a run: the instance running it stopped before it finished. */
   RUN_INTERRUPTED: 'SCENARIO_RUN_INTERRUPTED',
 } as const;
@@ -48,4 +50,13 @@ export const scenarioErrors = {
   unknown: (field: string) =>
     bad(ScenarioErrorCodes.UNKNOWN, field, 'This assistant has no scenario of that id or name.'),
   none: () => new AppError(ScenarioErrorCodes.NONE, 409, 'This assistant has no scenarios to run.'),
+  busy: (max: number) =>
+    new AppError(
+      ScenarioErrorCodes.BUSY,
+      409,
+      `This assistant already has ${max} scenario runs running; wait for one to end.`,
+      {
+        details: { maxActiveRuns: max },
+      },
+    ),
 };

@@ -84,6 +84,13 @@ export async function deleteScenario(sql: Db, assistantId: string, id: string): 
   return rows.length > 0;
 }
 
+/** A call's end reason (null while active, or when the caller ended it). */
+export async function callEndReason(sql: Db, sessionId: string): Promise<string | null> {
+  const [row] = await sql<Array<{ endReason: string | null }>>`
+    select end_reason from voice_sessions where id = ${sessionId}`;
+  return row?.endReason ?? null;
+}
+
 // ---- runs -----------------------------------------------------------------------------------------------------
 
 export type RunStatus = 'running' | 'done' | 'failed';

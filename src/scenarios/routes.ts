@@ -129,12 +129,12 @@ export function scenarioRoutes(deps: service.ScenarioServiceDeps & { runner: Sce
         summary: 'Run some or all of the scenarios',
         description:
           'Each scenario runs as a conversation of source `test` (never billed to the voice minutes; spend counts as ' +
-          'usual): chat through the chat service, websocket as a simulated caller on a real media socket. Poll the run ' +
+          'usual): chat through the chat service, websocket and phone as a simulated caller on a real media socket. Poll the run ' +
           'for verdicts; `scenario-run.completed` is sent to webhooks when it ends.',
         tags,
         errors: {
           400: 'Invalid body, or a scenario id or name the assistant does not have (SCENARIO_UNKNOWN)',
-          409: 'The assistant has no scenarios (SCENARIO_NONE)',
+          409: 'The assistant has no scenarios (SCENARIO_NONE), or 2 runs running already (SCENARIO_RUN_BUSY)',
           ...errors,
         },
       },

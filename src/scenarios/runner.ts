@@ -9,6 +9,7 @@ import { judge, resultFigures, runFigures } from './judge.js';
 import * as q from './queries.js';
 import type { RunFigures } from './schemas.js';
 import { newRunId } from './service.js';
+import { runPhoneScenario } from './phone-run.js';
 import { runVoiceScenario } from './voice-run.js';
 
 /** What `scenario-run.completed` says (the webhooks capability sends it). */
@@ -79,6 +80,9 @@ export function presentResult(row: q.ResultRow) {
   };
 }
 
+/** Runs of one assistant running at once on one instance (each may hold several calls). */
+export const MAX_ACTIVE_RUNS = 2;
+
 /** How long an `analysis` expectation waits for the conversation's analysis. */
 const ANALYSIS_WAIT_MS = 30_000;
 
@@ -87,7 +91,7 @@ const ANALYSIS_WAIT_MS = 30_000;
  * soon as it is judged. Not durable across a restart: a stopping instance marks its unfinished runs failed.
  */
 export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
-  const active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const active = new Map<string, { assistantId: string; controller: AbortController; done: Promise<void> }>();
 
   async function runOne(assistant: Assistant, scenario: q.ScenarioFields, signal: AbortSignal) {
     const target = { accountId: assistant.accountId, assistantId: assistant.id };
@@ -95,7 +99,7 @@ export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
     if (scenario.transport === 'chat') observed = await runChatScenario(deps.drivers, target, scenario, signal);
     else if (scenario.transport === 'websocket')
       observed = await runVoiceScenario(deps.drivers, target, scenario, signal);
-    else throw new Error('The phone transport is not run by scenario runs yet: use websocket or chat.');
+    else observed = await runPhoneScenario(deps.drivers, target, scenario, signal);
     if (scenario.expect.some((e) => 'analysis' in e) && observed.conversationId && deps.drivers.analysisOf) {
       const until = Date.now() + ANALYSIS_WAIT_MS;
       for (;;) {
@@ -180,6 +184,8 @@ export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
               return found;
             });
       if (chosen.length === 0) throw scenarioErrors.none();
+      const running = [...active.values()].filter((a) => a.assistantId === assistant.id).length;
+      if (running >= MAX_ACTIVE_RUNS) throw scenarioErrors.busy(MAX_ACTIVE_RUNS);
       const id = newRunId();
       await deps.sql.begin((tx) =>
         q.insertRun(tx, {
@@ -194,7 +200,7 @@ export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
       const done = execute({ id, assistant, concurrency }, controller.signal)
         .catch((err: unknown) => deps.log.error({ err, scenarioRunId: id }, 'scenario run failed unexpectedly'))
         .finally(() => active.delete(id));
-      active.set(id, { controller, done });
+      active.set(id, { assistantId: assistant.id, controller, done });
       const row = await q.findRun(deps.sql, assistant.id, id);
       return presentRun(row!);
     },

@@ -95,7 +95,9 @@ export const toolMockSchema = z
 
 export const transportSchema = z
   .enum(['websocket', 'phone', 'chat'])
-  .describe('websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.');
+  .describe(
+    'websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.',
+  );
 
 const fields = {
   name: text(100).describe('Unique per assistant.'),

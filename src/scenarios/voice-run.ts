@@ -13,7 +13,7 @@ const CONTIGUOUS_MS = 300;
 const ANSWER_START_TIMEOUT_MS = 30_000;
 const ANSWER_END_TIMEOUT_MS = 60_000;
 
-function silenceFrames(ms: number, audio: CallAudio): Buffer[] {
+export function silenceFrames(ms: number, audio: CallAudio): Buffer[] {
   const size = (audio.sampleRateHz / 50) * (audio.format === 'pcm16' ? 2 : 1);
   const byte = audio.format === 'pcmu' ? 0xff : audio.format === 'pcma' ? 0xd5 : 0;
   return Array.from({ length: Math.ceil(ms / FRAME_MS) }, () => Buffer.alloc(size, byte));

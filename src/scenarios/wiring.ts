@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { analysisOf } from '../analysis/index.js';
 import { prepareChat, runChat, type ChatDeps } from '../chat/index.js';
 import type { Config } from '../config/index.js';
@@ -5,8 +6,10 @@ import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
 import { findLocalVoiceEngines, synthesizeSpeech } from '../providers/voice/index.js';
 import type { RuntimeTool, ToolRuntime } from '../tools/index.js';
-import type { VoiceService } from '../voice/index.js';
+import { recentMessages } from '../conversations/index.js';
+import { carrierSignature, TWILIO_TRANSPORT, type TwilioTransport, type VoiceService } from '../voice/index.js';
 import type { ScenarioDrivers, ToolCallSeen } from './drivers.js';
+import { callEndReason } from './queries.js';
 import type { ToolMock } from './schemas.js';
 
 /** Tool calls answered by the scenario's mocks (never sent); tools without a mock go to the owner's server. */
@@ -41,6 +44,8 @@ export function scenarioDrivers(deps: {
   log: Logger;
   chat: ChatDeps;
   voice: VoiceService | undefined;
+  /** The carrier media-stream transport (phone scenarios). */
+  phone: TwilioTransport | undefined;
   /** host:port this server listens on, once it does. */
   selfAddress: () => string | undefined;
 }): ScenarioDrivers {
@@ -93,6 +98,54 @@ export function scenarioDrivers(deps: {
           },
         }
       : {}),
+    ...(deps.voice && deps.phone
+      ? {
+          async mintPhone(input) {
+            const self = deps.selfAddress();
+            if (self === undefined) throw new Error('The server is not listening yet.');
+            const voice = deps.voice!;
+            const minted = await voice.mint(
+              {
+                assistantId: input.assistantId,
+                capabilities: ['playback_gate'],
+                source: 'test',
+                audio: { format: 'pcmu', sampleRateHz: 8000 },
+                callerTransport: TWILIO_TRANSPORT,
+              },
+              {
+                principal: owner(input.accountId),
+                request: { ...request, host: self },
+                signal: input.signal,
+                log: deps.log,
+              },
+            );
+            if (!minted.stream) throw new Error('The phone call has no media stream.');
+            // The simulated carrier signs the stream's upgrade with a token made for this call alone.
+            const authToken = randomBytes(24).toString('base64url');
+            deps.phone!.expect(minted.sessionId, minted.stream.url, authToken);
+            const stream = new URL(minted.stream.url);
+            let ended: Promise<void> | undefined;
+            return {
+              sessionId: minted.sessionId,
+              conversationId: minted.conversationId,
+              mediaUrl: `ws://${self}${stream.pathname}${stream.search}`,
+              headers: { 'x-twilio-signature': carrierSignature(authToken, minted.stream.url) },
+              controlToken: minted.controlToken,
+              end: () =>
+                (ended ??= voice
+                  .end(minted.sessionId, { principal: owner(input.accountId), visitorId: null, request })
+                  .then(() => undefined)),
+            };
+          },
+        }
+      : {}),
+    async callFacts(sessionId, conversationId) {
+      const [messages, endReason] = await Promise.all([
+        recentMessages(deps.sql, conversationId, 200),
+        callEndReason(deps.sql, sessionId),
+      ]);
+      return { messages, endReason };
+    },
     speak: engines
       ? async (text, audio) =>
           (await synthesizeSpeech(engines.synthesizer, text, audio as Parameters<typeof synthesizeSpeech>[2])).frames

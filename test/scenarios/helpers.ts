@@ -18,7 +18,18 @@ export async function runScenarios(
 ): Promise<{ run: any; results: any[] }> {
   const started = await api(url, 'POST', `/api/v1/assistants/${assistantId}/scenario-runs`, secret, body);
   if (started.status !== 202) throw new Error(`run refused: ${started.status} ${started.text}`);
-  const path = `/api/v1/assistants/${assistantId}/scenario-runs/${started.body.run.id}`;
+  return waitForRun(url, secret, assistantId, started.body.run.id, timeoutMs);
+}
+
+/** Polls a run until it ends; answers the run with its results. */
+export async function waitForRun(
+  url: string,
+  secret: string,
+  assistantId: string,
+  runId: string,
+  timeoutMs = 60_000,
+): Promise<{ run: any; results: any[] }> {
+  const path = `/api/v1/assistants/${assistantId}/scenario-runs/${runId}`;
   // Polled every 500 ms (an API key's rate limit counts every read).
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Run some or all of the scenarios
-         * @description Each scenario runs as a conversation of source `test` (never billed to the voice minutes; spend counts as usual): chat through the chat service, websocket as a simulated caller on a real media socket. Poll the run for verdicts; `scenario-run.completed` is sent to webhooks when it ends.
+         * @description Each scenario runs as a conversation of source `test` (never billed to the voice minutes; spend counts as usual): chat through the chat service, websocket and phone as a simulated caller on a real media socket. Poll the run for verdicts; `scenario-run.completed` is sent to webhooks when it ends.
          */
         post: operations["postApiV1AssistantsAssistantIdScenarioRuns"];
         delete?: never;
@@ -151,7 +151,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a scenario */
+        /**
+         * Get a scenario
+         * @description As it was last written.
+         */
         get: operations["getApiV1AssistantsAssistantIdScenariosScenarioId"];
         put?: never;
         post?: never;
@@ -2481,7 +2484,7 @@ export interface operations {
             403: components["responses"]["Error"];
             /** @description No such assistant or scenario (or not yours) */
             404: components["responses"]["Error"];
-            /** @description The assistant has no scenarios (SCENARIO_NONE) */
+            /** @description The assistant has no scenarios (SCENARIO_NONE), or 2 runs running already (SCENARIO_RUN_BUSY) */
             409: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -2543,7 +2546,7 @@ export interface operations {
                                 };
                             }[];
                             /**
-                             * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                              * @enum {string}
                              */
                             transport: "websocket" | "phone" | "chat";
@@ -2693,7 +2696,7 @@ export interface operations {
                                 tool: string;
                             }[];
                             /**
-                             * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                              * @enum {string}
                              */
                             transport: "websocket" | "phone" | "chat";
@@ -2788,7 +2791,7 @@ export interface operations {
                         tool: string;
                     }[];
                     /**
-                     * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                     * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                      * @enum {string}
                      */
                     transport: "websocket" | "phone" | "chat";
@@ -2864,7 +2867,7 @@ export interface operations {
                                 tool: string;
                             }[];
                             /**
-                             * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                              * @enum {string}
                              */
                             transport: "websocket" | "phone" | "chat";
@@ -2972,7 +2975,7 @@ export interface operations {
                                 tool: string;
                             }[];
                             /**
-                             * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                              * @enum {string}
                              */
                             transport: "websocket" | "phone" | "chat";
@@ -3109,7 +3112,7 @@ export interface operations {
                         tool: string;
                     }[];
                     /**
-                     * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                     * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                      * @enum {string}
                      */
                     transport?: "websocket" | "phone" | "chat";
@@ -3185,7 +3188,7 @@ export interface operations {
                                 tool: string;
                             }[];
                             /**
-                             * @description websocket: a voice call over the media WebSocket; phone: through the phone simulator; chat: chat turns.
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
                              * @enum {string}
                              */
                             transport: "websocket" | "phone" | "chat";
