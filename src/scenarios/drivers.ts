@@ -17,6 +17,13 @@ export interface ScenarioDrivers {
     sessionId: string,
     conversationId: string,
   ): Promise<{ messages: Array<{ role: string; content: string }>; endReason: string | null }>;
+  /**
+   * The simulated caller's ears: each stretch of answer audio (the call's format) recognized with the local recognizer
+   * and a model of the assistant's documents; undefined when the recognizer is not installed.
+   */
+  listen?:
+    | ((assistantId: string, stretches: Buffer[], audio: CallAudio, signal: AbortSignal) => Promise<string[]>)
+    | undefined;
   /** The conversation's post-call analysis once completed, or null (polled by `analysis` expectations). */
   analysisOf?(accountId: string, conversationId: string): Promise<Record<string, unknown> | null>;
 }

@@ -16,10 +16,16 @@ export function assistantSpeech(observed: Observed): string {
     .join(' ');
 }
 
-/** What the caller said and what the assistant heard of it, for evidence. */
+/** What each side's recognizer heard of the other (voice), for evidence. */
 function heardLine(observed: Observed): string {
-  const heard = observed.transcript.filter((e) => e.role === 'caller' && e.heard !== undefined).map((e) => e.heard);
-  return heard.length > 0 ? ` (the assistant heard: "${clip(heard.join(' / '), 200)}")` : '';
+  const of = (role: 'caller' | 'assistant') =>
+    observed.transcript.filter((e) => e.role === role && e.heard !== undefined).map((e) => e.heard);
+  const byAssistant = of('caller');
+  const byCaller = of('assistant');
+  return (
+    (byAssistant.length > 0 ? ` (the assistant heard: "${clip(byAssistant.join(' / '), 200)}")` : '') +
+    (byCaller.length > 0 ? ` (the caller heard: "${clip(byCaller.join(' / '), 200)}")` : '')
+  );
 }
 
 function fieldOf(analysis: Record<string, unknown>, field: string): unknown {

@@ -91,6 +91,15 @@ export async function callEndReason(sql: Db, sessionId: string): Promise<string 
   return row?.endReason ?? null;
 }
 
+/** The assistant's document text, for the caller's recognizer model (as the local voice builds its own). */
+export async function documentHints(sql: Db, assistantId: string, maxChars: number): Promise<string> {
+  const rows = await sql<Array<{ hints: string | null }>>`
+    select left(string_agg(content, E'\n' order by document_id, ordinal), ${maxChars}) as hints
+    from (select document_id, ordinal, content from document_chunks where assistant_id = ${assistantId}
+          order by document_id, ordinal limit 2000) c`;
+  return rows[0]?.hints ?? '';
+}
+
 // ---- runs -----------------------------------------------------------------------------------------------------
 
 export type RunStatus = 'running' | 'done' | 'failed';

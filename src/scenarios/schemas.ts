@@ -173,7 +173,12 @@ export const transcriptEntrySchema = z.object({
   role: z.enum(['caller', 'assistant', 'tool']),
   text: z.string(),
   atMs: z.number().describe('Since the start of the scenario.'),
-  heard: z.string().optional().describe("Caller entries on voice: the words the assistant's recognizer heard."),
+  heard: z
+    .string()
+    .optional()
+    .describe(
+      "On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio.",
+    ),
   tool: z.object({ name: z.string(), arguments: z.unknown(), result: z.unknown(), mocked: z.boolean() }).optional(),
 });
 

@@ -48,11 +48,19 @@ export async function runVoiceScenario(
     endReason: null,
   };
   const audioAt: number[] = [];
+  const answers: Buffer[][] = [];
+  let answer: Buffer[] | undefined;
   let ended: { endReason: string | null } | undefined;
   const ws = new WebSocket(call.mediaUrl, { perMessageDeflate: false });
   ws.binaryType = 'nodebuffer';
   ws.on('message', (data: Buffer, isBinary: boolean) => {
-    if (isBinary) return void audioAt.push(performance.now());
+    if (isBinary) {
+      audioAt.push(performance.now());
+      // Each answer's audio, for the caller's recognizer: a new stretch begins after each caller utterance.
+      if (answer === undefined) answers.push((answer = []));
+      answer.push(data);
+      return;
+    }
     let event: { type?: string; role?: string; text?: string; endReason?: string | null };
     try {
       event = JSON.parse(data.toString('utf8')) as typeof event;
@@ -118,6 +126,7 @@ export async function runVoiceScenario(
         const frames = await speak(turn.say, call.audio);
         observed.transcript.push({ role: 'caller', text: turn.say, atMs: at() });
         await play([...silenceFrames(200, call.audio), ...frames]);
+        answer = undefined;
         answerStart = await awaitAnswer(performance.now());
         if (!nextIsInterrupt) await awaitQuiet();
       } else if ('interrupt' in turn) {
@@ -129,6 +138,7 @@ export async function runVoiceScenario(
         const t = performance.now();
         observed.transcript.push({ role: 'caller', text: turn.interrupt, atMs: at() });
         await play(frames);
+        answer = undefined;
         // The answer talked over: its frames that kept coming without a gap after the caller began.
         let last = t;
         for (const a of audioAt) if (a > t && a - last < CONTIGUOUS_MS) last = a;
@@ -146,5 +156,33 @@ export async function runVoiceScenario(
   }
   // null: the caller (this scenario) hung up.
   observed.endReason = ended?.endReason ?? 'client';
+  await listenBack(drivers, target.assistantId, answers, call.audio, observed, signal);
   return observed;
+}
+
+/** What the caller's own recognizer heard of each answer, kept beside the assistant's lines (in order). */
+async function listenBack(
+  drivers: ScenarioDrivers,
+  assistantId: string,
+  answers: Buffer[][],
+  audio: CallAudio,
+  observed: Observed,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!drivers.listen || answers.length === 0) return;
+  let heard: string[];
+  try {
+    heard = await drivers.listen(
+      assistantId,
+      answers.map((frames) => Buffer.concat(frames)),
+      audio,
+      signal,
+    );
+  } catch {
+    return; // evidence only: the verdicts stand on the assistant's own transcript
+  }
+  const lines = observed.transcript.filter((e) => e.role === 'assistant');
+  lines.forEach((line, i) => {
+    if (heard[i] !== undefined) line.heard = heard[i];
+  });
 }

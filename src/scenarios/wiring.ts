@@ -4,12 +4,12 @@ import { prepareChat, runChat, type ChatDeps } from '../chat/index.js';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
 import type { Logger } from '../log/index.js';
-import { findLocalVoiceEngines, synthesizeSpeech } from '../providers/voice/index.js';
+import { findLocalVoiceEngines, synthesizeSpeech, transcribeCallAudio } from '../providers/voice/index.js';
 import type { RuntimeTool, ToolRuntime } from '../tools/index.js';
 import { recentMessages } from '../conversations/index.js';
 import { carrierSignature, TWILIO_TRANSPORT, type TwilioTransport, type VoiceService } from '../voice/index.js';
 import type { ScenarioDrivers, ToolCallSeen } from './drivers.js';
-import { callEndReason } from './queries.js';
+import { callEndReason, documentHints } from './queries.js';
 import type { ToolMock } from './schemas.js';
 
 /** Tool calls answered by the scenario's mocks (never sent); tools without a mock go to the owner's server. */
@@ -146,6 +146,16 @@ export function scenarioDrivers(deps: {
       ]);
       return { messages, endReason };
     },
+    listen: engines
+      ? async (assistantId, stretches, audio, signal) =>
+          transcribeCallAudio(
+            engines,
+            await documentHints(deps.sql, assistantId, 200_000),
+            stretches,
+            audio as Parameters<typeof transcribeCallAudio>[3],
+            signal,
+          )
+      : undefined,
     speak: engines
       ? async (text, audio) =>
           (await synthesizeSpeech(engines.synthesizer, text, audio as Parameters<typeof synthesizeSpeech>[2])).frames

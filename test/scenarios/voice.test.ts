@@ -64,13 +64,19 @@ t.test(
       conversationId: /^conv_/,
       transcript: [
         { role: 'caller', text: 'How much does the premium plan cost', heard: /\w/ },
-        { role: 'assistant', text: /4\.99 euros per month/ },
+        { role: 'assistant', text: /4\.99 euros per month/, heard: /euros|premium|month|notebooks/ },
       ],
       figures: { endReason: 'client' },
     });
+    t.comment(`the caller heard the answer as: "${price.transcript[1].heard}"`);
     t.match(never, {
       status: 'failed',
-      verdicts: [{ passed: false, evidence: /said "euros per month" in: .*\(the assistant heard: "[^"]+"\)/ }],
+      verdicts: [
+        {
+          passed: false,
+          evidence: /said "euros per month" in: .*\(the assistant heard: "[^"]+"\) \(the caller heard: "[^"]+"\)/,
+        },
+      ],
     });
     t.match(over, { status: 'passed', figures: { stopAfterInterruptMs: [Number] } });
     t.ok(

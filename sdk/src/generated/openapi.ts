@@ -2533,7 +2533,7 @@ export interface operations {
                             transcript: {
                                 /** @description Since the start of the scenario. */
                                 atMs: number;
-                                /** @description Caller entries on voice: the words the assistant's recognizer heard. */
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
                                 heard?: string;
                                 /** @enum {string} */
                                 role: "caller" | "assistant" | "tool";
