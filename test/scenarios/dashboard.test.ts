@@ -57,6 +57,11 @@ t.test('write a scenario, run it, read the verdict with its evidence and the tra
     /caller: How much does the premium plan cost\?.*assistant: .*4\.99 euros per month/s,
     'the transcript is shown',
   );
+  t.match(
+    await page.getByRole('link', { name: 'Open the conversation' }).getAttribute('href'),
+    /\/dashboard\/assistants\/.+\/conversations\/conv_/,
+    'the result links to its conversation (timeline, recording)',
+  );
   await page
     .getByRole('table', { name: 'Runs' })
     .getByRole('row', { name: /done 1 100 %/ })

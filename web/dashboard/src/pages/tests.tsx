@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { v1, type Assistant } from '../api/client.js';
+import { href } from '../router.js';
 import {
   ConfirmButton,
   Empty,
@@ -151,7 +152,7 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
         </button>
       </div>
       <ErrorBox error={start.error ?? remove.error} title="Could not run" />
-      {shown && <RunView answer={shown} />}
+      {shown && <RunView answer={shown} assistantId={assistantId} />}
 
       <form
         class="form"
@@ -206,7 +207,7 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
   );
 }
 
-function RunView({ answer }: { answer: RunAnswer }) {
+function RunView({ answer, assistantId }: { answer: RunAnswer; assistantId: string }) {
   const { run, results } = answer;
   return (
     <div aria-live="polite" class="scenario-run">
@@ -222,6 +223,14 @@ function RunView({ answer }: { answer: RunAnswer }) {
             <StatusBadge status={r.status} /> {r.name} <span class="muted">({r.transport})</span>
           </summary>
           {r.error && <p class="doc-error">{r.error}</p>}
+          {r.conversationId && (
+            <p>
+              <a href={href(`/assistants/${encodeURIComponent(assistantId)}/conversations/${r.conversationId}`)}>
+                Open the conversation
+              </a>{' '}
+              <span class="muted">(its calls' timelines, and recordings when the assistant records)</span>
+            </p>
+          )}
           {r.verdicts.length > 0 && (
             <Table columns={['Expectation', 'Verdict', 'Evidence']} label={`Verdicts of ${r.name}`}>
               {r.verdicts.map((v) => (
