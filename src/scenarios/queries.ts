@@ -179,6 +179,20 @@ export async function listResults(sql: Db, runId: string): Promise<ResultRow[]> 
     select ${sql.unsafe(RESULT_COLUMNS)} from scenario_results where run_id = ${runId} order by ordinal`;
 }
 
+/** One scenario's latest results across runs, newest first (its history). */
+export async function scenarioHistory(
+  sql: Db,
+  scenarioId: string,
+  limit: number,
+): Promise<Array<ResultRow & { runId: string; runCreatedAt: Date }>> {
+  return sql<Array<ResultRow & { runId: string; runCreatedAt: Date }>>`
+    select s.run_id, r.created_at as run_created_at, s.ordinal, s.scenario_id, s.scenario, s.status, s.conversation_id,
+           s.transcript, s.verdicts, s.figures, s.error, s.started_at, s.finished_at
+    from scenario_results s join scenario_runs r on r.id = s.run_id
+    where s.scenario_id = ${scenarioId}
+    order by r.created_at desc, r.id desc limit ${limit}`;
+}
+
 export async function startResult(sql: Db, runId: string, ordinal: number): Promise<void> {
   await sql`
     update scenario_results set status = 'running', started_at = now()

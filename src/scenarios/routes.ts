@@ -81,6 +81,30 @@ export function scenarioRoutes(deps: service.ScenarioServiceDeps & { runner: Sce
         }),
     }),
     defineRoute({
+      method: 'GET',
+      path: `${base}/:scenarioId/results`,
+      auth: 'bearer',
+      scope: 'assistants:read',
+      schemas: {
+        params: oneScenarioParams,
+        response: {
+          200: z.object({
+            results: z.array(resultSchema.extend({ runId: z.string(), runCreatedAt: z.string() })),
+          }),
+        },
+      },
+      openapi: {
+        summary: "A scenario's history",
+        description: 'Its latest 20 results across runs, newest first: did the last document change break something.',
+        tags,
+        errors,
+      },
+      handler: async (ctx) =>
+        reply.json({
+          results: await deps.runner.history(ownerOf(ctx), ctx.params.assistantId, ctx.params.scenarioId),
+        }),
+    }),
+    defineRoute({
       method: 'PATCH',
       path: `${base}/:scenarioId`,
       auth: 'bearer',

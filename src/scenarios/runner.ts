@@ -42,6 +42,12 @@ export interface ScenarioRunner {
     assistantId: string,
     runId: string,
   ): Promise<{ run: ReturnType<typeof presentRun>; results: Array<ReturnType<typeof presentResult>> }>;
+  /** One scenario's latest results across runs (at most 20), newest first. */
+  history(
+    owner: Pick<OwnerPrincipal, 'accountId'>,
+    assistantId: string,
+    scenarioId: string,
+  ): Promise<Array<ReturnType<typeof presentResult> & { runId: string; runCreatedAt: string }>>;
   /** Resolves once every run of this instance has finished (tests). */
   idle(): Promise<void>;
   /** Aborts the runs of this instance; each is marked failed (SCENARIO_RUN_INTERRUPTED). */
@@ -213,6 +219,15 @@ export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
       const row = await q.findRun(deps.sql, assistant.id, runId);
       if (!row) throw scenarioErrors.runNotFound();
       return { run: presentRun(row), results: (await q.listResults(deps.sql, row.id)).map(presentResult) };
+    },
+    async history(owner, assistantId, scenarioId) {
+      const assistant = await getOwnedAssistant(deps.sql, owner, assistantId);
+      if (!(await q.findScenario(deps.sql, assistant.id, scenarioId))) throw scenarioErrors.notFound();
+      return (await q.scenarioHistory(deps.sql, scenarioId, 20)).map((row) => ({
+        ...presentResult(row),
+        runId: row.runId,
+        runCreatedAt: row.runCreatedAt.toISOString(),
+      }));
     },
     async idle() {
       await Promise.all([...active.values()].map((a) => a.done));

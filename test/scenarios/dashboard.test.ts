@@ -63,6 +63,14 @@ t.test('write a scenario, run it, read the verdict with its evidence and the tra
     'the result links to its conversation (timeline, recording)',
   );
   await page
+    .getByRole('row', { name: /price chat 1 mustSay/ })
+    .getByRole('button', { name: 'History' })
+    .click();
+  await page
+    .getByRole('table', { name: 'History of price' })
+    .getByRole('row', { name: /passed/ })
+    .waitFor();
+  await page
     .getByRole('table', { name: 'Runs' })
     .getByRole('row', { name: /done 1 100 %/ })
     .waitFor();

@@ -192,6 +192,19 @@ t.test('owner REST for scenarios, and chat scenarios run with verdicts and evide
   );
   t.equal((await api(app.url, 'GET', `${runs}/srun_nope`, owner.secret)).body.code, 'SCENARIO_RUN_NOT_FOUND');
 
+  // A scenario's history: its results across runs, newest first.
+  const wrongId: string = wrong.body.scenario.id;
+  const history2 = await api(app.url, 'GET', `${base}/${wrongId}/results`, owner.secret);
+  t.equal(history2.status, 200, history2.text);
+  t.same(
+    history2.body.results.map((r: { runId: string; status: string }) => [r.runId, r.status]),
+    [
+      [one.run.id, 'failed'],
+      [run.id, 'failed'],
+    ],
+  );
+  t.equal((await api(app.url, 'GET', `${base}/scn_nope/results`, owner.secret)).body.code, 'SCENARIO_NOT_FOUND');
+
   // Deleting a scenario keeps its past results.
   t.match(await api(app.url, 'DELETE', `${base}/${scenarioId}`, owner.secret), { status: 200, body: { ok: true } });
   const kept = await api(app.url, 'GET', `${runs}/${run.id}`, owner.secret);

@@ -172,6 +172,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantIdScenariosScenarioId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/scenarios/{scenarioId}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scenario's history
+         * @description Its latest 20 results across runs, newest first: did the last document change break something.
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenariosScenarioIdResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/tools": {
         parameters: {
             query?: never;
@@ -3222,6 +3242,122 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description A scenario of that name exists (SCENARIO_NAME_TAKEN) */
             409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenariosScenarioIdResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                scenarioId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            conversationId: string | null;
+                            error: string | null;
+                            figures: {
+                                endReason?: string | null;
+                                firstAudioMs?: number | null;
+                                stopAfterInterruptMs?: number[];
+                                turnLatenciesMs?: number[];
+                            };
+                            finishedAt: string | null;
+                            index: number;
+                            name: string;
+                            runCreatedAt: string;
+                            runId: string;
+                            scenarioId: string | null;
+                            startedAt: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "passed" | "failed" | "error";
+                            transcript: {
+                                /** @description Since the start of the scenario. */
+                                atMs: number;
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
+                                heard?: string;
+                                /** @enum {string} */
+                                role: "caller" | "assistant" | "tool";
+                                text: string;
+                                tool?: {
+                                    arguments: unknown;
+                                    mocked: boolean;
+                                    name: string;
+                                    result: unknown;
+                                };
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            verdicts: {
+                                /** @description What the judgement rests on: the words spoken, the figure measured. */
+                                evidence: string;
+                                expectation: {
+                                    /** @description The assistant says this (in what it spoke, across the whole call). */
+                                    mustSay: string;
+                                } | {
+                                    /** @description The assistant never says this. */
+                                    neverSay: string;
+                                } | {
+                                    toolCalled: {
+                                        /** @description A subset: every field given must equal the call argument of that name. */
+                                        arguments?: {
+                                            [key: string]: unknown;
+                                        };
+                                        name: string;
+                                    };
+                                } | {
+                                    /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                    endReason: string;
+                                } | {
+                                    /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                    maxTurnLatencyMs: number;
+                                } | {
+                                    /** @description Time to the first answer audio of the call at most this. */
+                                    maxFirstAudioMs: number;
+                                } | {
+                                    /** @description After an interrupt: the assistant stops speaking within this. */
+                                    stopsWithinMs: number;
+                                } | {
+                                    /** @description A field of the conversation's post-call analysis equals this. */
+                                    analysis: {
+                                        equals: unknown;
+                                        field: string;
+                                    };
+                                };
+                                passed: boolean;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */

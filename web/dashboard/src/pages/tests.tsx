@@ -14,6 +14,13 @@ import {
 } from '../ui/components.js';
 
 type RunAnswer = Awaited<ReturnType<typeof readRun>>;
+type History = { name: string; results: Awaited<ReturnType<typeof readHistory>>['results'] };
+
+function readHistory(assistantId: string, scenarioId: string) {
+  return v1.GET('/api/v1/assistants/{assistantId}/scenarios/{scenarioId}/results', {
+    params: { path: { assistantId, scenarioId } },
+  });
+}
 type ScenarioBody = Parameters<typeof createScenario>[1];
 
 const EXAMPLE = JSON.stringify(
@@ -69,6 +76,7 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
   const [text, setText] = useState(EXAMPLE);
   const [parseError, setParseError] = useState<string | null>(null);
   const [shown, setShown] = useState<RunAnswer | null>(null);
+  const [history, setHistory] = useState<History | null>(null);
   const save = useAction(async () => {
     let body: ScenarioBody;
     try {
@@ -132,6 +140,14 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
                     <button type="button" disabled={start.busy || running} onClick={() => void start.run(s.id)}>
                       Run
                     </button>{' '}
+                    <button
+                      type="button"
+                      onClick={() =>
+                        void readHistory(assistantId, s.id).then(({ results }) => setHistory({ name: s.name, results }))
+                      }
+                    >
+                      History
+                    </button>{' '}
                     <ConfirmButton
                       label="Delete"
                       confirmLabel="Yes, delete"
@@ -152,6 +168,26 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
         </button>
       </div>
       <ErrorBox error={start.error ?? remove.error} title="Could not run" />
+      {history && (
+        <Table columns={['Run', 'Result', 'Failed expectations']} label={`History of ${history.name}`}>
+          {history.results.map((r) => (
+            <tr>
+              <td>{new Date(r.runCreatedAt).toLocaleString()}</td>
+              <td>
+                <StatusBadge status={r.status} />
+              </td>
+              <td>
+                {r.error ??
+                  (r.verdicts
+                    .filter((v) => !v.passed)
+                    .map((v) => `${JSON.stringify(v.expectation)}: ${v.evidence}`)
+                    .join('; ') ||
+                    '—')}
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
       {shown && <RunView answer={shown} assistantId={assistantId} />}
 
       <form
