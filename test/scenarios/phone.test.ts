@@ -31,7 +31,7 @@ t.test('a run of 10 phone scenarios at concurrency 3 completes', async (t) => {
     status: 409,
     body: { code: 'SCENARIO_RUN_BUSY', details: { maxActiveRuns: 2 } },
   });
-  const { run, results } = await waitForRun(app.url, owner.secret, assistant.id, main.body.run.id, 240_000);
+  const { run, results } = await waitForRun(app.url, owner.secret, assistant.id, main.body.run.id, 150_000);
   t.match((await waitForRun(app.url, owner.secret, assistant.id, second.body.run.id)).run, { status: 'done' });
   t.comment(
     `10 phone scenarios at concurrency 3: ${Date.now() - started} ms; turn p50 ${run.figures.turnLatencyP50Ms} ms`,

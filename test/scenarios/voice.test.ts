@@ -39,7 +39,7 @@ t.test(
       expect: [{ stopsWithinMs: 3000 }, { mustSay: 'two days' }],
     });
 
-    const { run, results } = await runScenarios(app.url, owner.secret, assistant.id, { concurrency: 3 }, 240_000);
+    const { run, results } = await runScenarios(app.url, owner.secret, assistant.id, { concurrency: 3 }, 150_000);
     t.comment(
       JSON.stringify(
         results.map((r) => ({
