@@ -68,4 +68,6 @@ export const openApiSecurity: Pick<OpenApiOptions, 'security' | 'securitySchemes
 export interface AppHooks {
   isDraining(): boolean;
   openApiBytes(): Buffer;
+  /** host:port the server listens on, once it does (scenario runs call the server itself). */
+  selfAddress?: () => string | undefined;
 }

@@ -42,10 +42,11 @@ import {
   voiceCapability,
   type VoiceService,
 } from './voice/index.js';
-import { enqueueBudgetAlert, webhooksCapability, withWebhookEvents } from './webhooks/index.js';
+import { enqueueBudgetAlert, enqueueEvent, webhooksCapability, withWebhookEvents } from './webhooks/index.js';
 import { telephonyCapability } from './telephony/index.js';
 import { callsCapability } from './calls/index.js';
 import { toolsCapability } from './tools/index.js';
+import { scenarioDrivers, scenariosCapability } from './scenarios/index.js';
 
 import { openApiSecurity, type AppHooks, type BuildOptions, type LifecycleItem, type ParleyApp } from './app-types.js';
 
@@ -136,6 +137,15 @@ export function collectCapabilities(
     batchPollMs: deps.config.CALL_BATCH_POLL_MS,
   });
   lifecycle.push({ name: 'call batches', start: () => calls.worker.start(), stop: () => calls.worker.stop() });
+  const chatDeps = {
+    sql: deps.sql,
+    log: deps.log.child({ capability: 'chat' }),
+    providers: chatProviders,
+    meter: chatMeterFrom(meter),
+    policy: widgetPolicy,
+    admission: admission.work,
+    tools: tools.runtime,
+  };
   const routes: AnyRoute[] = [
     ...healthRoutes(readinessOf(deps, voice.readiness), hooks.isDraining),
     ...docsRoutesFor(hooks.openApiBytes),
@@ -157,15 +167,7 @@ export function collectCapabilities(
       voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
     }),
     ...webAssetRoutes(),
-    ...chatRoutes({
-      sql: deps.sql,
-      log: deps.log.child({ capability: 'chat' }),
-      providers: chatProviders,
-      meter: chatMeterFrom(meter),
-      policy: widgetPolicy,
-      admission: admission.work,
-      tools: tools.runtime,
-    }),
+    ...chatRoutes(chatDeps),
     ...tools.routes,
     ...usageRoutes(meter, deps.config),
     ...webhooks.routes,
@@ -214,6 +216,30 @@ export function collectCapabilities(
   });
   routes.push(...evals.routes);
   lifecycle.push({ name: 'eval runner', start: () => evals.runner.start(), stop: () => evals.runner.stop() });
+  // Scenarios: simulated callers over the real chat and voice paths (conversations of source `test`).
+  const scenarios = scenariosCapability({
+    sql: deps.sql,
+    log: deps.log.child({ capability: 'scenarios' }),
+    drivers: scenarioDrivers({
+      ...deps,
+      chat: chatDeps,
+      voice: deps.voiceProvider ? voice.service : undefined,
+      phone: deps.voiceProvider ? voice.phone : undefined,
+      selfAddress: () => hooks.selfAddress?.(),
+    }),
+    onCompleted: ({ accountId, figures, ...run }) =>
+      enqueueEvent(deps.sql, accountId, 'scenario-run.completed', {
+        ...run,
+        passRate: figures?.passRate ?? null,
+        passed: figures?.passed ?? 0,
+        failed: figures?.failed ?? 0,
+        errored: figures?.errored ?? 0,
+        turnLatencyP50Ms: figures?.turnLatencyP50Ms ?? null,
+        turnLatencyP95Ms: figures?.turnLatencyP95Ms ?? null,
+      }).then(() => undefined),
+  });
+  routes.push(...scenarios.routes);
+  lifecycle.push(scenarios.lifecycle);
   const recordingLinkOf = voice.recordingLinks.ofConversation.bind(voice.recordingLinks);
   registerAnalysis(
     { sql: deps.sql, log: deps.log, providers: chatProviders, recordingLinkOf, meter },
@@ -242,9 +268,14 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
   let server: HttpServer | undefined;
   let documentBytes: Buffer | undefined;
   let draining = false;
+  let selfAddress: string | undefined;
   const { routes, authenticators, sockets, lifecycle, voice, metrics } = collectCapabilities(
     deps,
-    { isDraining: () => draining || (server?.draining ?? false), openApiBytes: () => documentBytes! },
+    {
+      isDraining: () => draining || (server?.draining ?? false),
+      openApiBytes: () => documentBytes!,
+      selfAddress: () => selfAddress,
+    },
     options,
   );
   const openapi = v1Document(routes);
@@ -268,6 +299,9 @@ export function buildApp(deps: Deps, options: BuildOptions = {}): ParleyApp {
     voice,
     async listen(host, port) {
       const bound = await httpServer.listen(host, port);
+      // Scenario runs call this server itself: a wildcard address is reached on loopback.
+      const reach = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+      selfAddress = `${reach.includes(':') ? `[${reach}]` : reach}:${bound}`;
       for (const item of lifecycle) await item.start();
       return bound;
     },

@@ -21,7 +21,7 @@ export interface ChatAdmitRequest {
   assistantId: string;
   /** The conversation the turn belongs to (the ledger answers what a conversation cost). */
   conversationId?: string;
-  source: 'api' | 'widget' | 'playground';
+  source: 'api' | 'widget' | 'playground' | 'test';
   /** Owners see reasons and limits; visitors a neutral refusal. */
   audience: 'owner' | 'visitor';
   provider: 'openai' | 'local';

@@ -3,7 +3,7 @@ import type { Sql, TransactionSql } from '../db/index.js';
 
 type Db = Sql | TransactionSql;
 
-export type ConversationSource = 'api' | 'widget' | 'playground' | 'phone';
+export type ConversationSource = 'api' | 'widget' | 'playground' | 'phone' | 'test';
 export type Outcome = 'answered' | 'no_answer' | 'model_failure';
 
 export interface ConversationRow {

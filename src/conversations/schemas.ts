@@ -35,7 +35,7 @@ export const conversationSchema = z
     visitorLabel: z
       .string()
       .describe('A readable name for the visitor, the same for every conversation of one visitor ("Visitor K7QM").'),
-    source: z.enum(['api', 'widget', 'playground', 'phone']),
+    source: z.enum(['api', 'widget', 'playground', 'phone', 'test']),
     callerNumber: z
       .string()
       .nullable()
@@ -91,7 +91,7 @@ export const recordingSchema = z
 export const voiceCallSchema = z
   .object({
     sessionId: z.string(),
-    source: z.enum(['api', 'widget', 'playground', 'phone']),
+    source: z.enum(['api', 'widget', 'playground', 'phone', 'test']),
     state: z.enum(['active', 'ended', 'lost']).describe('lost: the instance running it died and another settled it.'),
     endReason: z
       .string()

@@ -34,8 +34,8 @@ export interface BalanceRow {
 
 export type ReservationStatus = 'open' | 'settled' | 'released' | 'expired';
 export type UsageKind = 'chat' | 'ingestion' | 'eval' | 'voice';
-/** analysis: the post-call analysis of a conversation by a hosted model (src/analysis). */
-export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system' | 'analysis';
+/** analysis: the post-call analysis of a conversation by a hosted model (src/analysis); test: a scenario run (src/scenarios). */
+export type UsageSource = 'api' | 'widget' | 'playground' | 'phone' | 'dashboard' | 'system' | 'analysis' | 'test';
 
 export interface ReservationRow {
   id: string;

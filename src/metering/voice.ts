@@ -15,7 +15,7 @@ export interface VoiceGrantRequest {
   accountId: string;
   /** The voice session the grant belongs to; concurrency counts distinct sessions holding an open grant. */
   sessionId: string;
-  source: 'api' | 'widget' | 'playground' | 'phone';
+  source: 'api' | 'widget' | 'playground' | 'phone' | 'test';
   audience: Audience;
   assistantId?: string | null;
   /** True for the mint (checks the plan's concurrent-call limit); false for a renewal of a running call. */
@@ -44,7 +44,9 @@ export interface VoiceGrant {
  */
 export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantRequest): Promise<VoiceGrant> {
   const requested = Math.max(1, Math.floor(request.requestedSeconds ?? VOICE_GRANT_SECONDS));
-  const quotaExempt = meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground';
+  // Scenario runs (source `test`) never use the plan's voice minutes: counted as playground seconds, spend as usual.
+  const quotaExempt =
+    (meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground') || request.source === 'test';
   if (meter.mode === 'off')
     return { id: null, accountId: request.accountId, sessionId: request.sessionId, seconds: requested, quotaExempt };
   const enforced = meter.mode === 'enforce';

@@ -1,7 +1,7 @@
 import type { EndReason } from './end-reasons.js';
 
 /** Where a call comes from: an API-key integration, the embeddable widget, the dashboard playground, or a phone line. */
-export type VoiceSource = 'api' | 'widget' | 'playground' | 'phone';
+export type VoiceSource = 'api' | 'widget' | 'playground' | 'phone' | 'test';
 
 export const CAPABILITIES = ['heartbeat', 'playback_gate'] as const;
 export type VoiceCapability = (typeof CAPABILITIES)[number];

@@ -5,7 +5,7 @@ import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './e
  * The events Parley POSTs to webhook endpoints, as OpenAPI 3.1 `webhooks` of the v1 document: what a receiver gets
  * is part of the contract (and of the SDK's generated types) like what the API answers.
  */
-const source = z.enum(['api', 'widget', 'playground']);
+const source = z.enum(['api', 'widget', 'playground', 'test']);
 const started = {
   sessionId: z.string(),
   conversationId: z.string().nullable(),
@@ -126,7 +126,7 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       conversationId: z.string(),
       assistantId: z.string(),
       channel: z.enum(['chat', 'voice']),
-      source: z.enum(['api', 'widget', 'playground', 'phone']),
+      source: z.enum(['api', 'widget', 'playground', 'phone', 'test']),
       startedAt: z.string(),
       endedAt: z.string().describe('The end of its last call; for a chat, its last message.'),
       durationSeconds: z.number().int(),
@@ -192,6 +192,23 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       recordingUrlExpiresAt: z.string().optional().describe('When recordingUrl stops working (ISO 8601).'),
     }),
   },
+  'scenario-run.completed': {
+    summary: 'A scenario run ended: its pass rate and latency figures',
+    data: z.object({
+      runId: z.string(),
+      assistantId: z.string(),
+      status: z
+        .enum(['done', 'failed'])
+        .describe('failed: interrupted (the server stopped) before every scenario ran.'),
+      scenarioCount: z.number().int(),
+      passRate: z.number().nullable().describe('Passed scenarios over finished ones, 0..1.'),
+      passed: z.number().int(),
+      failed: z.number().int(),
+      errored: z.number().int(),
+      turnLatencyP50Ms: z.number().nullable(),
+      turnLatencyP95Ms: z.number().nullable(),
+    }),
+  },
   [TEST_EVENT_TYPE]: {
     summary: 'A test event (POST /api/v1/webhook-endpoints/{endpointId}/test)',
     data: z.object({ endpointId: z.string(), message: z.string() }),
@@ -200,7 +217,7 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
 
 function componentName(type: string): string {
   return `WebhookEvent${type
-    .split(/[._]/)
+    .split(/[._-]/)
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('')}`;
 }

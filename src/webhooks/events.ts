@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'tool.failed',
   'call.status_changed',
   'call-batch.completed',
+  'scenario-run.completed',
 ] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = 'webhook.test';

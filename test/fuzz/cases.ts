@@ -28,6 +28,8 @@ export const PARAM_RESOURCES: Record<string, ResourceType> = {
   toolId: 'tool',
   callId: 'call',
   batchId: 'callBatch',
+  scenarioId: 'scenario',
+  runId: 'scenarioRun',
 };
 
 export const ACTORS = [

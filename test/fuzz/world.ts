@@ -48,7 +48,9 @@ export type ResourceType =
   | 'phoneNumber'
   | 'tool'
   | 'call'
-  | 'callBatch';
+  | 'callBatch'
+  | 'scenario'
+  | 'scenarioRun';
 
 export interface World {
   app: TestApp;
@@ -248,6 +250,23 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
     select ${batch.id}, ${owner.accountId}, a.id, ${phoneNumber.id}, ${phoneNumber.phoneNumber}, 'paused', 1,
       '{"onNoAnswer":false,"onBusy":false,"attempts":1,"afterMinutes":60}'::jsonb, ${app.url}, 0
     from assistants a where a.id::text = ${assistant.id} or a.public_id = ${assistant.id}`;
+  // A chat scenario and one run of it.
+  const scenario = (await must(
+    call(
+      app,
+      'POST',
+      `/api/v1/assistants/${assistant.id}/scenarios`,
+      { name: 'price', transport: 'chat', turns: [{ say: 'How much is it?' }], expect: [{ mustSay: 'euros' }] },
+      key,
+    ),
+    'create scenario',
+    201,
+  )) as { scenario: { id: string } };
+  const scenarioRun = (await must(
+    call(app, 'POST', `/api/v1/assistants/${assistant.id}/scenario-runs`, {}, key),
+    'run scenarios',
+    202,
+  )) as { run: { id: string } };
   return {
     name,
     owner,
@@ -278,6 +297,8 @@ export async function createTenant(app: TestApp, name: string): Promise<Tenant> 
       tool: tool.tool.id,
       call: callId,
       callBatch: batch.id,
+      scenario: scenario.scenario.id,
+      scenarioRun: scenarioRun.run.id,
     },
     keys: await tenantKeys(app, owner),
   };

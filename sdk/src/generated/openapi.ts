@@ -76,6 +76,122 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/scenario-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An assistant's recent scenario runs
+         * @description Newest first (at most 50).
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenarioRuns"];
+        put?: never;
+        /**
+         * Run some or all of the scenarios
+         * @description Each scenario runs as a conversation of source `test` (never billed to the voice minutes; spend counts as usual): chat through the chat service, websocket and phone as a simulated caller on a real media socket. Poll the run for verdicts; `scenario-run.completed` is sent to webhooks when it ends.
+         */
+        post: operations["postApiV1AssistantsAssistantIdScenarioRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/scenario-runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scenario run with its results
+         * @description Each result: the transcript with timings, one verdict per expectation with its evidence, figures.
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenarioRunsRunId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an assistant's scenarios
+         * @description Oldest first (at most 100).
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenarios"];
+        put?: never;
+        /**
+         * Add a test scenario to an assistant
+         * @description A scripted caller (what it says, presses, waits for and talks over) and what the assistant must and must not do.
+         */
+        post: operations["postApiV1AssistantsAssistantIdScenarios"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/scenarios/{scenarioId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scenario
+         * @description As it was last written.
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenariosScenarioId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scenario
+         * @description Its past results stay in their runs.
+         */
+        delete: operations["deleteApiV1AssistantsAssistantIdScenariosScenarioId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a scenario
+         * @description Fields left out keep their value; turns, expect and toolMocks are replaced as a whole.
+         */
+        patch: operations["patchApiV1AssistantsAssistantIdScenariosScenarioId"];
+        trace?: never;
+    };
+    "/api/v1/assistants/{assistantId}/scenarios/{scenarioId}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scenario's history
+         * @description Its latest 20 results across runs, newest first: did the last document change break something.
+         */
+        get: operations["getApiV1AssistantsAssistantIdScenariosScenarioIdResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/tool-analytics": {
         parameters: {
             query?: never;
@@ -1187,7 +1303,7 @@ export interface webhooks {
          * Every contact of a call batch is done (or the batch was canceled), with the outcomes
          * @description Sent as call-batch.completed to endpoints subscribed to it, signed per Standard Webhooks.
          */
-        post: operations["webhookCall-batchCompleted"];
+        post: operations["webhookCallBatchCompleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1268,6 +1384,26 @@ export interface webhooks {
          * @description Sent as document.processed to endpoints subscribed to it, signed per Standard Webhooks.
          */
         post: operations["webhookDocumentProcessed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "scenario-run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scenario run ended: its pass rate and latency figures
+         * @description Sent as scenario-run.completed to endpoints subscribed to it, signed per Standard Webhooks.
+         */
+        post: operations["webhookScenarioRunCompleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1657,7 +1793,7 @@ export interface components {
             /** @description How its answers went, the worst first: model_failure, then no_answer, then answered. */
             outcome: ("answered" | "no_answer" | "model_failure") | null;
             /** @enum {string} */
-            source: "api" | "widget" | "playground" | "phone";
+            source: "api" | "widget" | "playground" | "phone" | "test";
             startedAt: string;
             updatedAt: string;
             visitorId: string | null;
@@ -1960,7 +2096,7 @@ export interface components {
             endReason: string | null;
             sessionId: string;
             /** @enum {string} */
-            source: "api" | "widget" | "playground" | "phone";
+            source: "api" | "widget" | "playground" | "phone" | "test";
             startedAt: string;
             /**
              * @description lost: the instance running it died and another settled it.
@@ -2135,7 +2271,7 @@ export interface components {
             createdAt: string;
             deliveredAt: string | null;
             /** @enum {string} */
-            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "webhook.test";
+            eventType: "voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "scenario-run.completed" | "webhook.test";
             id: string;
             lastError: string | null;
             lastStatusCode: number | null;
@@ -2151,7 +2287,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "scenario-run.completed")[];
             id: string;
             updatedAt: string;
             url: string;
@@ -2162,7 +2298,7 @@ export interface components {
             /** @description gone: Parley turned it off after it answered 410 Gone; null otherwise. */
             disabledReason: "gone" | null;
             enabled: boolean;
-            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
+            events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "scenario-run.completed")[];
             id: string;
             /** @description whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now. */
             secret: string;
@@ -2183,7 +2319,7 @@ export interface components {
             /** @constant */
             type: "budget.threshold_crossed";
         };
-        "WebhookEventCall-batchCompleted": {
+        WebhookEventCallBatchCompleted: {
             data: {
                 assistantId: string;
                 completedAt: string | null;
@@ -2323,7 +2459,7 @@ export interface components {
                 /** @description When recordingUrl stops working (ISO 8601). */
                 recordingUrlExpiresAt?: string;
                 /** @enum {string} */
-                source: "api" | "widget" | "playground" | "phone";
+                source: "api" | "widget" | "playground" | "phone" | "test";
                 startedAt: string;
                 transcript: {
                     at: string;
@@ -2367,6 +2503,29 @@ export interface components {
             /** @constant */
             type: "document.processed";
         };
+        WebhookEventScenarioRunCompleted: {
+            data: {
+                assistantId: string;
+                errored: number;
+                failed: number;
+                passed: number;
+                /** @description Passed scenarios over finished ones, 0..1. */
+                passRate: number | null;
+                runId: string;
+                scenarioCount: number;
+                /**
+                 * @description failed: interrupted (the server stopped) before every scenario ran.
+                 * @enum {string}
+                 */
+                status: "done" | "failed";
+                turnLatencyP50Ms: number | null;
+                turnLatencyP95Ms: number | null;
+            };
+            /** @description When it happened (ISO 8601). */
+            timestamp: string;
+            /** @constant */
+            type: "scenario-run.completed";
+        };
         WebhookEventToolFailed: {
             data: {
                 /** @description The assistant's internal id. */
@@ -2404,7 +2563,7 @@ export interface components {
                 endReason: string | null;
                 sessionId: string;
                 /** @enum {string} */
-                source: "api" | "widget" | "playground";
+                source: "api" | "widget" | "playground" | "test";
                 /** @description How the caller reached the call: websocket (the media WebSocket), phone (a carrier media stream) or webrtc. */
                 transport: string;
             };
@@ -2420,7 +2579,7 @@ export interface components {
                 conversationId: string | null;
                 sessionId: string;
                 /** @enum {string} */
-                source: "api" | "widget" | "playground";
+                source: "api" | "widget" | "playground" | "test";
                 /** @description How the caller reached the call: websocket (the media WebSocket), phone (a carrier media stream) or webrtc. */
                 transport: string;
             };
@@ -2947,6 +3106,994 @@ export interface operations {
             /** @description The key lacks the scope */
             403: components["responses"]["Error"];
             /** @description No such assistant (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenarioRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: {
+                            assistantId: string;
+                            completedCount: number;
+                            concurrency: number;
+                            createdAt: string;
+                            errorCode: string | null;
+                            figures: {
+                                errored: number;
+                                failed: number;
+                                firstAudioP50Ms: number | null;
+                                passed: number;
+                                /** @description Passed results over finished results, 0..1. */
+                                passRate: number | null;
+                                stopAfterInterruptP50Ms: number | null;
+                                turnLatencyP50Ms: number | null;
+                                turnLatencyP95Ms: number | null;
+                            } | null;
+                            finishedAt: string | null;
+                            id: string;
+                            scenarioCount: number;
+                            /** @enum {string} */
+                            status: "running" | "done" | "failed";
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1AssistantsAssistantIdScenarioRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Scenarios run at once.
+                     * @default 3
+                     */
+                    concurrency?: number;
+                    /** @description Scenario ids or names; all of the assistant's scenarios when left out. */
+                    scenarios?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: {
+                            assistantId: string;
+                            completedCount: number;
+                            concurrency: number;
+                            createdAt: string;
+                            errorCode: string | null;
+                            figures: {
+                                errored: number;
+                                failed: number;
+                                firstAudioP50Ms: number | null;
+                                passed: number;
+                                /** @description Passed results over finished results, 0..1. */
+                                passRate: number | null;
+                                stopAfterInterruptP50Ms: number | null;
+                                turnLatencyP50Ms: number | null;
+                                turnLatencyP95Ms: number | null;
+                            } | null;
+                            finishedAt: string | null;
+                            id: string;
+                            scenarioCount: number;
+                            /** @enum {string} */
+                            status: "running" | "done" | "failed";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid body, or a scenario id or name the assistant does not have (SCENARIO_UNKNOWN) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description The assistant has no scenarios (SCENARIO_NONE), or 2 runs running already (SCENARIO_RUN_BUSY) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenarioRunsRunId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            conversationId: string | null;
+                            error: string | null;
+                            figures: {
+                                endReason?: string | null;
+                                firstAudioMs?: number | null;
+                                stopAfterInterruptMs?: number[];
+                                turnLatenciesMs?: number[];
+                            };
+                            finishedAt: string | null;
+                            index: number;
+                            name: string;
+                            scenarioId: string | null;
+                            startedAt: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "passed" | "failed" | "error";
+                            transcript: {
+                                /** @description Since the start of the scenario. */
+                                atMs: number;
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
+                                heard?: string;
+                                /** @enum {string} */
+                                role: "caller" | "assistant" | "tool";
+                                text: string;
+                                tool?: {
+                                    arguments: unknown;
+                                    mocked: boolean;
+                                    name: string;
+                                    result: unknown;
+                                };
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            verdicts: {
+                                /** @description What the judgement rests on: the words spoken, the figure measured. */
+                                evidence: string;
+                                expectation: {
+                                    /** @description The assistant says this (in what it spoke, across the whole call). */
+                                    mustSay: string;
+                                } | {
+                                    /** @description The assistant never says this. */
+                                    neverSay: string;
+                                } | {
+                                    toolCalled: {
+                                        /** @description A subset: every field given must equal the call argument of that name. */
+                                        arguments?: {
+                                            [key: string]: unknown;
+                                        };
+                                        name: string;
+                                    };
+                                } | {
+                                    /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                    endReason: string;
+                                } | {
+                                    /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                    maxTurnLatencyMs: number;
+                                } | {
+                                    /** @description Time to the first answer audio of the call at most this. */
+                                    maxFirstAudioMs: number;
+                                } | {
+                                    /** @description After an interrupt: the assistant stops speaking within this. */
+                                    stopsWithinMs: number;
+                                } | {
+                                    /** @description A field of the conversation's post-call analysis equals this. */
+                                    analysis: {
+                                        equals: unknown;
+                                        field: string;
+                                    };
+                                };
+                                passed: boolean;
+                            }[];
+                        }[];
+                        run: {
+                            assistantId: string;
+                            completedCount: number;
+                            concurrency: number;
+                            createdAt: string;
+                            errorCode: string | null;
+                            figures: {
+                                errored: number;
+                                failed: number;
+                                firstAudioP50Ms: number | null;
+                                passed: number;
+                                /** @description Passed results over finished results, 0..1. */
+                                passRate: number | null;
+                                stopAfterInterruptP50Ms: number | null;
+                                turnLatencyP50Ms: number | null;
+                                turnLatencyP95Ms: number | null;
+                            } | null;
+                            finishedAt: string | null;
+                            id: string;
+                            scenarioCount: number;
+                            /** @enum {string} */
+                            status: "running" | "done" | "failed";
+                        };
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or run (SCENARIO_RUN_NOT_FOUND) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenarios: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scenarios: {
+                            /** @description Internal id of the assistant. */
+                            assistantId: string;
+                            createdAt: string;
+                            expect: ({
+                                /** @description The assistant says this (in what it spoke, across the whole call). */
+                                mustSay: string;
+                            } | {
+                                /** @description The assistant never says this. */
+                                neverSay: string;
+                            } | {
+                                toolCalled: {
+                                    /** @description A subset: every field given must equal the call argument of that name. */
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                };
+                            } | {
+                                /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                endReason: string;
+                            } | {
+                                /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                maxTurnLatencyMs: number;
+                            } | {
+                                /** @description Time to the first answer audio of the call at most this. */
+                                maxFirstAudioMs: number;
+                            } | {
+                                /** @description After an interrupt: the assistant stops speaking within this. */
+                                stopsWithinMs: number;
+                            } | {
+                                /** @description A field of the conversation's post-call analysis equals this. */
+                                analysis: {
+                                    equals: unknown;
+                                    field: string;
+                                };
+                            })[];
+                            id: string;
+                            name: string;
+                            toolMocks: {
+                                /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                                result: unknown;
+                                /** @description A tool's name; its calls are answered by `result`. */
+                                tool: string;
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            turns: ({
+                                /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                                say: string;
+                            } | {
+                                /** @description Keypad digits (phone only). */
+                                press: string;
+                            } | {
+                                /** @description Milliseconds of silence before the next turn. */
+                                wait: number;
+                            } | {
+                                /** @description Counted from the first audio of the answer it talks over. */
+                                afterMs: number;
+                                /** @description What the caller says over the answer of the previous turn. */
+                                interrupt: string;
+                            })[];
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1AssistantsAssistantIdScenarios: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expect: ({
+                        /** @description The assistant says this (in what it spoke, across the whole call). */
+                        mustSay: string;
+                    } | {
+                        /** @description The assistant never says this. */
+                        neverSay: string;
+                    } | {
+                        toolCalled: {
+                            /** @description A subset: every field given must equal the call argument of that name. */
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        };
+                    } | {
+                        /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                        endReason: string;
+                    } | {
+                        /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                        maxTurnLatencyMs: number;
+                    } | {
+                        /** @description Time to the first answer audio of the call at most this. */
+                        maxFirstAudioMs: number;
+                    } | {
+                        /** @description After an interrupt: the assistant stops speaking within this. */
+                        stopsWithinMs: number;
+                    } | {
+                        /** @description A field of the conversation's post-call analysis equals this. */
+                        analysis: {
+                            equals: unknown;
+                            field: string;
+                        };
+                    })[];
+                    /** @description Unique per assistant. */
+                    name: string;
+                    toolMocks?: {
+                        /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                        result: unknown;
+                        /** @description A tool's name; its calls are answered by `result`. */
+                        tool: string;
+                    }[];
+                    /**
+                     * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                     * @enum {string}
+                     */
+                    transport: "websocket" | "phone" | "chat";
+                    turns: ({
+                        /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                        say: string;
+                    } | {
+                        /** @description Keypad digits (phone only). */
+                        press: string;
+                    } | {
+                        /** @description Milliseconds of silence before the next turn. */
+                        wait: number;
+                    } | {
+                        /** @description Counted from the first audio of the answer it talks over. */
+                        afterMs: number;
+                        /** @description What the caller says over the answer of the previous turn. */
+                        interrupt: string;
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scenario: {
+                            /** @description Internal id of the assistant. */
+                            assistantId: string;
+                            createdAt: string;
+                            expect: ({
+                                /** @description The assistant says this (in what it spoke, across the whole call). */
+                                mustSay: string;
+                            } | {
+                                /** @description The assistant never says this. */
+                                neverSay: string;
+                            } | {
+                                toolCalled: {
+                                    /** @description A subset: every field given must equal the call argument of that name. */
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                };
+                            } | {
+                                /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                endReason: string;
+                            } | {
+                                /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                maxTurnLatencyMs: number;
+                            } | {
+                                /** @description Time to the first answer audio of the call at most this. */
+                                maxFirstAudioMs: number;
+                            } | {
+                                /** @description After an interrupt: the assistant stops speaking within this. */
+                                stopsWithinMs: number;
+                            } | {
+                                /** @description A field of the conversation's post-call analysis equals this. */
+                                analysis: {
+                                    equals: unknown;
+                                    field: string;
+                                };
+                            })[];
+                            id: string;
+                            name: string;
+                            toolMocks: {
+                                /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                                result: unknown;
+                                /** @description A tool's name; its calls are answered by `result`. */
+                                tool: string;
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            turns: ({
+                                /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                                say: string;
+                            } | {
+                                /** @description Keypad digits (phone only). */
+                                press: string;
+                            } | {
+                                /** @description Milliseconds of silence before the next turn. */
+                                wait: number;
+                            } | {
+                                /** @description Counted from the first audio of the answer it talks over. */
+                                afterMs: number;
+                                /** @description What the caller says over the answer of the previous turn. */
+                                interrupt: string;
+                            })[];
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid body (VALIDATION_FAILED names the field), a regex that does not compile (SCENARIO_INVALID_REGEX), a turn or expectation the transport cannot make (SCENARIO_TURN_UNSUPPORTED, SCENARIO_EXPECT_UNSUPPORTED), two mocks of one tool (SCENARIO_MOCK_DUPLICATE) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description A scenario of that name exists (SCENARIO_NAME_TAKEN), or the assistant has 100 (SCENARIO_LIMIT) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenariosScenarioId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                scenarioId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scenario: {
+                            /** @description Internal id of the assistant. */
+                            assistantId: string;
+                            createdAt: string;
+                            expect: ({
+                                /** @description The assistant says this (in what it spoke, across the whole call). */
+                                mustSay: string;
+                            } | {
+                                /** @description The assistant never says this. */
+                                neverSay: string;
+                            } | {
+                                toolCalled: {
+                                    /** @description A subset: every field given must equal the call argument of that name. */
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                };
+                            } | {
+                                /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                endReason: string;
+                            } | {
+                                /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                maxTurnLatencyMs: number;
+                            } | {
+                                /** @description Time to the first answer audio of the call at most this. */
+                                maxFirstAudioMs: number;
+                            } | {
+                                /** @description After an interrupt: the assistant stops speaking within this. */
+                                stopsWithinMs: number;
+                            } | {
+                                /** @description A field of the conversation's post-call analysis equals this. */
+                                analysis: {
+                                    equals: unknown;
+                                    field: string;
+                                };
+                            })[];
+                            id: string;
+                            name: string;
+                            toolMocks: {
+                                /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                                result: unknown;
+                                /** @description A tool's name; its calls are answered by `result`. */
+                                tool: string;
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            turns: ({
+                                /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                                say: string;
+                            } | {
+                                /** @description Keypad digits (phone only). */
+                                press: string;
+                            } | {
+                                /** @description Milliseconds of silence before the next turn. */
+                                wait: number;
+                            } | {
+                                /** @description Counted from the first audio of the answer it talks over. */
+                                afterMs: number;
+                                /** @description What the caller says over the answer of the previous turn. */
+                                interrupt: string;
+                            })[];
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteApiV1AssistantsAssistantIdScenariosScenarioId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                scenarioId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    patchApiV1AssistantsAssistantIdScenariosScenarioId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                scenarioId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expect?: ({
+                        /** @description The assistant says this (in what it spoke, across the whole call). */
+                        mustSay: string;
+                    } | {
+                        /** @description The assistant never says this. */
+                        neverSay: string;
+                    } | {
+                        toolCalled: {
+                            /** @description A subset: every field given must equal the call argument of that name. */
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        };
+                    } | {
+                        /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                        endReason: string;
+                    } | {
+                        /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                        maxTurnLatencyMs: number;
+                    } | {
+                        /** @description Time to the first answer audio of the call at most this. */
+                        maxFirstAudioMs: number;
+                    } | {
+                        /** @description After an interrupt: the assistant stops speaking within this. */
+                        stopsWithinMs: number;
+                    } | {
+                        /** @description A field of the conversation's post-call analysis equals this. */
+                        analysis: {
+                            equals: unknown;
+                            field: string;
+                        };
+                    })[];
+                    /** @description Unique per assistant. */
+                    name?: string;
+                    toolMocks?: {
+                        /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                        result: unknown;
+                        /** @description A tool's name; its calls are answered by `result`. */
+                        tool: string;
+                    }[];
+                    /**
+                     * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                     * @enum {string}
+                     */
+                    transport?: "websocket" | "phone" | "chat";
+                    turns?: ({
+                        /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                        say: string;
+                    } | {
+                        /** @description Keypad digits (phone only). */
+                        press: string;
+                    } | {
+                        /** @description Milliseconds of silence before the next turn. */
+                        wait: number;
+                    } | {
+                        /** @description Counted from the first audio of the answer it talks over. */
+                        afterMs: number;
+                        /** @description What the caller says over the answer of the previous turn. */
+                        interrupt: string;
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scenario: {
+                            /** @description Internal id of the assistant. */
+                            assistantId: string;
+                            createdAt: string;
+                            expect: ({
+                                /** @description The assistant says this (in what it spoke, across the whole call). */
+                                mustSay: string;
+                            } | {
+                                /** @description The assistant never says this. */
+                                neverSay: string;
+                            } | {
+                                toolCalled: {
+                                    /** @description A subset: every field given must equal the call argument of that name. */
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                };
+                            } | {
+                                /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                endReason: string;
+                            } | {
+                                /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                maxTurnLatencyMs: number;
+                            } | {
+                                /** @description Time to the first answer audio of the call at most this. */
+                                maxFirstAudioMs: number;
+                            } | {
+                                /** @description After an interrupt: the assistant stops speaking within this. */
+                                stopsWithinMs: number;
+                            } | {
+                                /** @description A field of the conversation's post-call analysis equals this. */
+                                analysis: {
+                                    equals: unknown;
+                                    field: string;
+                                };
+                            })[];
+                            id: string;
+                            name: string;
+                            toolMocks: {
+                                /** @description Given to the assistant as the tool result, instead of calling the owner's server. */
+                                result: unknown;
+                                /** @description A tool's name; its calls are answered by `result`. */
+                                tool: string;
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            turns: ({
+                                /** @description What the simulated caller says (spoken with the local synthesizer on voice). */
+                                say: string;
+                            } | {
+                                /** @description Keypad digits (phone only). */
+                                press: string;
+                            } | {
+                                /** @description Milliseconds of silence before the next turn. */
+                                wait: number;
+                            } | {
+                                /** @description Counted from the first audio of the answer it talks over. */
+                                afterMs: number;
+                                /** @description What the caller says over the answer of the previous turn. */
+                                interrupt: string;
+                            })[];
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid body (VALIDATION_FAILED names the field), a regex that does not compile (SCENARIO_INVALID_REGEX), a turn or expectation the transport cannot make (SCENARIO_TURN_UNSUPPORTED, SCENARIO_EXPECT_UNSUPPORTED), two mocks of one tool (SCENARIO_MOCK_DUPLICATE) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
+            404: components["responses"]["Error"];
+            /** @description A scenario of that name exists (SCENARIO_NAME_TAKEN) */
+            409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    getApiV1AssistantsAssistantIdScenariosScenarioIdResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                scenarioId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            conversationId: string | null;
+                            error: string | null;
+                            figures: {
+                                endReason?: string | null;
+                                firstAudioMs?: number | null;
+                                stopAfterInterruptMs?: number[];
+                                turnLatenciesMs?: number[];
+                            };
+                            finishedAt: string | null;
+                            index: number;
+                            name: string;
+                            runCreatedAt: string;
+                            runId: string;
+                            scenarioId: string | null;
+                            startedAt: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "passed" | "failed" | "error";
+                            transcript: {
+                                /** @description Since the start of the scenario. */
+                                atMs: number;
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
+                                heard?: string;
+                                /** @enum {string} */
+                                role: "caller" | "assistant" | "tool";
+                                text: string;
+                                tool?: {
+                                    arguments: unknown;
+                                    mocked: boolean;
+                                    name: string;
+                                    result: unknown;
+                                };
+                            }[];
+                            /**
+                             * @description websocket: a voice call over the media WebSocket; phone: a simulated carrier call (μ-law media stream); chat: chat turns.
+                             * @enum {string}
+                             */
+                            transport: "websocket" | "phone" | "chat";
+                            verdicts: {
+                                /** @description What the judgement rests on: the words spoken, the figure measured. */
+                                evidence: string;
+                                expectation: {
+                                    /** @description The assistant says this (in what it spoke, across the whole call). */
+                                    mustSay: string;
+                                } | {
+                                    /** @description The assistant never says this. */
+                                    neverSay: string;
+                                } | {
+                                    toolCalled: {
+                                        /** @description A subset: every field given must equal the call argument of that name. */
+                                        arguments?: {
+                                            [key: string]: unknown;
+                                        };
+                                        name: string;
+                                    };
+                                } | {
+                                    /** @description How the call ended (a voice end reason; `client` when the caller hung up). */
+                                    endReason: string;
+                                } | {
+                                    /** @description Each turn's latency (end of the caller's speech to the answer's first audio; chat: to the first text) at most this. */
+                                    maxTurnLatencyMs: number;
+                                } | {
+                                    /** @description Time to the first answer audio of the call at most this. */
+                                    maxFirstAudioMs: number;
+                                } | {
+                                    /** @description After an interrupt: the assistant stops speaking within this. */
+                                    stopsWithinMs: number;
+                                } | {
+                                    /** @description A field of the conversation's post-call analysis equals this. */
+                                    analysis: {
+                                        equals: unknown;
+                                        field: string;
+                                    };
+                                };
+                                passed: boolean;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match the schema (VALIDATION_FAILED, details name the fields). */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or scenario (or not yours) */
             404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
@@ -5517,7 +6664,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description The events sent to it. */
-                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
+                    events: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "scenario-run.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url: string;
                 };
@@ -5644,7 +6791,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description The events sent to it. */
-                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed")[];
+                    events?: ("voice.session.started" | "voice.session.ended" | "document.processed" | "document.failed" | "budget.threshold_crossed" | "conversation.analyzed" | "tool.failed" | "call.status_changed" | "call-batch.completed" | "scenario-run.completed")[];
                     /** @description Where events are POSTed: http(s), no credentials, not a private, local or reserved address. */
                     url?: string;
                 };
@@ -5987,7 +7134,7 @@ export interface operations {
             };
         };
     };
-    "webhookCall-batchCompleted": {
+    webhookCallBatchCompleted: {
         parameters: {
             query?: never;
             header: {
@@ -6003,7 +7150,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookEventCall-batchCompleted"];
+                "application/json": components["schemas"]["WebhookEventCallBatchCompleted"];
             };
         };
         responses: {
@@ -6148,6 +7295,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEventDocumentProcessed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Parley turns the endpoint off. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookScenarioRunCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every retry and replay (deduplicate on it). */
+                "webhook-id": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> of {webhook-id}.{webhook-timestamp}.{body}. */
+                "webhook-signature": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventScenarioRunCompleted"];
             };
         };
         responses: {

@@ -54,5 +54,7 @@ export { parseFaults, type SimulatorFaults } from './simulator/faults.js';
 export { simulatedWords } from './simulator/media.js';
 export { createLocalVoiceProvider, type LocalProviderOptions } from './local/provider.js';
 export { findLocalVoiceEngines, type LocalVoiceEngines } from './local/engines.js';
+export { synthesizeSpeech } from './local/speaker.js';
+export { transcribeCallAudio } from './local/transcribe.js';
 export { LOCAL_VOICE_DEFAULTS, type LocalVoiceTuning } from './local/vad.js';
 export type { LocalVoiceSession } from './local/session.js';

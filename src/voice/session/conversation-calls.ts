@@ -3,7 +3,7 @@ import type { Sql } from '../../db/index.js';
 /** One voice call of a conversation, as its owner sees it in the transcript (the real end reason, not the widget's). */
 export interface ConversationCall {
   sessionId: string;
-  source: 'api' | 'widget' | 'playground' | 'phone';
+  source: 'api' | 'widget' | 'playground' | 'phone' | 'test';
   state: 'active' | 'ended' | 'lost';
   /** Null: the caller hung up (or the call still runs). */
   endReason: string | null;

@@ -173,3 +173,21 @@ export class Speaker {
     });
   }
 }
+
+/** A text as the call's audio in 20 ms frames, made once (scenario runs' simulated callers speak with it). */
+export function synthesizeSpeech(
+  synthesizer: string,
+  text: string,
+  audio: VoiceAudioFormat,
+): Promise<{ frames: Buffer[]; ms: number }> {
+  const options: SpeakerOptions = {
+    synthesizer,
+    audio,
+    leadMs: 0,
+    now: () => 0,
+    onAudio: () => undefined,
+    onWord: () => undefined,
+    onDone: () => undefined,
+  };
+  return synthesize(text, options, new Set());
+}

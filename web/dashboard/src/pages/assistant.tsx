@@ -9,6 +9,7 @@ import { EvalsTab } from './evals.js';
 import { PlaygroundTab } from './playground.js';
 import { TalkToIt } from './talk.js';
 import { ToolsTab } from './tools.js';
+import { TestsTab } from './tests.js';
 
 const TABS: Array<[string, string]> = [
   ['settings', 'Settings'],
@@ -18,6 +19,7 @@ const TABS: Array<[string, string]> = [
   ['conversations', 'Conversations'],
   ['analytics', 'Analytics'],
   ['evals', 'Evals'],
+  ['tests', 'Tests'],
 ];
 
 /** One assistant: its settings and everything that belongs to it, one tab per concern. */
@@ -82,6 +84,8 @@ function TabBody({
       return <AnalyticsTab assistant={assistant} />;
     case 'evals':
       return <EvalsTab assistant={assistant} />;
+    case 'tests':
+      return <TestsTab assistant={assistant} />;
     default:
       return <AssistantSettingsTab assistant={assistant} onSaved={onChanged} />;
   }
