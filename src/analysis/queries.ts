@@ -147,6 +147,24 @@ export async function callsOf(sql: Db, conversationId: string): Promise<CallFact
   return rows.map((r) => ({ ...r, costMicros: Number(r.costMicros) }));
 }
 
+export interface ToolCallFacts {
+  id: string;
+  name: string;
+  arguments: unknown;
+  status: 'pending' | 'succeeded' | 'failed';
+  result: unknown;
+  error: string | null;
+  durationMs: number;
+  createdAt: Date;
+}
+
+/** The conversation's tool calls (chat and voice), in the order they were made. */
+export async function toolCallsOf(sql: Db, conversationId: string): Promise<ToolCallFacts[]> {
+  return sql<ToolCallFacts[]>`
+    select id, name, arguments, status, result, error, duration_ms, created_at
+    from tool_calls where conversation_id = ${conversationId} order by created_at, id`;
+}
+
 /** The assistant `a` analyses conversations of `channel`: some step is on and `for` names the channel. */
 function analyses(sql: Db, channel: 'voice' | 'chat') {
   return sql`(a.settings->'analysis'->'for') ? ${channel}

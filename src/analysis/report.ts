@@ -36,7 +36,7 @@ export type RecordingLinkOf = (
 
 /**
  * The end-of-call report the conversation.analyzed webhook carries: who and what, when, how long, what it cost, how
- * it ended, the transcript, the analysis and, when the call was recorded, `recordingUrl`: a signed link that plays
+ * it ended, the transcript, the tool calls the assistant made, the analysis and, when the call was recorded, `recordingUrl`: a signed link that plays
  * without credentials until `recordingUrlExpiresAt` (RECORDING_URL_TTL_SECONDS).
  */
 export async function endOfCallReport(
@@ -46,7 +46,7 @@ export async function endOfCallReport(
   analysis: AnalysisView,
   recordingLinkOf?: RecordingLinkOf,
 ) {
-  const calls = await q.callsOf(sql, conversation.id);
+  const [calls, toolCalls] = await Promise.all([q.callsOf(sql, conversation.id), q.toolCallsOf(sql, conversation.id)]);
   const recording = recordingLinkOf === undefined ? null : await recordingLinkOf(sql, conversation.id);
   const last = calls.at(-1);
   const voice = last !== undefined;
@@ -82,6 +82,16 @@ export async function endOfCallReport(
     })),
     transcript: transcript.map((m) => ({ role: m.role, content: m.content, at: m.at.toISOString() })),
     transcriptTruncated: transcript.length >= TRANSCRIPT_LIMIT,
+    toolCalls: toolCalls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      arguments: c.arguments,
+      status: c.status,
+      result: c.result ?? null,
+      error: c.error,
+      durationMs: c.durationMs,
+      at: c.createdAt.toISOString(),
+    })),
     analysis,
     ...(recording !== null ? { recordingUrl: recording.url, recordingUrlExpiresAt: recording.expiresAt } : {}),
   };

@@ -154,6 +154,20 @@ const dataOf: Record<WebhookEventType, { summary: string; data: z.ZodType }> = {
       ),
       transcript: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string(), at: z.string() })),
       transcriptTruncated: z.boolean().describe('The conversation has more messages than the report carries (1,000).'),
+      toolCalls: z
+        .array(
+          z.object({
+            id: z.string().describe("The tool call id (its request's webhook-id)."),
+            name: z.string(),
+            arguments: z.unknown(),
+            status: z.enum(['pending', 'succeeded', 'failed']),
+            result: z.unknown().describe("The tool's result (JSON); null unless succeeded."),
+            error: z.string().nullable(),
+            durationMs: z.number().int(),
+            at: z.string(),
+          }),
+        )
+        .describe("The tools the assistant called in chat or in the call, in order (the owner's server's answers)."),
       analysis: z
         .object({
           conversationId: z.string(),

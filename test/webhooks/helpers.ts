@@ -5,6 +5,7 @@ import type { BuildOptions } from '../../src/app.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { bearer } from '../helpers/identity.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** A short schedule for tests: at once, then 100 ms, 100 ms, 100 ms (four attempts). */
 export const FAST_SCHEDULE = [0, 100, 100, 100];
@@ -101,17 +102,5 @@ export async function api(
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text), text };
 }
 
-/** Polls (real time) until `fn` returns a truthy value; fails after `timeoutMs`. */
-export async function eventually<T>(
-  fn: () => Promise<T> | T,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls until the value is truthy (bounded): test/helpers/wait.ts' waitFor, by the name these tests know. */
+export { waitFor as eventually };
