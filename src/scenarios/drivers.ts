@@ -7,11 +7,11 @@ import type { ToolMock, TranscriptEntry } from './schemas.js';
  */
 export interface ScenarioDrivers {
   chatTurn?(input: ChatTurnInput): Promise<ChatTurnOutput>;
-  mintVoice?(input: { accountId: string; assistantId: string; signal: AbortSignal }): Promise<MintedCall>;
+  mintVoice?(input: MintInput): Promise<MintedCall>;
   /** The text as the call's audio in 20 ms frames (the local synthesizer); undefined when it is not installed. */
   speak?: ((text: string, audio: CallAudio) => Promise<Buffer[]>) | undefined;
   /** A phone call minted onto the carrier transport (source `test`), its stream expected with a signature. */
-  mintPhone?(input: { accountId: string; assistantId: string; signal: AbortSignal }): Promise<MintedPhoneCall>;
+  mintPhone?(input: MintInput): Promise<MintedPhoneCall>;
   /** After a call: its stored messages in order and its end reason. */
   callFacts?(
     sessionId: string,
@@ -26,6 +26,15 @@ export interface ScenarioDrivers {
     | undefined;
   /** The conversation's post-call analysis once completed, or null (polled by `analysis` expectations). */
   analysisOf?(accountId: string, conversationId: string): Promise<Record<string, unknown> | null>;
+}
+
+/** A call a voice scenario mints: its tool calls go through the scenario's mocks and are reported as they are made. */
+export interface MintInput {
+  accountId: string;
+  assistantId: string;
+  signal: AbortSignal;
+  toolMocks: ToolMock[];
+  onToolCall(call: ToolCallSeen): void;
 }
 
 export interface CallAudio {

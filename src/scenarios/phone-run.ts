@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import type { CallAudio, Observed, ScenarioDrivers } from './drivers.js';
+import type { CallAudio, Observed, ScenarioDrivers, ToolCallSeen } from './drivers.js';
 import type { ScenarioFields } from './queries.js';
 import type { TranscriptEntry } from './schemas.js';
-import { silenceFrames } from './voice-run.js';
+import { silenceFrames, toolCallSeen } from './voice-run.js';
 
 const FRAME_MS = 20;
 const TRAILING_SILENCE_MS = 900;
@@ -27,9 +27,17 @@ export async function runPhoneScenario(
   if (!drivers.mintPhone || !drivers.callFacts) throw new Error('Phone calls are not available on this server.');
   if (!drivers.speak) throw new Error('The local speech synthesizer (espeak-ng) is not installed on this server.');
   const speak = drivers.speak;
-  const call = await drivers.mintPhone({ ...target, signal });
-  const started = performance.now();
+  let started = performance.now();
   const at = () => Math.round(performance.now() - started);
+  const tools: Array<{ call: ToolCallSeen; atMs: number }> = [];
+  const toolMocks = scenario.toolMocks;
+  const call = await drivers.mintPhone({
+    ...target,
+    signal,
+    toolMocks,
+    onToolCall: (c) => tools.push({ call: c, atMs: at() }),
+  });
+  started = performance.now();
   const observed: Observed = {
     conversationId: call.conversationId,
     transcript: [],
@@ -160,6 +168,8 @@ export async function runPhoneScenario(
     }
   }
   for (const line of callerLines.slice(next)) observed.transcript.push(withoutAnswerAt(line));
+  for (const tool of tools) toolCallSeen(observed, tool.call, tool.atMs);
+  observed.transcript.sort((a, b) => a.atMs - b.atMs); // the tool calls among the lines (a stable sort)
   observed.endReason = hungUp ? 'client' : (facts.endReason ?? 'unknown');
   return observed;
 }

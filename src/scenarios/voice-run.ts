@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import type { CallAudio, Observed, ScenarioDrivers } from './drivers.js';
+import type { CallAudio, Observed, ScenarioDrivers, ToolCallSeen } from './drivers.js';
 import type { ScenarioFields } from './queries.js';
 
 const FRAME_MS = 20;
@@ -35,9 +35,16 @@ export async function runVoiceScenario(
   if (!drivers.mintVoice) throw new Error('Voice is not available on this server.');
   if (!drivers.speak) throw new Error('The local speech synthesizer (espeak-ng) is not installed on this server.');
   const speak = drivers.speak;
-  const call = await drivers.mintVoice({ ...target, signal });
-  const started = performance.now();
+  let started = performance.now();
   const at = () => Math.round(performance.now() - started);
+  const toolMocks = scenario.toolMocks;
+  const call = await drivers.mintVoice({
+    ...target,
+    signal,
+    toolMocks,
+    onToolCall: (c) => toolCallSeen(observed, c, at()),
+  });
+  started = performance.now();
   const observed: Observed = {
     conversationId: call.conversationId,
     transcript: [],
@@ -158,6 +165,12 @@ export async function runVoiceScenario(
   observed.endReason = ended?.endReason ?? 'client';
   await listenBack(drivers, target.assistantId, answers, call.audio, observed, signal);
   return observed;
+}
+
+/** A tool call of the scenario's call: judged by `toolCalled`, shown in the transcript (mocked or not). */
+export function toolCallSeen(observed: Observed, call: ToolCallSeen, atMs: number): void {
+  observed.toolCalls.push(call);
+  observed.transcript.push({ role: 'tool', text: `${call.name}${call.mocked ? ' (mocked)' : ''}`, atMs, tool: call });
 }
 
 /** What the caller's own recognizer heard of each answer, kept beside the assistant's lines (in order). */

@@ -12,17 +12,24 @@ import type { ScenarioDrivers, ToolCallSeen } from './drivers.js';
 import { callEndReason, documentHints } from './queries.js';
 import type { ToolMock } from './schemas.js';
 
-/** Tool calls answered by the scenario's mocks (never sent); tools without a mock go to the owner's server. */
-function mockedRuntime(runtime: ToolRuntime | undefined, mocks: ToolMock[], seen: ToolCallSeen[]): ToolRuntime {
+/**
+ * Tool calls answered by the scenario's mocks (never sent); tools without a mock go to the owner's server. Each call
+ * is reported to `seen` (chat turns and the calls a voice scenario mints).
+ */
+function mockedRuntime(
+  runtime: ToolRuntime | undefined,
+  mocks: ToolMock[],
+  seen: (call: ToolCallSeen) => void,
+): ToolRuntime {
   const call = async (tool: RuntimeTool, id: string, args: unknown, context: Parameters<ToolRuntime['call']>[3]) => {
     const mock = mocks.find((m) => m.tool === tool.name);
     if (mock) {
-      seen.push({ name: tool.name, arguments: args, result: mock.result, mocked: true });
+      seen({ name: tool.name, arguments: args, result: mock.result, mocked: true });
       return { status: 'succeeded' as const, result: mock.result, sent: false, durationMs: 0 };
     }
     if (!runtime) return { status: 'failed' as const, error: 'tools are not available', sent: false, durationMs: 0 };
     const outcome = await runtime.call(tool, id, args, context);
-    seen.push({ name: tool.name, arguments: args, result: outcome.result ?? outcome.error, mocked: false });
+    seen({ name: tool.name, arguments: args, result: outcome.result ?? outcome.error, mocked: false });
     return outcome;
   };
   return {
@@ -56,7 +63,10 @@ export function scenarioDrivers(deps: {
   return {
     async chatTurn(input) {
       const toolCalls: ToolCallSeen[] = [];
-      const chat: ChatDeps = { ...deps.chat, tools: mockedRuntime(deps.chat.tools, input.toolMocks, toolCalls) };
+      const chat: ChatDeps = {
+        ...deps.chat,
+        tools: mockedRuntime(deps.chat.tools, input.toolMocks, (c) => toolCalls.push(c)),
+      };
       const prepared = await prepareChat(chat, owner(input.accountId), request, {
         assistantId: input.assistantId,
         message: input.message,
@@ -80,6 +90,7 @@ export function scenarioDrivers(deps: {
                 request: { ...request, host: self },
                 signal: input.signal,
                 log: deps.log,
+                tools: mockedRuntime(deps.chat.tools, input.toolMocks, input.onToolCall),
               },
             );
             if (!minted.stream) throw new Error('The voice session has no media stream.');
@@ -117,6 +128,7 @@ export function scenarioDrivers(deps: {
                 request: { ...request, host: self },
                 signal: input.signal,
                 log: deps.log,
+                tools: mockedRuntime(deps.chat.tools, input.toolMocks, input.onToolCall),
               },
             );
             if (!minted.stream) throw new Error('The phone call has no media stream.');

@@ -64,6 +64,7 @@ export interface MintCaller {
   request: PolicyRequest & { host: string | undefined };
   signal: AbortSignal;
   log: Logger;
+  tools?: VoiceContext['tools']; // a scenario run's own (its mocks answer): set by the scenario runner, never a request
 }
 
 export interface MintResult {
@@ -221,7 +222,7 @@ async function startCall(
   // WebRTC call's answer is handed out only after the sideband echoed the lock (the same 3 s).
   let answerSdp: string | undefined;
   try {
-    const tooling = await voiceToolsOf(ctx, session, assistant, handlersWithTimeline(session));
+    const tooling = await voiceToolsOf(ctx, session, assistant, handlersWithTimeline(session), caller.tools);
     const config = {
       ...tooling.config,
       instructions: instructionsFor(assistant),

@@ -71,8 +71,8 @@ export async function voiceToolsOf(
   session: LiveVoiceSession,
   assistant: Assistant,
   handlers: VoiceSessionHandlers,
+  runtime = ctx.tools,
 ): Promise<VoiceTooling> {
-  const runtime = ctx.tools;
   if (runtime === undefined || ctx.deps.voiceProvider?.kind === 'local') return { config: {}, handlers };
   const builtins = assistant.settings.builtins.filter((b) => b === 'end_call' || session.source === 'phone');
   const reserved = new Set<string>([SEARCH_DOCUMENTS, ...builtins]);
