@@ -8,7 +8,7 @@ import { api, startWebhookApp } from '../webhooks/helpers.js';
 
 /**
  * The assistant on a call Parley placed, through the simulated carrier and the voice simulator: the first message
- * says the call's variables.
+ * says the call's variables, and the built-in transfer_call hands the call to a person as the API's transfer does.
  */
 
 const GREETED = '+15557100001';
@@ -65,4 +65,39 @@ t.test("the first message says the call's variables; an unknown one is left out"
     return first?.content as string | undefined;
   }, "the assistant's first words");
   t.match(said, /^Hello Ada, welcome/, 'the callee is greeted by name');
+});
+
+t.test('transfer_call: the carrier dials the person, the call ends transferred, the tool says so', async (t) => {
+  const assistant = await voiceAssistant(app, owner, {
+    instructions: 'Hand the caller to sales. [sim:tool=transfer_call{"to":"+15550001111"}]',
+    settings: { builtins: ['transfer_call'] },
+  });
+  const res = await api(app.url, 'POST', '/api/v1/calls', owner.secret, {
+    assistantId: assistant.publicId,
+    from,
+    to: '+15557100002',
+  });
+  t.equal(res.status, 201, res.text);
+  const call = await settled(res.body.id, 'the transferred call to end');
+  t.match(call, { status: 'completed', outcome: 'answered', transfer: { to: '+15550001111', mode: 'cold' } });
+  const sim = [...carrier.calls.values()].find((c) => c.to === '+15557100002');
+  t.equal(sim?.transferredTo, '+15550001111', 'the carrier was told to <Dial> the person');
+  t.equal(sim?.endedBy, 'parley', 'the redirect ended the stream, not the callee');
+  const timeline = (await waitFor(async () => {
+    const r = await api(app.url, 'GET', `/api/v1/voice/sessions/${call.sessionId}/timeline`, owner.secret);
+    return r.body?.end == null ? undefined : r;
+  }, 'the settled session'))!;
+  t.match(timeline.body.end, { reason: 'transferred', fault: null }, "the assistant's part ended transferred");
+  const tools = await waitFor(async () => {
+    const d = await api(app.url, 'GET', `/api/v1/conversations/${call.conversationId}`, owner.secret);
+    return d.body?.toolCalls?.length > 0 ? d.body.toolCalls : undefined;
+  }, 'the tool call in the conversation');
+  t.match(tools, [
+    {
+      name: 'transfer_call',
+      arguments: { to: '+15550001111' },
+      status: 'succeeded',
+      result: /transferred to \+15550001111/,
+    },
+  ]);
 });
