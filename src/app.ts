@@ -119,6 +119,8 @@ export function collectCapabilities(
     onSessionStored: webhooks.voiceSessionStored,
     admission: admission.mints,
     tools: tools.runtime,
+    // The built-in transfer_call: the calls capability (built below, on telephony) carries it out.
+    transferPhoneCall: (sessionId, to) => calls.transferSessionCall(sessionId, to),
     ...options.voice,
   });
   sockets.push(...voice.sockets);

@@ -40,6 +40,7 @@ export async function answered(deps: CallsDeps, callback: CarrierCallback): Prom
     ip: callback.ip,
     host: callback.host,
     signal: callback.signal,
+    variables: row.variables,
   });
   if (connected === undefined) return hangUpCall();
   if (connected.kind === 'refused') {

@@ -13,6 +13,7 @@ import { batchRoutes } from './batch-routes.js';
 import { batchWorker } from './batch-worker.js';
 import { carrierCallRoutes } from './carrier-routes.js';
 import { callRoutes } from './routes.js';
+import { transferSessionCall } from './service.js';
 
 export function callsCapability(deps: {
   sql: Sql;
@@ -21,10 +22,16 @@ export function callsCapability(deps: {
   carrier: OutboundCarrier;
   /** How often the batch worker looks for contacts to call (CALL_BATCH_POLL_MS). */
   batchPollMs: number;
-}): { routes: AnyRoute[]; worker: PollLoop } {
+}): {
+  routes: AnyRoute[];
+  worker: PollLoop;
+  /** The built-in transfer_call on a call Parley placed (false: the voice session is no outbound call's). */
+  transferSessionCall(voiceSessionId: string, to: string): Promise<boolean>;
+} {
   const calls = { ...deps, log: deps.log.child({ capability: 'calls' }) };
   return {
     routes: [...callRoutes(calls), ...batchRoutes(calls), ...carrierCallRoutes(calls)],
     worker: batchWorker(calls, { pollMs: deps.batchPollMs }),
+    transferSessionCall: (voiceSessionId, to) => transferSessionCall(calls, voiceSessionId, to),
   };
 }

@@ -87,6 +87,13 @@ export async function callById(sql: Db, id: string): Promise<CallRow | undefined
   return row;
 }
 
+/** The call whose assistant part is this voice session (the built-in transfer_call tool). */
+export async function callBySession(sql: Db, voiceSessionId: string): Promise<CallRow | undefined> {
+  const [row] = await sql<CallRow[]>`
+    select ${sql.unsafe(COLUMNS)} from outbound_calls where voice_session_id = ${voiceSessionId}`;
+  return row;
+}
+
 export interface CallFilter {
   accountId: string;
   status?: CallStatus | undefined;

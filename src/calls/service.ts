@@ -213,6 +213,23 @@ export async function transferCall(
 ): Promise<PresentedCall> {
   const row = await q.findCall(deps.sql, owner.accountId, id);
   if (row === undefined) throw callsErrors.notFound();
+  await transferLive(deps, row, input);
+  return presentCall((await q.findCall(deps.sql, owner.accountId, id)) ?? row);
+}
+
+/**
+ * The assistant's built-in `transfer_call` on a call Parley placed: the same cold transfer as the API's, found by the
+ * call's voice session. False when that session is not an outbound call's (nothing was done).
+ */
+export async function transferSessionCall(deps: CallsDeps, voiceSessionId: string, to: string): Promise<boolean> {
+  const row = await q.callBySession(deps.sql, voiceSessionId);
+  if (row === undefined) return false;
+  await transferLive(deps, row, { to, mode: 'cold' });
+  return true;
+}
+
+/** The carrier redirects the live call to `<Dial>` the number; the call then shows the transfer. */
+async function transferLive(deps: CallsDeps, row: q.CallRow, input: { to: string; mode: 'cold' }): Promise<void> {
   if (row.status !== 'in_progress' || row.carrierCallId === null || row.phoneNumberId === null)
     throw callsErrors.notLive(row.status);
   try {
@@ -221,7 +238,6 @@ export async function transferCall(
     const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 503;
     throw status >= 500 ? callsErrors.carrierUnavailable() : callsErrors.carrierRefused((err as Error).message);
   }
-  await q.setTransferred(deps.sql, id, input.to);
-  deps.log.info({ callId: id, mode: input.mode }, 'call transferred');
-  return presentCall((await q.findCall(deps.sql, owner.accountId, id)) ?? row);
+  await q.setTransferred(deps.sql, row.id, input.to);
+  deps.log.info({ callId: row.id, mode: input.mode }, 'call transferred');
 }

@@ -196,6 +196,8 @@ export interface PhoneCallRequest {
   ip: string;
   host: string | undefined;
   signal: AbortSignal;
+  /** An outbound call's variables, filled into the assistant's first message. */
+  variables?: Readonly<Record<string, string>> | undefined;
 }
 
 export type ConnectedCall =
@@ -225,6 +227,7 @@ export async function connectPhoneCall(
         audio: { format: 'pcmu', sampleRateHz: 8000 },
         callerTransport: TWILIO_TRANSPORT,
         ...(from !== undefined && /^\+?[0-9]{3,20}$/.test(from) ? { callerNumber: from } : {}),
+        ...(call.variables !== undefined ? { variables: call.variables } : {}),
       },
       {
         principal: { kind: 'phone', accountId: number.accountId },

@@ -13,6 +13,7 @@ export const END_REASONS = [
   'voice_unavailable',
   'shutdown',
   'assistant_ended',
+  'transferred',
 ] as const;
 export type ServiceEndReason = (typeof END_REASONS)[number];
 export type EndReason = ServiceEndReason | null;

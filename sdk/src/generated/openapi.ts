@@ -2106,7 +2106,7 @@ export interface components {
             /** @description Its timeline (GET, conversations:read): events, turns with their latency split by owner, the end. */
             timelineUrl: string;
         };
-        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown" | "assistant_ended") | null;
+        VoiceEndReason: ("usage_limit" | "superseded" | "idle" | "max_duration" | "heartbeat_lost" | "control_lost" | "disconnected" | "voice_unavailable" | "shutdown" | "assistant_ended" | "transferred") | null;
         /** @description One line of the gate stream: a decision, a keepalive, or the end. */
         VoiceGateLine: {
             inputEndMs: number | null;
@@ -2461,6 +2461,20 @@ export interface components {
                 /** @enum {string} */
                 source: "api" | "widget" | "playground" | "phone" | "test";
                 startedAt: string;
+                /** @description The tools the assistant called in chat or in the call, in order (the owner's server's answers). */
+                toolCalls: {
+                    arguments: unknown;
+                    at: string;
+                    durationMs: number;
+                    error: string | null;
+                    /** @description The tool call id (its request's webhook-id). */
+                    id: string;
+                    name: string;
+                    /** @description The tool's result (JSON); null unless succeeded. */
+                    result: unknown;
+                    /** @enum {string} */
+                    status: "pending" | "succeeded" | "failed";
+                }[];
                 transcript: {
                     at: string;
                     content: string;

@@ -42,6 +42,11 @@ export interface VoiceOptions {
   onSessionStored?: (tx: TransactionSql, sessionId: string, transport: string) => Promise<void>;
   /** The owner's tools (calls of an assistant with tools offer them to the provider's backend model). */
   tools?: ToolRuntime;
+  /**
+   * The built-in transfer_call on a phone call: a cold transfer by the carrier (the calls capability; false when the
+   * session is no call it placed). Absent: the tool answers that it is not available.
+   */
+  transferPhoneCall?: (sessionId: string, to: string) => Promise<boolean>;
 }
 
 export { HEARTBEAT_LOSS_MS } from './limits.js';
@@ -79,6 +84,7 @@ export interface VoiceContext {
   readonly observer?: VoiceObserver | undefined;
   readonly onSessionStored?: VoiceOptions['onSessionStored'];
   readonly tools?: ToolRuntime | undefined;
+  readonly transferPhoneCall?: VoiceOptions['transferPhoneCall'];
   /**
    * Settlements of ended sessions that the database did not take yet (retried by the fleet's liveness loop). Their
    * sessions stay in `sessions` (status `ended`) and keep their ownership record until it lands. A dead owner's call

@@ -106,14 +106,14 @@ export class LiveVoiceSession implements Supervised {
   /** Set once the provider session started with the lock confirmed; a taken-over call's once its sideband attached. */
   providerSession: VoiceSession | undefined;
   lease!: OwnerLease;
-
+  /** The transfer_call tool handed the call on: the carrier's stop then ends it `transferred`. */
+  handedOff = false;
   status: LiveStatus = 'active';
   endReason: EndReason = null;
   linkState: VoiceLinkState = 'connected';
   usageSeconds = 0;
   /** The provider's own close (final usage), when it came before ours. */
   providerClosed: VoiceSessionClosed | undefined;
-
   private lastHeartbeatAt: number;
   private heartbeatsSeen = 0;
   private lastSpeechAt: number;

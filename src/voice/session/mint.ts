@@ -20,7 +20,7 @@ import { LiveVoiceSession } from './live-session.js';
 import * as q from '../queries.js';
 import type { VoiceQuotaRequest } from './quota.js';
 import { newSessionId } from './session-id.js';
-import { liveAssistantOf, voiceShapeOf } from './voice-shape.js';
+import { liveAssistantOf, voiceShapeOf, type FirstMessageVariables } from './voice-shape.js';
 import { rememberDirect } from './takeover.js';
 import { instructionsFor, publicBaseOf, resolveConversation, turnObserverOf } from './mint-context.js';
 import { voiceToolsOf } from './tool-calls.js';
@@ -37,7 +37,7 @@ import { handlersWithTimeline, watchTimeline } from '../timeline/watch.js';
  * meanwhile) -> rows -> control token. Every step that fails undoes what the earlier ones took.
  */
 
-export interface MintInput {
+export interface MintInput extends FirstMessageVariables {
   assistantId: string;
   capabilities: VoiceCapability[];
   recordingConsent?: boolean | undefined;
@@ -178,7 +178,7 @@ async function startCall(
     {
       id,
       accountId,
-      assistant: liveAssistantOf(assistant),
+      assistant: liveAssistantOf(assistant, input.variables),
       conversationId,
       source,
       keyless: isKeyless,

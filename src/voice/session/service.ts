@@ -110,6 +110,7 @@ export class VoiceService {
       observer: options.observer,
       onSessionStored: options.onSessionStored,
       tools: options.tools,
+      transferPhoneCall: options.transferPhoneCall,
       settling: new Map(),
       sharedStateDegraded: () => this.fleet.degraded,
       takeOver: (id) => this.takeover.takeOver(id),

@@ -7,6 +7,7 @@ import type {
   VoiceSessionHandlers,
 } from '../../providers/voice/index.js';
 import { argumentIssues, type RuntimeTool, type ToolOutcome, type ToolRuntime } from '../../tools/index.js';
+import { isAppError } from '../../errors/index.js';
 import type { VoiceContext } from './context.js';
 import { groundQuestion } from './grounding.js';
 import type { LiveVoiceSession } from './live-session.js';
@@ -42,8 +43,12 @@ const BUILTIN_SPECS: Record<string, VoiceFunctionTool> = {
   },
   transfer_call: {
     name: 'transfer_call',
-    description: 'Transfers the phone call to a person.',
-    parameters: { type: 'object', properties: { reason: { type: 'string' } } },
+    description: 'Transfers the phone call to a person at this number; your part of the call ends there.',
+    parameters: {
+      type: 'object',
+      properties: { to: { type: 'string', description: 'E.164, e.g. +15550100123.' }, reason: { type: 'string' } },
+      required: ['to'],
+    },
   },
   send_dtmf: {
     name: 'send_dtmf',
@@ -51,6 +56,7 @@ const BUILTIN_SPECS: Record<string, VoiceFunctionTool> = {
     parameters: { type: 'object', properties: { digits: { type: 'string' } }, required: ['digits'] },
   },
 };
+const E164 = /^\+[1-9][0-9]{6,14}$/;
 /** After end_call the goodbye being spoken is let finish before the call ends. */
 const END_CALL_GRACE_MS = 1500;
 const FILLER = 'One moment, let me check that.';
@@ -187,6 +193,7 @@ export class VoiceToolCalls {
       return { error: 'invalid arguments: not JSON' };
     }
     if (call.name === SEARCH_DOCUMENTS) return this.search(args);
+    if (call.name === 'transfer_call' && this.builtins.has(call.name)) return this.transfer(args);
     // Carried out by the phone transport where the carrier allows it; not on this line yet.
     if (this.builtins.has(call.name)) return { error: `${call.name} is not available on this call` };
     const tool = this.tools.get(call.name);
@@ -202,6 +209,48 @@ export class VoiceToolCalls {
   private endCall(): void {
     this.session.timeline.record('tool_called', { name: 'end_call' });
     setTimeout(() => void this.session.end('assistant_ended'), END_CALL_GRACE_MS).unref();
+  }
+
+  /**
+   * A cold transfer by the carrier, as POST /api/v1/calls/{id}/transfer (a call Parley placed): the carrier's stop
+   * that follows ends the assistant's part `transferred`. The answer is stored with the conversation's tool calls
+   * (the model rarely hears it: the call is over by then).
+   */
+  private async transfer(args: unknown): Promise<Output> {
+    const to = (args as { to?: unknown } | null)?.to;
+    if (typeof to !== 'string' || !E164.test(to))
+      return { error: 'invalid arguments: to must be an E.164 number (+ and 7 to 15 digits)' };
+    const transfer = this.ctx.transferPhoneCall;
+    if (transfer === undefined) return { error: 'transfer_call is not available on this call' };
+    this.session.timeline.record('tool_called', { name: 'transfer_call' });
+    const started = Date.now();
+    this.session.handedOff = true;
+    let output: Output;
+    try {
+      const done = await transfer(this.session.id, to);
+      output = done
+        ? { result: `The call was transferred to ${to}.` }
+        : { error: 'transfer_call is not available on this call' };
+    } catch (err) {
+      output = {
+        error: `the call could not be transferred: ${isAppError(err) ? err.message : 'the carrier did not answer'}`,
+      };
+    }
+    const transferred = output['result'] !== undefined;
+    this.session.handedOff = transferred;
+    if (transferred) void this.session.end('transferred');
+    void this.store({
+      id: this.runtime.newCallId(),
+      inReplyTo: null,
+      toolId: null,
+      name: 'transfer_call',
+      arguments: args,
+      status: transferred ? 'succeeded' : 'failed',
+      result: output['result'],
+      error: transferred ? null : String(output['error']),
+      durationMs: Date.now() - started,
+    });
+    return output;
   }
 
   private async search(args: unknown): Promise<Output> {

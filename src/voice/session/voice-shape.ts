@@ -20,11 +20,31 @@ export function voiceShapeOf(
   };
 }
 
-/** What a live call keeps of its assistant: its ids for grounding, and the first message it says as the caller joins. */
-export function liveAssistantOf(assistant: Assistant): { id: string; language: string; firstMessage: string | null } {
+/** What a mint may carry for the first message: an outbound call's `variables` (POST /api/v1/calls). */
+export interface FirstMessageVariables {
+  /** Internal: `{{name}}` in the first message is said as this value (an unknown name as nothing). */
+  variables?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * What a live call keeps of its assistant: its ids for grounding, and the first message it says as the caller joins
+ * (with an outbound call's variables filled in; a call without variables says it as written).
+ */
+export function liveAssistantOf(
+  assistant: Assistant,
+  variables?: FirstMessageVariables['variables'],
+): { id: string; language: string; firstMessage: string | null } {
+  const written = assistant.settings.voice.firstMessage || null;
   return {
     id: assistant.id,
     language: assistant.settings.language,
-    firstMessage: assistant.settings.voice.firstMessage || null,
+    firstMessage: written === null || variables === undefined ? written : fillVariables(written, variables),
   };
+}
+
+/** `{{ name }}` replaced by its value; a name without one by nothing. */
+export function fillVariables(text: string, variables: Readonly<Record<string, string>>): string {
+  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string) =>
+    Object.hasOwn(variables, name) ? (variables[name] ?? '') : '',
+  );
 }

@@ -22,6 +22,7 @@ export function faultOf(
   switch (reason) {
     case null:
     case 'assistant_ended':
+    case 'transferred':
       return null;
     case 'idle':
     case 'heartbeat_lost':

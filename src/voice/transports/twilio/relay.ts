@@ -134,7 +134,9 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
         this.emit({ type: 'stop' });
         // The caller hung up: the call ends now, ended by the caller (no grace period: a carrier never reconnects a
         // stream). Only a line that drops without a `stop` is `disconnected`.
-        if (this.started && this.pump.state === 'open') void this.session.end(null, 'client');
+        // After the assistant's transfer_call the carrier's stop is the hand-over, not a hang-up.
+        if (this.started && this.pump.state === 'open')
+          void (this.session.handedOff ? this.session.end('transferred') : this.session.end(null, 'client'));
         this.endSocket(1000, 'stopped');
         return;
     }
@@ -152,7 +154,7 @@ export class PhoneRelay implements CallerLeg, PumpEvents {
     if (this.markTimer !== undefined) clearTimeout(this.markTimer);
     const wasOpen = this.started && this.pump.state === 'open';
     this.pump.onClose();
-    if (wasOpen) void this.session.end('disconnected');
+    if (wasOpen) void this.session.end(this.session.handedOff ? 'transferred' : 'disconnected');
   }
 
   /** Digits are part of what the caller said: written to the transcript and told to the assistant as text. */
