@@ -19,6 +19,8 @@ const END_REASONS = [
   'control_lost',
   'voice_unavailable',
   'shutdown',
+  'assistant_ended',
+  'transferred',
 ];
 
 /** An end reason as owners read it (they see the real reason, hangup included). */
