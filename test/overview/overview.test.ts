@@ -184,7 +184,7 @@ t.test("an owner sees the day's calls and chats on one page, and every call in o
   t.same(await ids('endReason=hangup').then((l) => l.length), 2, 'hang-ups');
   t.same(await ids(`from=${yesterday}&to=${yesterday}`), ['vs_yesterday'], 'by date (a day counts whole)');
 
-  const first = await get('/api/v1/calls?limit=3');
+  const first = await get('/api/v1/call-log?limit=3');
   t.equal(first.body.calls.length, 3);
   t.type(first.body.nextCursor, 'string');
   const second = await get(`/api/v1/call-log?limit=3&cursor=${first.body.nextCursor}`);
@@ -199,9 +199,9 @@ t.test("an owner sees the day's calls and chats on one page, and every call in o
   const bad = await get('/api/v1/overview?date=2026-13-45');
   t.equal(bad.status, 400);
   t.match(JSON.stringify(bad.body.details), /date/);
-  t.equal((await get('/api/v1/calls?transport=pigeon')).status, 400);
-  t.equal((await get('/api/v1/calls?phoneNumber=abc')).status, 400);
-  t.equal((await get('/api/v1/calls?cursor=nope')).status, 400);
+  t.equal((await get('/api/v1/call-log?transport=pigeon')).status, 400);
+  t.equal((await get('/api/v1/call-log?phoneNumber=abc')).status, 400);
+  t.equal((await get('/api/v1/call-log?cursor=nope')).status, 400);
   t.equal((await get(`/api/v1/call-log?assistantId=${foreign.publicId}`)).status, 404);
   const narrow = await createOwner(sql, { scopes: ['chat'] });
   t.equal((await get('/api/v1/overview', bearer(narrow.secret))).status, 403);
