@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
 import { createOwner } from '../helpers/identity.js';
 import { addReadyTextDocument } from '../providers/voice/local-helpers.js';
 import { ensureDashboardBuilt } from '../browser/dashboard-build.js';
@@ -22,11 +22,7 @@ t.test('write a scenario, run it, read the verdict with its evidence and the tra
   const browser = await launchBrowser(t);
   const page = await browser.newPage();
   page.setDefaultTimeout(30_000);
-  await page.goto(`${app.url}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assistants' }).waitFor();
+  await signInToDashboard(page, app.url, owner);
   await page.goto(`${app.url}/dashboard/assistants/${encodeURIComponent(assistant.id)}/tests`);
   await page.getByRole('heading', { name: 'Tests' }).waitFor();
   await page.getByText('No scenarios yet: write one below.').waitFor();
