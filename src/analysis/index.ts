@@ -13,7 +13,7 @@ import { analysisRoutes } from './routes.js';
 import { createAnalysisWorker, type AnalysisWorker, type AnalysisWorkerOptions } from './worker.js';
 
 export { analysisSchema, type AnalysisView } from './schemas.js';
-export { analysisOf } from './service.js';
+export { analysisOf, analyseEndedChat } from './service.js';
 export { createAnalysisWorker, type AnalysisWorker, type AnalysisWorkerOptions } from './worker.js';
 
 export interface AnalysisCapability {

@@ -42,6 +42,18 @@ export async function enqueue(
   return rows.length > 0;
 }
 
+/** A chat conversation as the idle sweep would queue it (its trigger names the message count it ended at). */
+export async function endedChat(
+  sql: Db,
+  accountId: string,
+  conversationId: string,
+): Promise<{ conversationId: string; accountId: string; assistantId: string; trigger: string } | undefined> {
+  const [row] = await sql<Array<{ conversationId: string; accountId: string; assistantId: string; trigger: string }>>`
+    select id as conversation_id, account_id, assistant_id, 'chat:' || message_count as trigger
+    from conversations where id = ${conversationId} and account_id = ${accountId}`;
+  return row;
+}
+
 export interface ClaimedJob {
   conversationId: string;
   accountId: string;
@@ -184,7 +196,8 @@ export interface Candidate {
 
 /**
  * Calls settled at or after `since` whose assistant analyses calls and whose conversation has no analysis for that
- * call yet (oldest first): each is a conversation that ended.
+ * call yet, nor one asked for since it settled (a re-run is never overwritten by the sweep), oldest first: each is a
+ * conversation that ended.
  */
 export async function settledCallsSince(sql: Db, since: Date, limit: number): Promise<Candidate[]> {
   return sql<Candidate[]>`
@@ -193,13 +206,15 @@ export async function settledCallsSince(sql: Db, since: Date, limit: number): Pr
     where ${analyses(sql, 'voice')} and vs.ended_at is not null and vs.ended_at >= ${since} and vs.state in ('ended', 'lost')
       and vs.conversation_id is not null
       and not exists (select 1 from conversation_analyses a
-                      where a.conversation_id = vs.conversation_id and a.trigger = 'voice:' || vs.id)
+                      where a.conversation_id = vs.conversation_id
+                        and (a.trigger = 'voice:' || vs.id or a.requested_at >= vs.ended_at))
     order by vs.ended_at asc limit ${limit}`;
 }
 
 /**
  * Chat conversations (no call) whose assistant analyses chats and that have been quiet for its chatIdleMinutes (read
- * from the stored settings, 30 when unset), looked for over the last two days, not yet analysed at this message count.
+ * from the stored settings, 30 when unset), looked for over the last two days, not yet analysed at this message count
+ * nor since it went quiet (a re-run asked for after the last message is not overwritten by the sweep).
  */
 export async function idleChats(sql: Db, limit: number): Promise<Candidate[]> {
   return sql<Candidate[]>`
@@ -211,7 +226,8 @@ export async function idleChats(sql: Db, limit: number): Promise<Candidate[]> {
       and c.message_count > 0
       and not exists (select 1 from voice_sessions vs where vs.conversation_id = c.id)
       and not exists (select 1 from conversation_analyses x
-                      where x.conversation_id = c.id and x.trigger = 'chat:' || c.message_count)
+                      where x.conversation_id = c.id
+                        and (x.trigger = 'chat:' || c.message_count or x.requested_at >= c.updated_at))
     order by c.updated_at asc limit ${limit}`;
 }
 

@@ -147,6 +147,16 @@ export async function rerun(sql: Sql, owner: Pick<OwnerPrincipal, 'accountId'>, 
   return presentAnalysis((await q.findAnalysis(sql, owner.accountId, conversation.id))!);
 }
 
+/**
+ * Queues a chat conversation's analysis now, as if it had gone idle (same trigger, so the idle sweep will not analyse
+ * it again). For callers that know the chat is over (a scenario run); false when no analysis step is on.
+ */
+export async function analyseEndedChat(sql: Sql, accountId: string, conversationId: string): Promise<boolean> {
+  const chat = await q.endedChat(sql, accountId, conversationId);
+  if (!chat) return false;
+  return enqueueEnded(sql, chat, (id) => getAssistantById(sql, id));
+}
+
 /** For the conversation detail: its analysis or null (no ownership check: the caller made it). */
 export async function analysisOf(sql: Sql, accountId: string, conversationId: string) {
   const row = await q.findAnalysis(sql, accountId, conversationId);

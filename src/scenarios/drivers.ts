@@ -26,6 +26,11 @@ export interface ScenarioDrivers {
     | undefined;
   /** The conversation's post-call analysis once completed, or null (polled by `analysis` expectations). */
   analysisOf?(accountId: string, conversationId: string): Promise<Record<string, unknown> | null>;
+  /**
+   * Queues the conversation's analysis now (a chat scenario is over when its turns are: it need not go idle first);
+   * false when the assistant has no analysis step on.
+   */
+  requestAnalysis?(accountId: string, conversationId: string): Promise<boolean>;
 }
 
 /** A call a voice scenario mints: its tool calls go through the scenario's mocks and are reported as they are made. */

@@ -107,6 +107,9 @@ export function createScenarioRunner(deps: ScenarioRunnerDeps): ScenarioRunner {
       observed = await runVoiceScenario(deps.drivers, target, scenario, signal);
     else observed = await runPhoneScenario(deps.drivers, target, scenario, signal);
     if (scenario.expect.some((e) => 'analysis' in e) && observed.conversationId && deps.drivers.analysisOf) {
+      // A call is analysed once settled; a chat only once idle, so a chat scenario asks for its analysis now.
+      if (scenario.transport === 'chat')
+        await deps.drivers.requestAnalysis?.(assistant.accountId, observed.conversationId);
       const until = Date.now() + ANALYSIS_WAIT_MS;
       for (;;) {
         observed.analysis = await deps.drivers.analysisOf(assistant.accountId, observed.conversationId);

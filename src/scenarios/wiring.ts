@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { analysisOf } from '../analysis/index.js';
+import { analyseEndedChat, analysisOf } from '../analysis/index.js';
 import { prepareChat, runChat, type ChatDeps } from '../chat/index.js';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/index.js';
@@ -176,5 +176,6 @@ export function scenarioDrivers(deps: {
       const analysis = await analysisOf(deps.sql, accountId, conversationId);
       return analysis?.completedAt ? (analysis as unknown as Record<string, unknown>) : null;
     },
+    requestAnalysis: (accountId, conversationId) => analyseEndedChat(deps.sql, accountId, conversationId),
   };
 }
