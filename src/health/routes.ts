@@ -28,9 +28,11 @@ export function readinessOf(deps: Pick<Deps, 'sql' | 'store' | 'voiceNote'>, ext
 
 /**
  * Each probe's deadline: /readyz answers within this (plus scheduling), 503 when a dependency has not answered by
- * then (a load balancer's probe must never hang on a stalled dependency). The probes run at once.
+ * then (a load balancer's probe must never hang on a stalled dependency). The probes run at once. Under the proxy's
+ * check timeout (3 s), and long enough that a busy moment of a database every instance shares does not make every
+ * instance unready at once (at 1 s, a loaded machine left the proxy with no instance to send calls to).
  */
-export const READINESS_DEADLINE_MS = 1000;
+export const READINESS_DEADLINE_MS = 2500;
 
 /** Where a browser that opens the server's address is sent: the owner dashboard. */
 export const DASHBOARD_PATH = '/dashboard/';

@@ -174,7 +174,12 @@ t.test(
       10_000,
       'the proxy to mark the dead instance down',
     );
-    t.equal((await cluster.serverStates()).parley_alive?.n1, 'DOWN', 'no more session traffic to it either');
+    await waitUntil(
+      async () => (await cluster.serverStates()).parley_alive?.n1 === 'DOWN',
+      10_000,
+      'no more session traffic to it either (the alive backend marks it down too)',
+    );
+    t.pass('the dead instance is down in both backends');
     const afterKill = await Promise.all(Array.from({ length: 4 }, () => call()));
     t.ok(
       afterKill.every((c) => c.routeKey === 'n2' || c.routeKey === 'n3'),
