@@ -61,15 +61,15 @@ t.test('the first message is said as the caller connects, and the speed changes 
 });
 
 t.test("the end-of-speech silence decides where the caller's turn ends", async (t) => {
-  /** Two questions with a 900 ms pause between them; once `answered` was said, the call ends and its turns are read. */
+  /** Two questions with a 1500 ms pause between them; once `answered` was said, the call ends and its turns are read. */
   const questionsAsked = async (endOfSpeechSilenceMs: number | null, answered: RegExp[]) => {
     const { media, minted } = await call({ endOfSpeechSilenceMs }, true);
     send(media, [
       ...silence(200, audio),
       ...framesOf(spoken('How much does the premium plan cost', audio), audio),
-      ...silence(900, audio),
+      ...silence(1500, audio),
       ...framesOf(spoken('Where are notes kept', audio), audio),
-      ...silence(2500, audio),
+      ...silence(3500, audio),
     ]);
     await waitFor(
       () => (answered.every((r) => r.test(saidText(media))) ? true : undefined),
@@ -81,8 +81,8 @@ t.test("the end-of-speech silence decides where the caller's turn ends", async (
       select content from messages where conversation_id = ${minted.conversationId} and role = 'user' order by seq`;
     return rows.map((r) => r.content);
   };
-  const one = await questionsAsked(1500, [/notebooks\./]);
-  t.equal(one.length, 1, 'a 900 ms pause under 1500 ms of silence: one turn');
+  const one = await questionsAsked(2500, [/notebooks\./]);
+  t.equal(one.length, 1, 'a 1500 ms pause under 2500 ms of silence: one turn');
   t.match(one[0], /premium|plan|cost/);
   t.match(one[0], /notes|where/, 'both sentences in it');
 
