@@ -86,8 +86,15 @@ t.test("the end-of-speech silence decides where the caller's turn ends", async (
   t.match(one[0], /premium|plan|cost/);
   t.match(one[0], /notes|where/, 'both sentences in it');
 
+  // With the default the pause ends the first turn, so no turn holds both questions. (Whether the first turn's words
+  // are kept depends on whether its answer was still playing when the second question cut it off: timing, not the
+  // setting; so the turns are not counted.)
   const two = await questionsAsked(null, [/notebooks\./, /Frankfurt/]);
-  t.equal(two.length, 2, 'the default (600 ms): the pause ends the first turn');
+  t.ok(two.length >= 1, `the caller's words were heard: ${JSON.stringify(two)}`);
+  t.notOk(
+    two.some((m) => /premium|plan|cost/.test(m) && /notes|where/.test(m)),
+    `the default (600 ms): the pause ends the first turn, no turn holds both questions: ${JSON.stringify(two)}`,
+  );
 });
 
 t.test("the interruption setting decides whether the caller's speech cuts the assistant off", async (t) => {
