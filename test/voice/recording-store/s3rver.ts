@@ -48,5 +48,9 @@ export function s3Options(server: TestBucketServer, bucket = server.bucket) {
     prefix: 'calls/',
     forcePathStyle: true,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    // s3rver runs inside the test's own process: with the suite's other files on both cores, a client's first
+    // request (the SDK loads its modules then) took over the 3 s production deadline. A bucket that is down still
+    // fails at once (nothing listens), which is what the bounded-503 tests assert.
+    requestDeadlineMs: 20_000,
   };
 }

@@ -32,6 +32,8 @@ export interface S3StoreOptions {
   prefix: string;
   forcePathStyle: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+  /** How long one playback, listing or deletion request may take (3 s unless a test on a loaded machine says more). */
+  requestDeadlineMs?: number | undefined;
 }
 
 /**
@@ -43,8 +45,10 @@ export interface S3StoreOptions {
 export class S3RecordingStore implements RecordingStore {
   readonly kind = 's3';
   private readonly client: S3Client;
+  private readonly deadlineMs: number;
 
   constructor(private readonly options: S3StoreOptions) {
+    this.deadlineMs = options.requestDeadlineMs ?? REQUEST_DEADLINE_MS;
     this.client = new S3Client({
       region: options.region,
       ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
@@ -53,7 +57,7 @@ export class S3RecordingStore implements RecordingStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 2,
-      requestHandler: { connectionTimeout: REQUEST_DEADLINE_MS, requestTimeout: 30_000 },
+      requestHandler: { connectionTimeout: this.deadlineMs, requestTimeout: 30_000 },
     });
   }
 
@@ -119,7 +123,7 @@ export class S3RecordingStore implements RecordingStore {
     let size: number;
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key }), {
-        abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS),
+        abortSignal: AbortSignal.timeout(this.deadlineMs),
       });
       size = head.ContentLength ?? 0;
     } catch (err) {
@@ -135,7 +139,7 @@ export class S3RecordingStore implements RecordingStore {
   private async *read(Key: string, start: number, end: number): AsyncIterable<Uint8Array> {
     const got = await this.client.send(
       new GetObjectCommand({ Bucket: this.options.bucket, Key, Range: `bytes=${start}-${end}` }),
-      { abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS) },
+      { abortSignal: AbortSignal.timeout(this.deadlineMs) },
     );
     const body = got.Body as Readable | undefined;
     if (body === undefined) return;
@@ -148,7 +152,7 @@ export class S3RecordingStore implements RecordingStore {
 
   async remove(sessionId: string): Promise<boolean> {
     const Key = this.keyOf(sessionId);
-    const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
+    const signal = () => ({ abortSignal: AbortSignal.timeout(this.deadlineMs) });
     let existed = true;
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key }), signal());
@@ -174,7 +178,7 @@ export class S3RecordingStore implements RecordingStore {
           Prefix: this.options.prefix,
           ...(token !== undefined ? { ContinuationToken: token } : {}),
         }),
-        { abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) },
+        { abortSignal: AbortSignal.timeout(this.deadlineMs * 4) },
       );
       for (const object of page.Contents ?? []) {
         const name = object.Key?.slice(this.options.prefix.length) ?? '';
@@ -190,7 +194,7 @@ export class S3RecordingStore implements RecordingStore {
     before: Date,
     keep: (sessionIds: string[]) => Promise<ReadonlySet<string>>,
   ): Promise<number | 'unsupported'> {
-    const signal = () => ({ abortSignal: AbortSignal.timeout(REQUEST_DEADLINE_MS * 4) });
+    const signal = () => ({ abortSignal: AbortSignal.timeout(this.deadlineMs * 4) });
     let aborted = 0;
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
