@@ -66,6 +66,17 @@ t.test('a chat conversation gone idle is analysed once by the local engine and r
     ],
   });
   t.notOk('recordingUrl' in payload.data, 'no recording URL: a chat has no recording');
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+  const startedAt = Date.parse(payload.data.startedAt);
+  const endedAt = Date.parse(payload.data.endedAt);
+  t.match(payload.data, { startedAt: iso, endedAt: iso }, 'when the conversation started and ended');
+  t.ok(startedAt <= endedAt, 'it ended after it started');
+  for (const message of payload.data.transcript as { at: string }[]) {
+    t.match(message.at, iso, 'each message has its time');
+    const at = Date.parse(message.at);
+    t.ok(at >= startedAt && at <= endedAt, 'inside the conversation');
+  }
+  t.equal(payload.data.durationSeconds, Math.round((endedAt - startedAt) / 1000), 'the duration is the span');
   const analysis = payload.data.analysis;
   t.match(analysis, { status: 'done', engine: 'local', trigger: 'chat:2' });
   t.match(analysis.summary, /^The caller asked: "Where is my order\?.*" The assistant answered: "/);
