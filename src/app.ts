@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminRoutes, operatorSocket } from './admin/index.js';
+import { adminRoutes, firstOwnerCommand, operatorSocket } from './admin/index.js';
 import { registerAnalysis } from './analysis/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { overviewRoutes } from './overview/index.js';
@@ -187,6 +187,7 @@ export function collectCapabilities(
       signupEnabled: deps.config.SIGNUP_ENABLED,
       siblings: () => routes,
       voiceTransports: deps.voiceProvider === undefined ? [] : transportsOf(deps.voiceProvider),
+      createOwnerCommand: firstOwnerCommand(deps.sql),
     }),
   ];
   Object.assign(authenticators, createAuthenticators(deps), voice.authenticators);

@@ -41,3 +41,17 @@ export function startupLine(hint: StartupHint): string {
   const operator = hint.firstOwnerIsOperator ? ' (the first owner is this server\u2019s operator)' : '';
   return `${open} \u2014 no owner yet: create one with \`${hint.createOwner}\`${operator}, then sign in`;
 }
+
+/**
+ * The command that creates the first owner while the server has no user, else null: what the sign-in page tells a
+ * visitor to a fresh server. Once a user exists the answer stays null without asking the database again (users are
+ * not deleted back to none in normal operation).
+ */
+export function firstOwnerCommand(sql: Sql): () => Promise<string | null> {
+  let ownerExists = false;
+  return async () => {
+    if (ownerExists) return null;
+    ownerExists = await hasAnyUser(sql);
+    return ownerExists ? null : CREATE_OWNER_COMMAND;
+  };
+}

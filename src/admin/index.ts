@@ -4,4 +4,4 @@
  */
 export { adminRoutes } from './routes.js';
 export { operatorSocket } from './operator-socket.js';
-export { CREATE_OWNER_COMMAND, startupHint, startupLine, type StartupHint } from './first-run.js';
+export { CREATE_OWNER_COMMAND, firstOwnerCommand, startupHint, startupLine, type StartupHint } from './first-run.js';

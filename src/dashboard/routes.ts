@@ -48,6 +48,11 @@ export interface DashboardOptions {
   siblings: () => readonly AnyRoute[];
   /** The transports this server's voice takes (the playground never tries another); default both. */
   voiceTransports?: ReadonlyArray<'webrtc' | 'websocket'>;
+  /**
+   * While the server has no user yet, the command that creates the first owner (the one the start-up line prints),
+   * so the sign-in page can say it; null once an owner exists. Default: never told.
+   */
+  createOwnerCommand?: () => Promise<string | null>;
 }
 
 /** The <parley-assistant> script; the playground loads it for voice when the server has that route. */
@@ -127,6 +132,10 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
             voiceTransports: z
               .array(z.enum(['webrtc', 'websocket']))
               .describe("The transports this server's voice takes: the playground tries no other."),
+            createOwner: z
+              .string()
+              .nullable()
+              .describe('While no user exists: the command that creates the first owner (null once one exists).'),
           }),
         },
       },
@@ -135,9 +144,10 @@ export function dashboardRoutes(options: DashboardOptions): AnyRoute[] {
         tags: ['dashboard'],
         hidden: true,
       },
-      handler: () =>
+      handler: async () =>
         reply.json(
           {
+            createOwner: (await options.createOwnerCommand?.()) ?? null,
             signupEnabled: options.signupEnabled,
             widgetScript: options.siblings().some((r) => r.method === 'GET' && r.path === WIDGET_SCRIPT_PATH)
               ? WIDGET_SCRIPT_PATH

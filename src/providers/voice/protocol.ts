@@ -94,6 +94,23 @@ function decodeAudioFast(data: Buffer, prefix: Buffer): Buffer | undefined {
   return Buffer.from(data.toString('latin1', prefixLength, length - 2), 'base64');
 }
 
+/**
+ * The owner's turn taking (end-of-speech silence, how long the caller must talk over the assistant to cut it off) as
+ * one line of the session's frontend instructions: the Live protocol has no turn-detection setting, and its
+ * instructions are where it takes "voice, conversation, interruptions". Undefined when neither is set (the
+ * provider's own defaults apply). The simulator reads this line back, as a model would follow it.
+ */
+export function turnTakingInstructions(turnTaking: VoiceSessionConfig['turnTaking']): string | undefined {
+  const rules: string[] = [];
+  if (turnTaking?.endOfSpeechSilenceMs !== undefined)
+    rules.push(
+      `the caller's turn ends after ${turnTaking.endOfSpeechSilenceMs} ms of silence: a shorter pause is not the end of the turn, wait before you answer`,
+    );
+  if (turnTaking?.interruptAfterMs !== undefined)
+    rules.push(`stop speaking when the caller has talked over you for ${turnTaking.interruptAfterMs} ms, not sooner`);
+  return rules.length === 0 ? undefined : `Turn taking: ${rules.join('; ')}.`;
+}
+
 /** The session.start command: the data-channel lock is always set here and nowhere else. */
 export function buildSessionStart(config: VoiceSessionConfig, defaultModel: string): SessionStartEvent {
   const session: SessionStartEvent['session'] = {
@@ -101,7 +118,10 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
     client: { data_channel: { allowed_client_events: [] } },
     audio: { format: providerAudioFormat(config.audio ?? DEFAULT_AUDIO_FORMAT) },
   };
-  if (config.instructions !== undefined) session.instructions = config.instructions;
+  const turnTaking = turnTakingInstructions(config.turnTaking);
+  const instructions =
+    turnTaking === undefined ? config.instructions : [config.instructions, turnTaking].filter(Boolean).join('\n\n');
+  if (instructions !== undefined) session.instructions = instructions;
   if (config.voice !== undefined) session.audio = { ...session.audio, output: { voice: config.voice } };
   if (config.tools !== undefined && config.tools.length > 0) {
     // Tools live with the Responses backend: the Live model delegates, the backend calls them (docs/tools.md).

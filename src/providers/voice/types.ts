@@ -33,7 +33,11 @@ export interface VoiceSessionConfig {
   speechHints?: string;
   /** Speaking rate, 1 = normal (the local synthesizer; hosted providers ignore it). */
   speed?: number;
-  /** How the call takes turns; each omitted: the provider's default (the local voice honours both). */
+  /**
+   * How the call takes turns; each omitted: the provider's default. The local voice applies both exactly; GPT-Live
+   * has no turn-detection setting, so its adapter says them in the session's frontend instructions (the protocol's
+   * place for "voice, conversation, interruptions"), where the model follows them (see turnTakingInstructions).
+   */
   turnTaking?: {
     /** Caller speech that cuts the assistant off and starts a turn. */
     interruptAfterMs?: number;

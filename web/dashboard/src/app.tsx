@@ -36,10 +36,14 @@ export function App() {
   const route = useRoute();
   const [auth, setAuth] = useState<Auth>({ state: 'checking' });
   const [signupEnabled, setSignupEnabled] = useState(false);
+  const [createOwner, setCreateOwner] = useState<string | null>(null);
 
   useEffect(() => {
     dashboardApi.config().then(
-      (c) => setSignupEnabled(c.signupEnabled),
+      (c) => {
+        setSignupEnabled(c.signupEnabled);
+        setCreateOwner(c.createOwner);
+      },
       () => undefined,
     );
     dashboardApi.me().then(
@@ -79,6 +83,7 @@ export function App() {
       <SignInPage
         mode={route.path === '/sign-up' && signupEnabled ? 'sign-up' : 'sign-in'}
         signupEnabled={signupEnabled}
+        createOwner={createOwner}
         expired={route.search.get('expired') === '1'}
         onSignedIn={(session) => {
           setAuth({ state: 'signed-in', session });

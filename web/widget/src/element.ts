@@ -19,7 +19,7 @@ import { createAudioContext } from './audio/session.js';
 import { streamAnswer, type ChatHost } from './chat.js';
 import { fetchWidgetConfig, type Mode, type Source, type WidgetConfig } from './config.js';
 import { h } from './dom.js';
-import { describeError } from './errors.js';
+import { describeError, disableControls } from './errors.js';
 import { errorMessages, stateLabels } from './messages.js';
 import { TestHook } from './test-hook.js';
 import { createView, mountView } from './view.js';
@@ -39,6 +39,7 @@ export class ParleyAssistant extends HTMLElement {
   private configLoading: Promise<WidgetConfig | undefined> | undefined;
   private conversationId: string | undefined;
   private voiceUnavailable = false;
+  private refused = false; // the server refused this page's origin: the controls stay off
   private voiceState: VoiceState = 'idle';
   private consentAnswer: ((yes: boolean) => void) | undefined;
   private visitorCache: string | undefined;
@@ -169,7 +170,7 @@ export class ParleyAssistant extends HTMLElement {
       });
     } finally {
       this.chatBusy = false;
-      this.ui.send.disabled = false;
+      this.ui.send.disabled = this.refused;
     }
   }
 
@@ -282,7 +283,10 @@ export class ParleyAssistant extends HTMLElement {
       },
       (err: unknown) => {
         this.configLoading = undefined; // the next action tries again
-        this.fail(...describeError(err));
+        const [code, message] = describeError(err);
+        // The visitor reads a neutral line (rule 20) and finds the controls off; the console speaks to the site owner.
+        if (code === 'WIDGET_ORIGIN_NOT_ALLOWED') this.refused = disableControls(this.ui, err);
+        this.fail(code, message);
         this.setVoiceState('error');
         return undefined;
       },
@@ -347,7 +351,7 @@ export class ParleyAssistant extends HTMLElement {
     const inCall = this.voice.active;
     const asking = this.consentAnswer !== undefined;
     this.ui.start.hidden = inCall || asking;
-    this.ui.start.disabled = this.voiceState === 'connecting';
+    this.ui.start.disabled = this.refused || this.voiceState === 'connecting';
     this.ui.mute.hidden = !inCall;
     this.ui.end.hidden = !inCall;
   }

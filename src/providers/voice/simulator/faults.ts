@@ -149,3 +149,25 @@ export function faultsFromInstructions(instructions: string | null | undefined):
   }
   return tools.length > 0 ? { ...merged, tools } : merged;
 }
+
+/** The turn-taking line Parley's adapter adds to the instructions (protocol.ts turnTakingInstructions), read back. */
+const SILENCE = /the caller's turn ends after (\d{1,5}) ms of silence/;
+const INTERRUPT = /talked over you for (\d{1,5}) ms/;
+
+/**
+ * What the session's instructions ask of its turn taking, as a model would follow them: the simulator ends the
+ * caller's utterance only after `endOfSpeechSilenceMs` of silence (default: its first silent chunk).
+ */
+export function turnTakingFromInstructions(instructions: string | null | undefined): SimulatedTurnTaking {
+  const silence = SILENCE.exec(instructions ?? '')?.[1];
+  const interrupt = INTERRUPT.exec(instructions ?? '')?.[1];
+  return {
+    ...(silence !== undefined ? { endOfSpeechSilenceMs: Number(silence) } : {}),
+    ...(interrupt !== undefined ? { interruptAfterMs: Number(interrupt) } : {}),
+  };
+}
+
+export interface SimulatedTurnTaking {
+  endOfSpeechSilenceMs?: number;
+  interruptAfterMs?: number;
+}

@@ -1,7 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { ServerEvent, SessionResource } from 'openai/resources/live/live';
-import type { SimulatorFaults } from './faults.js';
-import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats } from './types.js';
+import { turnTakingFromInstructions, type SimulatorFaults } from './faults.js';
+import type { SimTiming, SimulatedSessionRecord, VoiceSimulatorStats, Word } from './types.js';
 import * as ev from './events.js';
 import type { SimAudio } from './audio.js';
 import { wordStream } from './media.js';
@@ -10,11 +10,6 @@ import { SimBackend } from './backend.js';
 const APPEND_PREFIX = Buffer.from('{"type":"session.input_audio.append","audio":"', 'latin1');
 const SPEECH_PEAK = 300;
 const GARBAGE: (string | Buffer)[] = ['not json {', Buffer.from([1, 2, 3]), '{"no_type":true}', '[1,2]'];
-
-interface Word {
-  text: string;
-  framesLeft: number;
-}
 
 /**
  * One simulated GPT-Live session. It outlives its socket: after a drop it waits `resumeWindowMs` for a client to come
@@ -41,6 +36,8 @@ export class SimSession {
   private chunkPeak = 0;
   private chunkStartMs = 0;
   private voiced = false;
+  /** Silence still needed before the caller's utterance ends (the session's end-of-speech silence). */
+  private silenceLeftMs = 0;
   private delegated = false;
   private echoAnnounced = false;
   private outputCursorMs = 0;
@@ -70,6 +67,7 @@ export class SimSession {
     this.tickUsage = this.tickUsage.bind(this);
     this.pumpOutput = this.pumpOutput.bind(this);
     this.backend = new SimBackend(faults.tools, resource, record, this);
+    record.turnTaking = turnTakingFromInstructions(resource.instructions);
   }
 
   get id(): string {
@@ -221,9 +219,10 @@ export class SimSession {
       this.emit(ev.transcript('session.input_transcript.delta', this.eventId(), word, this.chunkStartMs, endMs));
       // The caller talks over the answer: a provider that hears it stops speaking (what was left is never sent).
       if (this.faults.bargeIn === true) this.speech = [];
-    } else if (this.voiced) {
-      this.onUtteranceEnd();
-    }
+      this.silenceLeftMs = this.record.turnTaking.endOfSpeechSilenceMs ?? 0;
+    } else if (this.voiced && (this.silenceLeftMs -= this.timing.transcriptChunkMs) > 0) {
+      return; // a pause shorter than the session's end-of-speech silence: the caller's turn goes on
+    } else if (this.voiced) this.onUtteranceEnd();
     this.voiced = isVoiced;
   }
 

@@ -1,4 +1,4 @@
-import type { SimulatorFaults } from './faults.js';
+import type { SimulatedTurnTaking, SimulatorFaults } from './faults.js';
 
 /** A transcript fragment as the simulator emitted it (for tests comparing what the adapter delivered). */
 export interface SimulatedTranscript {
@@ -29,6 +29,8 @@ export interface SimulatedSessionRecord {
   backendItems: unknown[];
   /** Client event types received, in order, excluding audio appends. */
   clientEvents: string[];
+  /** The turn taking its instructions asked for (the end-of-speech silence is honoured). */
+  turnTaking: SimulatedTurnTaking;
   /** Raw text frames both ways when the simulator runs with recordWire (type-level contract test). */
   wireIn: string[];
   wireOut: string[];
@@ -87,7 +89,14 @@ export function newSessionRecord(
     functionCalls: [],
     backendItems: [],
     clientEvents: [clientEvent],
+    turnTaking: {},
     wireIn,
     wireOut: [],
   };
+}
+
+/** A word the session is saying: its text and the 20 ms frames of it still to send. */
+export interface Word {
+  text: string;
+  framesLeft: number;
 }

@@ -7,6 +7,8 @@ import { href, onLinkClick } from '../router.js';
 export function SignInPage(props: {
   mode: 'sign-in' | 'sign-up';
   signupEnabled: boolean;
+  /** While the server has no user: the command that creates the first owner (as the start-up line says it). */
+  createOwner?: string | null;
   expired: boolean;
   onSignedIn: (s: SessionUser) => void;
 }) {
@@ -45,6 +47,12 @@ export function SignInPage(props: {
         {props.expired && mode === 'sign-in' && (
           <p class="notice" role="status">
             Your session ended. Sign in again to continue where you were.
+          </p>
+        )}
+        {mode === 'sign-in' && props.createOwner && (
+          <p class="notice" role="note" aria-label="First owner">
+            No owner yet. Create the first one on the server with <code>{props.createOwner}</code> (it reads the
+            password from standard input), then sign in here.
           </p>
         )}
         {mode === 'sign-up' && (

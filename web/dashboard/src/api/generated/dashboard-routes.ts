@@ -1553,6 +1553,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description While no user exists: the command that creates the first owner (null once one exists). */
+                        createOwner: string | null;
                         signupEnabled: boolean;
                         /** @description The transports this server's voice takes: the playground tries no other. */
                         voiceTransports: ("webrtc" | "websocket")[];
