@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import type { CallAudio, Observed, ScenarioDrivers, ToolCallSeen } from './drivers.js';
 import type { ScenarioFields } from './queries.js';
 import type { TranscriptEntry } from './schemas.js';
-import { silenceFrames, toolCallSeen } from './voice-run.js';
+import { listenBack, silenceFrames, toolCallSeen } from './voice-run.js';
 
 const FRAME_MS = 20;
 const TRAILING_SILENCE_MS = 900;
@@ -11,12 +11,15 @@ const QUIET_MS = 900;
 const CONTIGUOUS_MS = 300;
 const ANSWER_START_TIMEOUT_MS = 30_000;
 const ANSWER_END_TIMEOUT_MS = 60_000;
+/** How long the stored conversation is waited for to hold a line per answer heard (turns are stored as they drain). */
+const STORED_TIMEOUT_MS = 5000;
 const PHONE_AUDIO: CallAudio = { format: 'pcmu', sampleRateHz: 8000 };
 
 /**
  * A phone scenario: the simulated carrier's side of a call (μ-law 8 kHz media stream, signed upgrade, keypad presses
  * as `dtmf` events), on the server's own phone-stream socket. The carrier protocol carries no transcripts, so what
- * the assistant said and heard is read from the call's stored conversation once it ended.
+ * the assistant said and heard is read from the call's stored conversation once it ended; the caller also listens
+ * back, recognizing each answer's μ-law audio as the media stream brought it (kept beside the assistant's lines).
  */
 export async function runPhoneScenario(
   drivers: ScenarioDrivers,
@@ -49,17 +52,24 @@ export async function runPhoneScenario(
   };
   const callerLines: Array<TranscriptEntry & { answerAtMs?: number }> = [];
   const audioAt: number[] = [];
+  const answers: Buffer[][] = [];
+  let answer: Buffer[] | undefined;
   const streamSid = `MZ${call.sessionId.replace(/[^A-Za-z0-9]/g, '').slice(-30)}`;
   const ws = new WebSocket(call.mediaUrl, { perMessageDeflate: false, headers: call.headers });
   let hungUp = false;
   ws.on('message', (data: Buffer) => {
-    let event: { event?: string; mark?: { name?: string } };
+    let event: { event?: string; mark?: { name?: string }; media?: { payload?: string } };
     try {
       event = JSON.parse(data.toString('utf8')) as typeof event;
     } catch {
       return;
     }
-    if (event.event === 'media') audioAt.push(performance.now());
+    if (event.event === 'media') {
+      audioAt.push(performance.now());
+      // Each answer's audio, for the caller's recognizer: a new stretch begins after each caller utterance.
+      if (answer === undefined) answers.push((answer = []));
+      answer.push(Buffer.from(event.media?.payload ?? '', 'base64'));
+    }
     // A carrier echoes each mark once the audio before it has played; this one plays nothing, so at once.
     else if (event.event === 'mark' && ws.readyState === WebSocket.OPEN)
       ws.send(JSON.stringify({ event: 'mark', streamSid, mark: { name: event.mark?.name ?? '' } }));
@@ -136,6 +146,7 @@ export async function runPhoneScenario(
         callerLines.push(line);
         const t = performance.now();
         await play('say' in turn ? [...silenceFrames(200, PHONE_AUDIO), ...frames] : frames);
+        answer = undefined;
         if ('interrupt' in turn && answerStart !== undefined) {
           let last = t;
           for (const a of audioAt) if (a > t && a - last < CONTIGUOUS_MS) last = a;
@@ -155,7 +166,13 @@ export async function runPhoneScenario(
     await Promise.race([closed, sleep(2000)]);
   }
   // What was said and heard, from the stored conversation (in order), beside the scripted caller lines.
-  const facts = await drivers.callFacts(call.sessionId, call.conversationId);
+  let facts = await drivers.callFacts(call.sessionId, call.conversationId);
+  const storedBy = performance.now() + STORED_TIMEOUT_MS;
+  const storedAnswers = () => facts.messages.filter((m) => m.role === 'assistant').length;
+  while (storedAnswers() < answers.length && performance.now() < storedBy) {
+    await sleep(100, undefined, { signal });
+    facts = await drivers.callFacts(call.sessionId, call.conversationId);
+  }
   let next = 0;
   for (const message of facts.messages) {
     if (message.role === 'user') {
@@ -171,6 +188,7 @@ export async function runPhoneScenario(
   for (const tool of tools) toolCallSeen(observed, tool.call, tool.atMs);
   observed.transcript.sort((a, b) => a.atMs - b.atMs); // the tool calls among the lines (a stable sort)
   observed.endReason = hungUp ? 'client' : (facts.endReason ?? 'unknown');
+  await listenBack(drivers, target.assistantId, answers, PHONE_AUDIO, observed, signal);
   return observed;
 }
 

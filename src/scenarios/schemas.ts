@@ -177,7 +177,7 @@ export const transcriptEntrySchema = z.object({
     .string()
     .optional()
     .describe(
-      "On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio.",
+      "On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line, the words the simulated caller's recognizer heard of its audio.",
     ),
   tool: z.object({ name: z.string(), arguments: z.unknown(), result: z.unknown(), mocked: z.boolean() }).optional(),
 });

@@ -173,8 +173,11 @@ export function toolCallSeen(observed: Observed, call: ToolCallSeen, atMs: numbe
   observed.transcript.push({ role: 'tool', text: `${call.name}${call.mocked ? ' (mocked)' : ''}`, atMs, tool: call });
 }
 
-/** What the caller's own recognizer heard of each answer, kept beside the assistant's lines (in order). */
-async function listenBack(
+/**
+ * What the caller's own recognizer heard of each answer (its audio as received, in the call's format), kept beside the
+ * assistant's lines (in order). Websocket and phone scenarios both listen back with it.
+ */
+export async function listenBack(
   drivers: ScenarioDrivers,
   assistantId: string,
   answers: Buffer[][],

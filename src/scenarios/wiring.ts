@@ -84,7 +84,13 @@ export function scenarioDrivers(deps: {
             if (self === undefined) throw new Error('The server is not listening yet.');
             const voice = deps.voice!;
             const minted = await voice.mint(
-              { assistantId: input.assistantId, capabilities: ['playback_gate'], source: 'test' },
+              // The simulated caller is the owner's own script: it consents to the recording when the assistant records.
+              {
+                assistantId: input.assistantId,
+                capabilities: ['playback_gate'],
+                source: 'test',
+                recordingConsent: true,
+              },
               {
                 principal: owner(input.accountId),
                 request: { ...request, host: self },
@@ -120,6 +126,7 @@ export function scenarioDrivers(deps: {
                 assistantId: input.assistantId,
                 capabilities: ['playback_gate'],
                 source: 'test',
+                recordingConsent: true,
                 audio: { format: 'pcmu', sampleRateHz: 8000 },
                 callerTransport: TWILIO_TRANSPORT,
               },

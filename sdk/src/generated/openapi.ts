@@ -3304,7 +3304,7 @@ export interface operations {
                             transcript: {
                                 /** @description Since the start of the scenario. */
                                 atMs: number;
-                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line, the words the simulated caller's recognizer heard of its audio. */
                                 heard?: string;
                                 /** @enum {string} */
                                 role: "caller" | "assistant" | "tool";
@@ -4042,7 +4042,7 @@ export interface operations {
                             transcript: {
                                 /** @description Since the start of the scenario. */
                                 atMs: number;
-                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line (websocket), the words the simulated caller's recognizer heard of its audio. */
+                                /** @description On voice: for a caller line, the words the assistant's recognizer heard; for an assistant line, the words the simulated caller's recognizer heard of its audio. */
                                 heard?: string;
                                 /** @enum {string} */
                                 role: "caller" | "assistant" | "tool";

@@ -12,6 +12,8 @@ import {
   useLoad,
   usePoll,
 } from '../ui/components.js';
+import { ScenarioCalls } from './scenario-calls.js';
+import { ScenarioEditor, type ScenarioBody } from './scenario-editor.js';
 
 type RunAnswer = Awaited<ReturnType<typeof readRun>>;
 type History = { name: string; results: Awaited<ReturnType<typeof readHistory>>['results'] };
@@ -21,29 +23,7 @@ function readHistory(assistantId: string, scenarioId: string) {
     params: { path: { assistantId, scenarioId } },
   });
 }
-type ScenarioBody = Parameters<typeof createScenario>[1];
-
-const EXAMPLE = JSON.stringify(
-  {
-    name: 'price',
-    transport: 'chat',
-    turns: [{ say: 'How much does the premium plan cost?' }],
-    expect: [{ mustSay: '4.99 euros' }, { maxTurnLatencyMs: 5000 }],
-  },
-  null,
-  2,
-);
-
-function createScenario(
-  assistantId: string,
-  body: {
-    name: string;
-    transport: 'chat' | 'websocket' | 'phone';
-    turns: Array<Record<string, unknown>>;
-    expect: Array<Record<string, unknown>>;
-    toolMocks?: Array<{ tool: string; result?: unknown }>;
-  },
-) {
+function createScenario(assistantId: string, body: ScenarioBody) {
   return v1.POST('/api/v1/assistants/{assistantId}/scenarios', {
     params: { path: { assistantId } },
     body: body as never,
@@ -60,8 +40,9 @@ const pct = (rate: number | null | undefined) => (rate == null ? '—' : `${Math
 const ms = (value: number | null | undefined) => (value == null ? '—' : `${Math.round(value)} ms`);
 
 /**
- * Tests: scenarios (a scripted caller and what the assistant must do), written as JSON, run over the real chat and
- * voice paths; each verdict with its evidence and the transcript; the run history (docs/simulations.md).
+ * Tests: scenarios (a scripted caller and what the assistant must do), written in a form or as JSON, run over the
+ * real chat and voice paths; each verdict with its evidence, latency and transcript, a voice result's call timeline
+ * and recording; the run history (docs/simulations.md).
  */
 export function TestsTab({ assistant }: { assistant: Assistant }) {
   const assistantId = assistant.id;
@@ -73,22 +54,8 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
     () => v1.GET('/api/v1/assistants/{assistantId}/scenario-runs', { params: { path: { assistantId } } }),
     [assistantId],
   );
-  const [text, setText] = useState(EXAMPLE);
-  const [parseError, setParseError] = useState<string | null>(null);
   const [shown, setShown] = useState<RunAnswer | null>(null);
   const [history, setHistory] = useState<History | null>(null);
-  const save = useAction(async () => {
-    let body: ScenarioBody;
-    try {
-      body = JSON.parse(text) as ScenarioBody;
-      setParseError(null);
-    } catch (err) {
-      setParseError(`Not JSON: ${(err as Error).message}`);
-      return;
-    }
-    await createScenario(assistantId, body);
-    await scenarios.reload();
-  });
   const start = useAction(async (only?: string) => {
     const { run } = await v1.POST('/api/v1/assistants/{assistantId}/scenario-runs', {
       params: { path: { assistantId } },
@@ -190,25 +157,12 @@ export function TestsTab({ assistant }: { assistant: Assistant }) {
       )}
       {shown && <RunView answer={shown} assistantId={assistantId} />}
 
-      <form
-        class="form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
+      <ScenarioEditor
+        onSave={async (body) => {
+          await createScenario(assistantId, body);
+          await scenarios.reload();
         }}
-      >
-        <label>
-          New scenario <span class="muted">(JSON: name, transport, turns, expect, toolMocks)</span>
-          <textarea rows={10} value={text} onInput={(e) => setText(e.currentTarget.value)} spellcheck={false} />
-        </label>
-        {parseError && <p class="doc-error">{parseError}</p>}
-        <ErrorBox error={save.error} title="Could not save the scenario" />
-        <div class="actions">
-          <button type="submit" disabled={save.busy}>
-            Save scenario
-          </button>
-        </div>
-      </form>
+      />
 
       <h3>History</h3>
       <Loaded load={runs} label="Loading runs…">
@@ -259,6 +213,7 @@ function RunView({ answer, assistantId }: { answer: RunAnswer; assistantId: stri
             <StatusBadge status={r.status} /> {r.name} <span class="muted">({r.transport})</span>
           </summary>
           {r.error && <p class="doc-error">{r.error}</p>}
+          <p class="muted small">{latencyLine(r.figures)}</p>
           {r.conversationId && (
             <p>
               <a href={href(`/assistants/${encodeURIComponent(assistantId)}/conversations/${r.conversationId}`)}>
@@ -266,6 +221,9 @@ function RunView({ answer, assistantId }: { answer: RunAnswer; assistantId: stri
               </a>{' '}
               <span class="muted">(its calls' timelines, and recordings when the assistant records)</span>
             </p>
+          )}
+          {r.conversationId && r.transport !== 'chat' && r.status !== 'running' && r.status !== 'pending' && (
+            <ScenarioCalls conversationId={r.conversationId} name={r.name} />
           )}
           {r.verdicts.length > 0 && (
             <Table columns={['Expectation', 'Verdict', 'Evidence']} label={`Verdicts of ${r.name}`}>
@@ -300,4 +258,15 @@ function RunView({ answer, assistantId }: { answer: RunAnswer; assistantId: stri
       ))}
     </div>
   );
+}
+
+/** A result's latencies as its caller measured them. */
+function latencyLine(figures: RunAnswer['results'][number]['figures']): string {
+  const turns = figures.turnLatenciesMs ?? [];
+  const stops = figures.stopAfterInterruptMs ?? [];
+  const parts = [`turn latency ${turns.length === 0 ? '—' : turns.map((t) => ms(t)).join(', ')}`];
+  if (figures.firstAudioMs != null) parts.push(`first audio ${ms(figures.firstAudioMs)}`);
+  if (stops.length > 0) parts.push(`stopped ${stops.map((t) => ms(t)).join(', ')} after an interrupt`);
+  if (figures.endReason != null) parts.push(`ended: ${figures.endReason}`);
+  return parts.join(' · ');
 }
