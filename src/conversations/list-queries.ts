@@ -15,7 +15,7 @@ export interface ConversationFilter {
   /** Started at or after / before (created_at). */
   from?: Date | undefined;
   to?: Date | undefined;
-  /** At least one answer with this outcome. */
+  /** Listed with this outcome (see OUTCOME_SQL). */
   outcome?: Outcome | undefined;
   /** Words in any message (case-insensitive substring). */
   text?: string | undefined;
@@ -77,6 +77,18 @@ end`;
 const SCORE_SQL = `case when a.result->'successEvaluation'->>'rubric' = 'score_1_10'
   then (a.result->'successEvaluation'->>'verdict')::numeric end`;
 
+/**
+ * The outcome the list shows, over one conversation's messages (an aggregate): the worst of its answers,
+ * model_failure, then no_answer, then answered. A last question with no answer after it (a voice turn that was never
+ * answered) is not answered. The outcome filter compares with this same value, so what it selects is what the list
+ * shows.
+ */
+const OUTCOME_SQL = `case when bool_or(outcome = 'model_failure') then 'model_failure'
+  when bool_or(outcome = 'no_answer')
+       or max(seq) filter (where role = 'user') > coalesce(max(seq) filter (where role = 'assistant'), -1)
+    then 'no_answer'
+  when bool_or(outcome = 'answered') then 'answered' end`;
+
 function analysisFilters(sql: Db, f: ConversationFilter) {
   const fields =
     f.dataField !== undefined || f.dataValue !== undefined
@@ -114,12 +126,7 @@ export async function summaryPage(
     left join conversation_analyses a on a.conversation_id = c.id and a.account_id = c.account_id
     left join lateral (
       select sum(cost_micros) as cost, max(created_at) as last_at,
-             case when bool_or(outcome = 'model_failure') then 'model_failure'
-                  -- A last question with no answer after it (a voice turn that was never answered) is not answered.
-                  when bool_or(outcome = 'no_answer')
-                       or max(seq) filter (where role = 'user') > coalesce(max(seq) filter (where role = 'assistant'), -1)
-                    then 'no_answer'
-                  when bool_or(outcome = 'answered') then 'answered' end as outcome
+             ${sql.unsafe(OUTCOME_SQL)} as outcome
       from messages where conversation_id = c.id
     ) m on true
     left join lateral (
@@ -139,11 +146,7 @@ export async function summaryPage(
       ${f.from !== undefined ? sql`and c.created_at >= ${f.from}` : sql``}
       ${f.to !== undefined ? sql`and c.created_at < ${f.to}` : sql``}
       ${f.channel === 'voice' ? sql`and v.call_count > 0` : f.channel === 'chat' ? sql`and v.call_count = 0` : sql``}
-      ${
-        f.outcome !== undefined
-          ? sql`and exists (select 1 from messages om where om.conversation_id = c.id and om.outcome = ${f.outcome})`
-          : sql``
-      }
+      ${f.outcome !== undefined ? sql`and m.outcome = ${f.outcome}` : sql``}
       ${
         f.text !== undefined
           ? sql`and exists (select 1 from messages tm where tm.conversation_id = c.id

@@ -131,7 +131,9 @@ export const filterQuerySchema = z.object({
   outcome: z
     .enum(['answered', 'no_answer', 'model_failure'])
     .optional()
-    .describe('With at least one answer of this outcome (no_answer: questions the documents did not answer).'),
+    .describe(
+      'Listed with this outcome (the worst of its answers; no_answer also when its last question has no answer after it).',
+    ),
   q: z.string().max(200).optional().describe('Words in any of its messages (case-insensitive).'),
   visitorId: z.string().min(1).max(200).optional().describe("One visitor's conversations."),
   success: z

@@ -5248,7 +5248,7 @@ export interface operations {
                 from?: string;
                 /** @description Page size, at most 100. */
                 limit?: number;
-                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                /** @description Listed with this outcome (the worst of its answers; no_answer also when its last question has no answer after it). */
                 outcome?: "answered" | "no_answer" | "model_failure";
                 /** @description Words in any of its messages (case-insensitive). */
                 q?: string;
@@ -5564,7 +5564,7 @@ export interface operations {
                 dataValue?: string;
                 /** @description Started at or after (a date, or an ISO 8601 date and time). */
                 from?: string;
-                /** @description With at least one answer of this outcome (no_answer: questions the documents did not answer). */
+                /** @description Listed with this outcome (the worst of its answers; no_answer also when its last question has no answer after it). */
                 outcome?: "answered" | "no_answer" | "model_failure";
                 /** @description Words in any of its messages (case-insensitive). */
                 q?: string;
