@@ -8,6 +8,7 @@ export {
   settleVoiceSeconds,
   listVoiceGrants,
   voiceBudgetAllows,
+  voiceExemptions,
   precheckVoiceCall,
   VOICE_GRANT_SECONDS,
   type VoiceGrant,

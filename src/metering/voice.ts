@@ -31,24 +31,38 @@ export interface VoiceGrant {
   readonly accountId: string;
   readonly sessionId: string;
   readonly seconds: number;
-  /** Playground voice not counted toward the voice minutes (VOICE_QUOTA_EXEMPT_PLAYGROUND). */
+  /** Not counted toward the voice minutes: playground voice (VOICE_QUOTA_EXEMPT_PLAYGROUND) and scenario runs. */
   readonly quotaExempt: boolean;
+  /** Not bounded by the budget either (exempt playground voice only; scenario runs are inside the budget). */
+  readonly budgetExempt: boolean;
 }
 
 /**
- * Reserves voice seconds for a call. In enforce mode (and not exempt playground): grants up to the requested
- * seconds of what the plan's voice minutes leave this period, refuses with `voice_minutes_exhausted` (owners, 402)
- * when fewer than 30 s are grantable, and on the first grant refuses with `voice_concurrency_limit` (429) when the
+ * What a call of this source is exempt from. Owner playground voice (VOICE_QUOTA_EXEMPT_PLAYGROUND) is outside both
+ * the voice minutes and the budget (like exempt playground chat); scenario runs (source `test`) never use the
+ * voice minutes (counted as playground seconds) but their seconds are money inside the budget like any other call.
+ */
+export function voiceExemptions(
+  config: Pick<Meter['config'], 'VOICE_QUOTA_EXEMPT_PLAYGROUND'>,
+  source: VoiceGrantRequest['source'],
+): { quotaExempt: boolean; budgetExempt: boolean } {
+  const playground = config.VOICE_QUOTA_EXEMPT_PLAYGROUND && source === 'playground';
+  return { quotaExempt: playground || source === 'test', budgetExempt: playground };
+}
+
+/**
+ * Reserves voice seconds for a call. In enforce mode: grants up to the requested seconds of what the plan's voice
+ * minutes (unless exempt, {@link voiceExemptions}) and the budget (unless exempt playground) leave this period,
+ * refuses with `voice_minutes_exhausted` or `usage_limit` (owners, 402) when fewer than 30 s are grantable, and on
+ * the first grant refuses with `voice_concurrency_limit` (429) when the
  * account already has as many calls holding grants as its plan allows. Visitors get 403 `voice_unavailable` for
  * both. Shadow mode grants the full request and records it; off grants without writing.
  */
 export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantRequest): Promise<VoiceGrant> {
   const requested = Math.max(1, Math.floor(request.requestedSeconds ?? VOICE_GRANT_SECONDS));
-  // Scenario runs (source `test`) never use the plan's voice minutes: counted as playground seconds, spend as usual.
-  const quotaExempt =
-    (meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground') || request.source === 'test';
-  if (meter.mode === 'off')
-    return { id: null, accountId: request.accountId, sessionId: request.sessionId, seconds: requested, quotaExempt };
+  const { quotaExempt, budgetExempt } = voiceExemptions(meter.config, request.source);
+  const grant = { accountId: request.accountId, sessionId: request.sessionId, quotaExempt, budgetExempt };
+  if (meter.mode === 'off') return { id: null, ...grant, seconds: requested };
   const enforced = meter.mode === 'enforce';
   const id = newMeteringId('ures');
   const result = await meter.sql.begin(async (tx): Promise<{ refusal: Refusal } | { seconds: number }> => {
@@ -61,47 +75,45 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
         if (active >= plan.voiceConcurrentCalls)
           return { refusal: { kind: 'voice_concurrency', voiceConcurrentCalls: plan.voiceConcurrentCalls } };
       }
-      if (!quotaExempt) {
-        const limitSeconds = plan.voiceMinutes * 60;
-        const grantable = limitSeconds - balance.voiceSecondsUsed - balance.voiceSecondsReserved;
-        // The call's seconds are money too: a grant holds their price against the effective budget, like a chat
-        // reservation, so the budget (with the owner's hard limit) bounds a call as it bounds everything else.
-        const limitMicros = limitMicrosOf(
-          plan,
-          locked.account.limitOverrideMicros,
-          balance.creditMicros,
-          locked.account.budgetHardLimitMicros,
-        );
-        // Seconds that cost nothing (the local voice) are not bounded by the budget.
-        const affordable =
-          meter.voiceSecondMicros === 0
-            ? Infinity
-            : Math.floor(
-                Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / meter.voiceSecondMicros,
-              );
-        seconds = Math.min(requested, grantable, affordable);
-        const minimum = Math.min(VOICE_MIN_GRANT_SECONDS, requested);
-        if (seconds < minimum && affordable < minimum && affordable < grantable) {
-          return {
-            refusal: {
-              kind: 'budget',
-              limitMicros,
-              consumedMicros: balance.consumedMicros,
-              reservedMicros: balance.reservedMicros,
-              requestedMicros: meter.priceVoiceSeconds(minimum),
-            },
-          };
-        }
-        if (seconds < minimum) {
-          return {
-            refusal: {
-              kind: 'voice_minutes',
-              voiceSecondsLimit: limitSeconds,
-              voiceSecondsUsed: balance.voiceSecondsUsed,
-              voiceSecondsReserved: balance.voiceSecondsReserved,
-            },
-          };
-        }
+      const limitSeconds = plan.voiceMinutes * 60;
+      const grantable = quotaExempt ? Infinity : limitSeconds - balance.voiceSecondsUsed - balance.voiceSecondsReserved;
+      // The call's seconds are money too: a grant holds their price against the effective budget, like a chat
+      // reservation, so the budget (with the owner's hard limit) bounds a call as it bounds everything else.
+      const limitMicros = limitMicrosOf(
+        plan,
+        locked.account.limitOverrideMicros,
+        balance.creditMicros,
+        locked.account.budgetHardLimitMicros,
+      );
+      // Seconds that cost nothing (the local voice) are not bounded by the budget.
+      const affordable =
+        budgetExempt || meter.voiceSecondMicros === 0
+          ? Infinity
+          : Math.floor(
+              Math.max(0, limitMicros - balance.consumedMicros - balance.reservedMicros) / meter.voiceSecondMicros,
+            );
+      seconds = Math.min(requested, grantable, affordable);
+      const minimum = Math.min(VOICE_MIN_GRANT_SECONDS, requested);
+      if (seconds < minimum && affordable < minimum && affordable < grantable) {
+        return {
+          refusal: {
+            kind: 'budget',
+            limitMicros,
+            consumedMicros: balance.consumedMicros,
+            reservedMicros: balance.reservedMicros,
+            requestedMicros: meter.priceVoiceSeconds(minimum),
+          },
+        };
+      }
+      if (seconds < minimum) {
+        return {
+          refusal: {
+            kind: 'voice_minutes',
+            voiceSecondsLimit: limitSeconds,
+            voiceSecondsUsed: balance.voiceSecondsUsed,
+            voiceSecondsReserved: balance.voiceSecondsReserved,
+          },
+        };
       }
     }
     // The reservation and the balance it moves go in one round trip (pipelined, in order), under the account's lock.
@@ -134,7 +146,7 @@ export async function reserveVoiceSeconds(meter: Meter, request: VoiceGrantReque
     );
     throw refusalError(result.refusal, request.audience, 'voice');
   }
-  return { id, accountId: request.accountId, sessionId: request.sessionId, seconds: result.seconds, quotaExempt };
+  return { id, ...grant, seconds: result.seconds };
 }
 
 /**
@@ -193,15 +205,16 @@ export async function listVoiceGrants(
 /**
  * Whether a running call may go on under the money budget (the hard stop): false once the period's spend plus the
  * seconds this call used and has not settled yet reach the effective budget, for instance after the owner lowered
- * the hard limit or other spend used it up. Enforce mode only; calls exempt from the limits are never cut for money.
+ * the hard limit or other spend used it up. Enforce mode only; exempt playground calls are never cut for money (scenario
+ * calls are: they are inside the budget).
  * One indexed read; the voice supervisor polls it with the grant check.
  */
 export async function voiceBudgetAllows(
   meter: Meter,
-  grant: Pick<VoiceGrant, 'accountId' | 'quotaExempt'>,
+  grant: Pick<VoiceGrant, 'accountId' | 'budgetExempt'>,
   unsettledSeconds: number,
 ): Promise<boolean> {
-  if (meter.mode !== 'enforce' || grant.quotaExempt) return true;
+  if (meter.mode !== 'enforce' || grant.budgetExempt) return true;
   const { account, balance, plan } = await snapshot(meter, grant.accountId);
   const limitMicros = limitMicrosOf(
     plan,

@@ -5,6 +5,7 @@ import {
   reserveVoiceSeconds,
   settleVoiceSeconds,
   voiceBudgetAllows,
+  voiceExemptions,
   VOICE_GRANT_SECONDS,
   type Meter,
   type VoiceGrant,
@@ -218,8 +219,7 @@ export function meteredVoiceQuota(
 
     async resume(request) {
       if (chains.has(request.sessionId)) return;
-      const quotaExempt =
-        (meter.config.VOICE_QUOTA_EXEMPT_PLAYGROUND && request.source === 'playground') || request.source === 'test';
+      const exemptions = voiceExemptions(meter.config, request.source);
       const blocks: Block[] = [];
       let start = 0;
       for (const g of await listVoiceGrants(meter, request.sessionId)) {
@@ -229,7 +229,7 @@ export function meteredVoiceQuota(
           accountId: request.accountId,
           sessionId: request.sessionId,
           seconds: g.seconds,
-          quotaExempt,
+          ...exemptions,
         };
         blocks.push({ grant, start, settled: g.status === 'settled' });
         start += g.seconds;
