@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { createAssistant } from '../../src/assistants/index.js';
-import { insertConversation, insertTurn } from '../../src/voice/queries.js';
 import { startTestApp } from '../helpers/app.js';
 import { bearer, createOwner } from '../helpers/identity.js';
+import { voiceCallWriter } from './voice-calls.js';
 
 /**
  * The list's outcome filter selects by the outcome the list shows: a voice call whose last question was heard but
@@ -15,34 +14,7 @@ t.test('the outcome filter selects the conversations the list shows with that ou
   const sql = app.database.sql;
   const owner = await createOwner(sql);
   const assistant = await createAssistant(sql, { accountId: owner.accountId }, { name: 'Voice', instructions: '' });
-  const call = async (turns: Array<'user' | 'assistant'>) => {
-    const id = `conv_${randomUUID()}`;
-    await insertConversation(sql, {
-      id,
-      assistantId: assistant.id,
-      accountId: owner.accountId,
-      visitorId: null,
-      source: 'api',
-    });
-    let lastUser: string | null = null;
-    for (const role of turns) {
-      const messageId = `msg_${randomUUID()}`;
-      await insertTurn(sql, {
-        id: messageId,
-        conversationId: id,
-        assistantId: assistant.id,
-        role,
-        content: role === 'user' ? 'How much is the premium plan?' : 'The premium plan costs 4.99 euros.',
-        inReplyTo: role === 'assistant' ? lastUser : null,
-        outcome: role === 'assistant' ? 'answered' : null,
-        sources: [],
-        provider: 'voice:local',
-        model: null,
-      });
-      if (role === 'user') lastUser = messageId;
-    }
-    return id;
-  };
+  const call = voiceCallWriter(sql, owner, assistant);
   const stuck = await call(['user', 'assistant', 'user']);
   const answered = await call(['user', 'assistant', 'user', 'assistant']);
   const silent = await call([]);

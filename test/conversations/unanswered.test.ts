@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { createAssistant } from '../../src/assistants/index.js';
-import { insertConversation, insertTurn } from '../../src/voice/queries.js';
 import { startTestApp } from '../helpers/app.js';
 import { bearer, createOwner } from '../helpers/identity.js';
+import { voiceCallWriter } from './voice-calls.js';
 
 /**
  * A voice call whose last question got no answer (the caller hung up waiting, or the voice went quiet) is listed as
@@ -15,34 +14,7 @@ t.test('a conversation whose last question has no answer is listed not answered'
   const sql = app.database.sql;
   const owner = await createOwner(sql);
   const assistant = await createAssistant(sql, { accountId: owner.accountId }, { name: 'Voice', instructions: '' });
-  const call = async (turns: Array<'user' | 'assistant'>) => {
-    const id = `conv_${randomUUID()}`;
-    await insertConversation(sql, {
-      id,
-      assistantId: assistant.id,
-      accountId: owner.accountId,
-      visitorId: null,
-      source: 'api',
-    });
-    let lastUser: string | null = null;
-    for (const role of turns) {
-      const messageId = `msg_${randomUUID()}`;
-      await insertTurn(sql, {
-        id: messageId,
-        conversationId: id,
-        assistantId: assistant.id,
-        role,
-        content: role === 'user' ? 'How much is the premium plan?' : 'The premium plan costs 4.99 euros.',
-        inReplyTo: role === 'assistant' ? lastUser : null,
-        outcome: role === 'assistant' ? 'answered' : null,
-        sources: [],
-        provider: 'voice:local',
-        model: null,
-      });
-      if (role === 'user') lastUser = messageId;
-    }
-    return id;
-  };
+  const call = voiceCallWriter(sql, owner, assistant);
   const stuck = await call(['user', 'assistant', 'user']);
   const answered = await call(['user', 'assistant', 'user', 'assistant']);
   const res = await fetch(`${app.url}/api/v1/conversations?assistantId=${assistant.id}`, {
