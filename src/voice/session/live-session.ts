@@ -20,8 +20,6 @@ import type { Supervised } from './supervisor.js';
 import { TranscriptAssembler, type TranscriptTurn, type TurnSource } from './transcripts.js';
 import type { VoiceFinal, VoiceSource } from '../types.js';
 
-export type { SessionLimits } from './limits.js';
-
 /**
  * What the relay (and tests) subscribe to: the provider's callbacks fanned out. Called synchronously from the
  * provider socket's message handler: do not block; output audio Buffers must not be kept past the call.
@@ -191,7 +189,7 @@ export class LiveVoiceSession implements Supervised {
       // No speech events exist: visitor speech is inferred from input transcript fragments (the provider sends no speech events).
       this.lastSpeechAt = this.lastProviderEventAt = this.env.now();
       this.checkedIn = false;
-      this.transcripts.add('user', delta.text);
+      this.transcripts.add('user', delta.text, delta.startMs);
       if (this.status === 'active') this.gate.decide('user_speaking', delta.endMs);
       for (const l of this.listeners) l.onInputTranscript?.(delta);
     },
@@ -209,6 +207,7 @@ export class LiveVoiceSession implements Supervised {
       this.gate.decide('pending_backend', this.gate.current.inputEndMs);
       // A Responses backend answers itself (with tools: tool-calls.ts); only a client delegation is Parley's to ground.
       if (request.target === 'client') this.env.ground(this, request, this.transcripts.pendingQuestion());
+      this.transcripts.questionAsked(request.offsetMs);
     },
     onUsage: (usage) => {
       this.usageSeconds = usage.seconds;

@@ -26,15 +26,37 @@ export class TranscriptAssembler {
   private outcome: TranscriptTurn['outcome'] = null;
   /** The visitor's words since the assistant last spoke: what a delegated turn asks about. */
   private question: string[] = [];
+  /** Where the question of the latest delegation ended (ms on the session's timeline), while the caller's turn lasts. */
+  private questionEndMs: number | undefined;
 
   constructor(private readonly write: (turn: TranscriptTurn) => void) {}
 
-  add(role: 'user' | 'assistant', text: string): void {
+  /**
+   * `startMs`: where a user fragment starts on the session's timeline. A fragment that starts at or after the end of
+   * a question already handed over is the caller's next turn, even when the answer to the first has not been spoken
+   * yet (a busy recognizer can deliver two utterances before the first answer plays): it is stored, and grounded, as a
+   * question of its own. Fragments of the same utterance that arrive after its delegation start before that end.
+   */
+  add(role: 'user' | 'assistant', text: string, startMs?: number): void {
     if (text.trim() === '') return;
+    if (
+      role === 'user' &&
+      this.role === 'user' &&
+      startMs !== undefined &&
+      startMs >= (this.questionEndMs ?? Infinity)
+    ) {
+      this.flush();
+      this.question = [];
+    }
     if (this.role !== role) this.flush();
     this.role = role;
     this.parts.push(text.trim());
     if (role === 'user') this.question.push(text.trim());
+  }
+
+  /** The model handed the caller's question over; it ended at `endMs` on the session's timeline. */
+  questionAsked(endMs: number): void {
+    if (this.role === 'user') this.questionEndMs = endMs;
   }
 
   /** The visitor's latest question (their words since the assistant last spoke). */
@@ -64,5 +86,6 @@ export class TranscriptAssembler {
     }
     this.role = undefined;
     this.parts = [];
+    this.questionEndMs = undefined;
   }
 }
