@@ -5,7 +5,7 @@
 import t from 'tap';
 import { startTestApp } from '../helpers/app.js';
 import { launchBrowser, signInToDashboard } from '../helpers/browser.js';
-import { api, startToolReceiver } from '../tools/helpers.js';
+import { api, orderStatusTool, startToolReceiver } from '../tools/helpers.js';
 import { ownerWithVoice, voiceAssistant } from '../voice/helpers.js';
 import { ensureDashboardBuilt } from './dashboard-build.js';
 
@@ -52,4 +52,61 @@ t.test('add a tool, see its secret once and its calls, delete it', async (t) => 
   await row.getByRole('button', { name: 'Delete order_status' }).click();
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await page.getByText('No tools yet.').waitFor();
+});
+
+t.test('the transcript shows each tool call where it happened: arguments, result or error, time', async (t) => {
+  const app = await startTestApp(t, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', CHAT_PROVIDER: 'local' } });
+  const receiver = await startToolReceiver(t);
+  const owner = await ownerWithVoice(app);
+  const assistant = await voiceAssistant(app, owner);
+  const created = await api(
+    app.url,
+    'POST',
+    `/api/v1/assistants/${assistant.publicId}/tools`,
+    owner.secret,
+    orderStatusTool(receiver.url),
+  );
+  t.equal(created.status, 201, created.text);
+  const first = await api(app.url, 'POST', '/api/v1/chat', owner.secret, {
+    assistantId: assistant.publicId,
+    message: 'What is the status of order 12345?',
+  });
+  t.equal(first.status, 200, first.text);
+  receiver.respond = (_req, res) => {
+    res.writeHead(500);
+    res.end('boom');
+  };
+  const second = await api(app.url, 'POST', '/api/v1/chat', owner.secret, {
+    assistantId: assistant.publicId,
+    conversationId: first.body.conversationId,
+    message: 'And where is order 777?',
+  });
+  t.equal(second.status, 200, second.text);
+  t.equal(receiver.received.length, 2);
+
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  page.setDefaultTimeout(20_000);
+  await signInToDashboard(page, app.url, owner);
+  await page.goto(
+    `${app.url}/dashboard/assistants/${encodeURIComponent(assistant.publicId)}/conversations/${encodeURIComponent(first.body.conversationId)}`,
+  );
+  const items = page.locator('ol.transcript > li');
+  await items.nth(5).waitFor();
+  const texts = await items.allInnerTexts();
+  t.equal(texts.length, 6, 'two questions, two tool calls, two answers');
+  t.match(texts[0], /Visitor[\s\S]*status of order 12345/);
+  t.match(texts[1], /Tool: order_status/, 'the call comes right after the question it answers');
+  t.match(texts[1], /Arguments: \{"orderId":"12345"\}/);
+  t.match(texts[1], /Result: \{"eta":"2026-12-01","status":"shipped"\}/);
+  t.match(texts[1], /Succeeded · took \d+ ms/);
+  t.match(texts[2], /Assistant[\s\S]*Order status: status shipped/);
+  t.match(texts[3], /Visitor[\s\S]*where is order 777/);
+  t.match(texts[4], /Tool: order_status/);
+  t.match(texts[4], /Arguments: \{"orderId":"777"\}/);
+  t.match(texts[4], /Error: the tool answered HTTP 500/);
+  t.match(texts[4], /Failed · took \d+ ms/);
+  t.notMatch(texts[4], /Result:/, 'a failed call shows its error, no result');
+  t.match(texts[5], /Assistant[\s\S]*I could not reach the order system/);
+  await page.getByRole('listitem', { name: 'Tool call order_status' }).first().waitFor();
 });
