@@ -36,6 +36,13 @@ t.test('numbers a caller says are digits again for a tool argument', async (t) =
   t.equal(withDigits('twenty one and a hundred people'), '21 and a hundred people', 'a lone multiplier stays a word');
   t.equal(withDigits('two thousand and five'), '2005');
   t.equal(withDigits('three hundred and fun'), '300 and fun');
+  t.equal(
+    withDigits('status of order want to three four five'),
+    'status of order 12345',
+    '"one two" heard as "want to"',
+  );
+  t.equal(withDigits('i want to know'), 'i want to know');
+  t.equal(withDigits('a table for two'), 'a table for 2', 'a homophone next to one number stays a word');
 });
 
 t.test('the ARPA model is well formed: counts match, every bigram history is a unigram', async (t) => {

@@ -181,6 +181,38 @@ export function sessionLanguageModel(hint: string, known: (word: string) => bool
   return arpaBigram(sentences.filter((s) => s.length > 0));
 }
 
+/** Words the recognizer hears for a digit said in a row of digits ("one two" sounds as "want to"). */
+const HOMOPHONES = new Map([
+  ['want', 'one'],
+  ['won', 'one'],
+  ['to', 'two'],
+  ['too', 'two'],
+  ['for', 'four'],
+  ['ate', 'eight'],
+]);
+
+/**
+ * Homophones read as digits only inside a row of digits: a run of digit words and homophones of at least three words,
+ * two of them real digits ("want to three four five" 1 2 3 4 5); "a table for two" and "i want to know" stay words.
+ */
+function digitHomophones(words: string[]): string[] {
+  const out = [...words];
+  const digitish = (w: string) => HOMOPHONES.has(w.toLowerCase()) || NUMBER_WORDS.get(w.toLowerCase())?.kind === 'unit';
+  for (let i = 0; i < words.length;) {
+    if (!digitish(words[i]!)) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < words.length && digitish(words[end]!)) end++;
+    const real = words.slice(i, end).filter((w) => !HOMOPHONES.has(w.toLowerCase())).length;
+    if (end - i >= 3 && real >= 2)
+      for (let k = i; k < end; k++) out[k] = HOMOPHONES.get(words[k]!.toLowerCase()) ?? words[k]!;
+    i = end;
+  }
+  return out;
+}
+
 type NumberKind = 'unit' | 'teen' | 'tens' | 'hundred' | 'thousand';
 const NUMBER_WORDS = new Map<string, { kind: NumberKind; value: number }>([
   ...ONES.map((w, i) => [w, { kind: i < 10 ? 'unit' : 'teen', value: i }] as const),
@@ -196,7 +228,7 @@ const NUMBER_WORDS = new Map<string, { kind: NumberKind; value: number }>([
  * order or a booking number.
  */
 export function withDigits(text: string): string {
-  const words = text.split(/\s+/).filter((w) => w !== '');
+  const words = digitHomophones(text.split(/\s+/).filter((w) => w !== ''));
   const out: string[] = [];
   let digits = '';
   let thousands = 0;

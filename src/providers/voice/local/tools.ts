@@ -31,10 +31,18 @@ export class LocalVoiceTools {
     return this.specs.length > 0;
   }
 
-  /** What callers say to these tools, for the recognizer's language model: the examples, their slots as digits. */
+  /**
+   * What callers say to these tools, for the recognizer's language model: each example with any digit in its slots,
+   * and every pair of digits, so that a digit is as likely as any other after an example and after another digit.
+   */
   speechHints(): string {
-    const lines = this.specs.flatMap((t) => t.examples.map((e) => e.replace(/\{[^}]*\}/g, ` ${SPOKEN_DIGITS} `)));
-    return lines.length === 0 ? '' : `${lines.join('.\n')}.\n${SPOKEN_DIGITS}.`;
+    if (!this.any) return '';
+    const digits = SPOKEN_DIGITS.split(' ');
+    const lines: string[] = [];
+    for (const t of this.specs)
+      for (const e of t.examples) for (const d of digits) lines.push(e.replace(/\{[^}]*\}/g, ` ${d} `));
+    for (const a of digits) for (const b of digits) lines.push(`${a} ${b}`);
+    return `${lines.join('.\n')}.`;
   }
 
   /** The engine's move for a heard question: call a tool, ask for a value, or nothing (the documents answer). */
