@@ -8,6 +8,8 @@ import {
   toolPatchSchema,
   toolSchema,
   toolSecretSchema,
+  toolTestResultSchema,
+  toolTestSchema,
 } from './schemas.js';
 import * as service from './service.js';
 
@@ -121,6 +123,26 @@ export function toolRoutes(deps: service.ToolServiceDeps): AnyRoute[] {
         reply.json({
           tool: await service.updateTool(deps, ownerOf(ctx), ctx.params.assistantId, ctx.params.toolId, ctx.body),
         }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/assistants/:assistantId/tools/:toolId/test',
+      auth: 'bearer',
+      scope: 'assistants:write',
+      schemas: { params: oneToolParams, body: toolTestSchema, response: { 200: toolTestResultSchema } },
+      openapi: {
+        summary: 'Test a tool',
+        description:
+          "Sends one sample call to the tool's URL, signed and bounded as a real call (body `call`: source `test`, " +
+          'conversationId `test`), and answers what the server said. Nothing is stored: no conversation item, no ' +
+          'analytics, no tool.failed event.',
+        tags,
+        errors: { 400: "Arguments that do not match the tool's schema (VALIDATION_FAILED names the field)", ...errors },
+      },
+      handler: async (ctx) =>
+        reply.json(
+          await service.testTool(deps, ownerOf(ctx), ctx.params.assistantId, ctx.params.toolId, ctx.body.arguments),
+        ),
     }),
     defineRoute({
       method: 'DELETE',

@@ -74,6 +74,26 @@ export const toolSchema = z
   })
   .meta({ id: 'Tool' });
 
+export const toolTestSchema = z
+  .object({
+    arguments: z
+      .record(z.string(), z.unknown())
+      .describe("The sample call's arguments, checked against the tool's parameters before anything is sent."),
+  })
+  .strict();
+
+export const toolTestResultSchema = z.object({
+  ok: z.boolean().describe('The server answered 2xx JSON with a result.'),
+  status: z.enum(['succeeded', 'failed']),
+  result: z.unknown().optional().describe("The server's result (JSON), when it succeeded."),
+  error: z
+    .string()
+    .optional()
+    .describe('Why it failed: no answer in time, an HTTP status, an error it reported, an address refused...'),
+  ms: z.number().int().describe("The server's time (ms)."),
+  toolCallId: z.string().describe("The request's webhook-id (tcall_...)."),
+});
+
 export const toolSecretSchema = z
   .string()
   .describe('whsec_ + base64 signing key (Standard Webhooks). Shown only in this answer: store it now.');

@@ -14,7 +14,8 @@ import { validationError, type ValidationIssue } from '../errors/index.js';
 import { newEndpointSecret, type SecretBox } from '../webhooks/index.js';
 import { slotsOf } from '../providers/chat/index.js';
 import { toolErrors } from './errors.js';
-import { schemaIssues } from './json-schema.js';
+import { callTool, type ToolOutcome } from './caller.js';
+import { argumentIssues, schemaIssues } from './json-schema.js';
 import * as q from './queries.js';
 import { MAX_TOOLS } from './schemas.js';
 
@@ -222,4 +223,46 @@ export async function signingSecrets(deps: Pick<ToolServiceDeps, 'sql' | 'secret
       ? [deps.secrets.open(row.previousSecretSealed, assistantId)]
       : [];
   return [deps.secrets.open(row.secretSealed, assistantId), ...previous];
+}
+
+/** The `call` of a test call's body: no conversation, source `test`, so the owner's server can tell it apart. */
+export const TEST_CALL = { conversationId: 'test', source: 'test' } as const;
+
+/**
+ * One sample call of a tool, from its owner (the dashboard's Test): the arguments checked against its schema (a 400
+ * naming the field otherwise, nothing sent), then the request a real call makes, signed with the assistant's tool
+ * secret and bounded the same way. Nothing is stored: no conversation item, no analytics, no tool.failed event.
+ */
+export async function testTool(
+  deps: ToolServiceDeps,
+  owner: Owner,
+  assistantId: string,
+  toolId: string,
+  args: Record<string, unknown>,
+): Promise<{
+  ok: boolean;
+  status: ToolOutcome['status'];
+  result?: unknown;
+  error?: string;
+  ms: number;
+  toolCallId: string;
+}> {
+  const tool = await ownedTool(deps, owner, assistantId, toolId);
+  const issues = argumentIssues(args, tool.parameters);
+  if (issues.length > 0) throw validationError(issues.map((i) => ({ ...i, path: `body.${i.path}` })));
+  const toolCallId = newToolCallId();
+  const env = { secrets: () => signingSecrets(deps, tool.assistantId), policy: deps.policy, lookup: deps.lookup };
+  const outcome = await callTool(env, tool, toolCallId, args, {
+    ...TEST_CALL,
+    assistantId: tool.assistantId,
+    messages: [],
+  });
+  const ok = outcome.status === 'succeeded';
+  return {
+    ok,
+    status: outcome.status,
+    ...(ok ? { result: outcome.result ?? null } : { error: outcome.error ?? 'failed' }),
+    ms: outcome.durationMs,
+    toolCallId,
+  };
 }

@@ -264,6 +264,26 @@ export interface paths {
         patch: operations["patchApiV1AssistantsAssistantIdToolsToolId"];
         trace?: never;
     };
+    "/api/v1/assistants/{assistantId}/tools/{toolId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a tool
+         * @description Sends one sample call to the tool's URL, signed and bounded as a real call (body `call`: source `test`, conversationId `test`), and answers what the server said. Nothing is stored: no conversation item, no analytics, no tool.failed event.
+         */
+        post: operations["postApiV1AssistantsAssistantIdToolsToolIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assistants/{assistantId}/tools/rotate-secret": {
         parameters: {
             query?: never;
@@ -4431,6 +4451,67 @@ export interface operations {
             404: components["responses"]["Error"];
             /** @description A tool of that name exists (TOOL_NAME_TAKEN) */
             409: components["responses"]["Error"];
+            /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
+            429: components["responses"]["ErrorRetryAfter"];
+            /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */
+            503: components["responses"]["ErrorRetryAfter"];
+            /** @description Any other error, with the same Error body. */
+            default: components["responses"]["Error"];
+        };
+    };
+    postApiV1AssistantsAssistantIdToolsToolIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The public asst_ id, or the internal id (bearer callers, own assistants only). */
+                assistantId: string;
+                /** @description A tool id (tool_...). */
+                toolId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The sample call's arguments, checked against the tool's parameters before anything is sent. */
+                    arguments: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Why it failed: no answer in time, an HTTP status, an error it reported, an address refused... */
+                        error?: string;
+                        /** @description The server's time (ms). */
+                        ms: number;
+                        /** @description The server answered 2xx JSON with a result. */
+                        ok: boolean;
+                        /** @description The server's result (JSON), when it succeeded. */
+                        result?: unknown;
+                        /** @enum {string} */
+                        status: "succeeded" | "failed";
+                        /** @description The request's webhook-id (tcall_...). */
+                        toolCallId: string;
+                    };
+                };
+            };
+            /** @description Arguments that do not match the tool's schema (VALIDATION_FAILED names the field) */
+            400: components["responses"]["Error"];
+            /** @description Missing or invalid API key */
+            401: components["responses"]["Error"];
+            /** @description The key lacks the scope */
+            403: components["responses"]["Error"];
+            /** @description No such assistant or tool (or not yours) */
+            404: components["responses"]["Error"];
             /** @description Request rate limit (plain, no reason): the API key's, or for keyless callers the visitor's or assistant's. Retry-After says when to retry. */
             429: components["responses"]["ErrorRetryAfter"];
             /** @description A dependency (database, shared store) did not answer in time: DEPENDENCY_UNAVAILABLE, with Retry-After. */

@@ -51,3 +51,4 @@ export function createChatProviders(
   };
 }
 export { slotsOf } from './tool-examples.js';
+export { localToolStep, type LocalToolStep } from './local-tools.js';

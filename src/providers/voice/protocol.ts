@@ -127,7 +127,12 @@ export function buildSessionStart(config: VoiceSessionConfig, defaultModel: stri
     // Tools live with the Responses backend: the Live model delegates, the backend calls them (docs/tools.md).
     const responses: ResponsesDelegationConfig = {
       model: config.backend?.model ?? defaultModel,
-      tools: config.tools.map((t): FunctionTool => ({ type: 'function', ...t })),
+      tools: config.tools.map((t): FunctionTool => ({
+        type: 'function',
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
+      })),
       parallel_tool_calls: true,
     };
     if (config.backend?.instructions !== undefined) responses.instructions = config.backend.instructions;

@@ -60,6 +60,11 @@ export interface VoiceFunctionTool {
   description: string;
   /** A JSON Schema object of its arguments. */
   parameters: Record<string, unknown>;
+  /**
+   * The owner's phrases with slots ("status of order {orderId}"): how the local voice, which has no model, calls the
+   * tool (docs/tools.md, offline). Never sent to a hosted provider.
+   */
+  examples?: string[];
 }
 
 /** The backend model asked for a function call (a `function_call` output item of one of its responses). */

@@ -79,7 +79,7 @@ export async function voiceToolsOf(
   handlers: VoiceSessionHandlers,
   runtime = ctx.tools,
 ): Promise<VoiceTooling> {
-  if (runtime === undefined || ctx.deps.voiceProvider?.kind === 'local') return { config: {}, handlers };
+  if (runtime === undefined) return { config: {}, handlers };
   const builtins = assistant.settings.builtins.filter((b) => b === 'end_call' || session.source === 'phone');
   const reserved = new Set<string>([SEARCH_DOCUMENTS, ...builtins]);
   // A database that cannot list the tools does not refuse the call: it goes on without them (and says so).
@@ -92,7 +92,8 @@ export async function voiceToolsOf(
   const calls = new VoiceToolCalls(ctx, session, runtime, owned, new Set(builtins));
   const specs = [
     ...builtins.map((b) => BUILTIN_SPECS[b]!),
-    ...owned.map(({ name, description, parameters }) => ({ name, description, parameters })),
+    // The examples are for the local voice, which calls tools by them (a hosted provider never gets them).
+    ...owned.map(({ name, description, parameters, examples }) => ({ name, description, parameters, examples })),
   ];
   return {
     config: {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { spokenAnswer, speakable } from '../../../src/providers/voice/local/answer.js';
 import { Resampler, decodeFrame, encodeSamples } from '../../../src/providers/voice/local/audio.js';
-import { arpaBigram, numberWords, spokenWords } from '../../../src/providers/voice/local/language-model.js';
+import { arpaBigram, numberWords, spokenWords, withDigits } from '../../../src/providers/voice/local/language-model.js';
 import { ProcessLimiter, parseRecognition } from '../../../src/providers/voice/local/recognizer.js';
 import { EndOfSpeech, LOCAL_VOICE_DEFAULTS } from '../../../src/providers/voice/local/vad.js';
 
@@ -27,6 +27,22 @@ t.test('numbers and prices are spelt as a speaker says them', async (t) => {
     'fifty',
     'percent',
   ]);
+});
+
+t.test('numbers a caller says are digits again for a tool argument', async (t) => {
+  t.equal(withDigits('what is the status order one two three four five'), 'what is the status order 12345');
+  t.equal(withDigits('order twelve thousand three hundred and forty five please'), 'order 12345 please');
+  t.equal(withDigits('twelve thirty four'), '1234', 'pairs read out one after another');
+  t.equal(withDigits('twenty one and a hundred people'), '21 and a hundred people', 'a lone multiplier stays a word');
+  t.equal(withDigits('two thousand and five'), '2005');
+  t.equal(withDigits('three hundred and fun'), '300 and fun');
+  t.equal(
+    withDigits('status of order want to three four five'),
+    'status of order 12345',
+    '"one two" heard as "want to"',
+  );
+  t.equal(withDigits('i want to know'), 'i want to know');
+  t.equal(withDigits('a table for two'), 'a table for 2', 'a homophone next to one number stays a word');
 });
 
 t.test('the ARPA model is well formed: counts match, every bigram history is a unigram', async (t) => {

@@ -180,3 +180,108 @@ export function sessionLanguageModel(hint: string, known: (word: string) => bool
   for (const phrase of QUESTION_PHRASES) sentences.push(phrase.split(' ').filter(known));
   return arpaBigram(sentences.filter((s) => s.length > 0));
 }
+
+/** Words the recognizer hears for a digit said in a row of digits ("one two" sounds as "want to"). */
+const HOMOPHONES = new Map([
+  ['want', 'one'],
+  ['won', 'one'],
+  ['to', 'two'],
+  ['too', 'two'],
+  ['for', 'four'],
+  ['ate', 'eight'],
+]);
+
+/**
+ * Homophones read as digits only inside a row of digits: a run of digit words and homophones of at least three words,
+ * two of them real digits ("want to three four five" 1 2 3 4 5); "a table for two" and "i want to know" stay words.
+ */
+function digitHomophones(words: string[]): string[] {
+  const out = [...words];
+  const digitish = (w: string) => HOMOPHONES.has(w.toLowerCase()) || NUMBER_WORDS.get(w.toLowerCase())?.kind === 'unit';
+  for (let i = 0; i < words.length;) {
+    if (!digitish(words[i]!)) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < words.length && digitish(words[end]!)) end++;
+    const real = words.slice(i, end).filter((w) => !HOMOPHONES.has(w.toLowerCase())).length;
+    if (end - i >= 3 && real >= 2)
+      for (let k = i; k < end; k++) out[k] = HOMOPHONES.get(words[k]!.toLowerCase()) ?? words[k]!;
+    i = end;
+  }
+  return out;
+}
+
+type NumberKind = 'unit' | 'teen' | 'tens' | 'hundred' | 'thousand';
+const NUMBER_WORDS = new Map<string, { kind: NumberKind; value: number }>([
+  ...ONES.map((w, i) => [w, { kind: i < 10 ? 'unit' : 'teen', value: i }] as const),
+  ...TENS.flatMap((w, i) => (w === '' ? [] : [[w, { kind: 'tens', value: i * 10 }] as const])),
+  ['hundred', { kind: 'hundred', value: 100 }],
+  ['thousand', { kind: 'thousand', value: 1000 }],
+]);
+
+/**
+ * The inverse of {@link spokenWords} for what a caller says of a number: the recognizer hears words ("one two three
+ * four five", "twelve thousand three hundred and forty five", "twelve thirty four"), a tool's argument wants digits.
+ * Numbers said one after another are one value, digit after digit ("one two three" 123), as callers read out an
+ * order or a booking number.
+ */
+export function withDigits(text: string): string {
+  const words = digitHomophones(text.split(/\s+/).filter((w) => w !== ''));
+  const out: string[] = [];
+  let digits = '';
+  let thousands = 0;
+  let current = 0;
+  let last: NumberKind | 'and' | undefined;
+  const closeGroup = () => {
+    if (last !== undefined) digits += String(thousands + current);
+    thousands = current = 0;
+    last = undefined;
+  };
+  const closeRun = () => {
+    closeGroup();
+    if (digits !== '') out.push(digits);
+    digits = '';
+  };
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!.toLowerCase();
+    const number = NUMBER_WORDS.get(word);
+    if (number === undefined) {
+      // "and" inside a number ("three hundred and forty five") belongs to it.
+      if (word === 'and' && (last === 'hundred' || last === 'thousand') && NUMBER_WORDS.has(words[i + 1] ?? '')) {
+        last = 'and';
+        continue;
+      }
+      closeRun();
+      out.push(words[i]!);
+      continue;
+    }
+    const after = last === 'hundred' || last === 'thousand' || last === 'and';
+    const joins =
+      number.kind === 'unit'
+        ? after || (last === 'tens' && current % 10 === 0)
+        : number.kind === 'teen' || number.kind === 'tens'
+          ? after
+          : number.kind === 'hundred'
+            ? (last === 'unit' || last === 'teen') && current < 100
+            : last !== undefined && last !== 'and' && thousands === 0;
+    if (!joins) {
+      closeGroup();
+      // A multiplier that starts nothing ("a hundred") is left as a word.
+      if (number.kind === 'hundred' || number.kind === 'thousand') {
+        closeRun();
+        out.push(words[i]!);
+        continue;
+      }
+    }
+    if (number.kind === 'hundred') current *= 100;
+    else if (number.kind === 'thousand') {
+      thousands = current * 1000;
+      current = 0;
+    } else current += number.value;
+    last = number.kind;
+  }
+  closeRun();
+  return out.join(' ');
+}

@@ -4,6 +4,7 @@ import type { StartSessionOptions, VoiceProvider, VoiceSession, VoiceSessionConf
 import { loadPronunciations, type LocalVoiceEngines } from './engines.js';
 import { ProcessLimiter, prepareSessionModel } from './recognizer.js';
 import { LocalVoiceSession } from './session.js';
+import { LocalVoiceTools } from './tools.js';
 import { LOCAL_VOICE_DEFAULTS, type LocalVoiceTuning } from './vad.js';
 
 /** Options for the local provider: offline recognition and synthesis on this machine. */
@@ -58,7 +59,9 @@ export function createLocalVoiceProvider(options: LocalProviderOptions): VoicePr
       let model;
       try {
         const words = await loadPronunciations(options.engines.dictionary);
-        model = await prepareSessionModel((config.speechHints ?? '').slice(0, MAX_HINT_CHARS), words);
+        // What callers say to the owner's tools is heard as well as what the documents talk about.
+        const hints = `${new LocalVoiceTools(config.tools).speechHints()}\n${config.speechHints ?? ''}`;
+        model = await prepareSessionModel(hints.slice(0, MAX_HINT_CHARS), words);
       } catch (err) {
         throw new VoiceProviderError(VoiceProviderErrorCodes.UNAVAILABLE, 'The local recognizer could not start.', {
           cause: err,

@@ -10,12 +10,14 @@ import type {
   VoiceSessionHandlers,
   VoiceSessionStats,
   VoiceUsage,
+  VoiceBackendCommand,
 } from '../types.js';
 import { RECOGNIZER_RATE, Resampler, bytesOf, decodeFrame } from './audio.js';
 import { spokenAnswer } from './answer.js';
 import type { LocalVoiceEngines } from './engines.js';
 import { recognizeUtterance, type ProcessLimiter, type SessionModel } from './recognizer.js';
 import { Speaker } from './speaker.js';
+import { LocalVoiceTools } from './tools.js';
 import { EndOfSpeech, type LocalVoiceTuning } from './vad.js';
 
 /** What every session of one local provider shares. */
@@ -60,6 +62,9 @@ export class LocalVoiceSession implements VoiceSession {
   private speaking: Promise<void> = Promise.resolve();
   private muted = false;
   private closing: Promise<VoiceSessionClosed> | undefined;
+  private readonly tools: LocalVoiceTools;
+  /** When the caller stopped asking the question whose tool calls are being made (the answer's latency). */
+  private toolQuestionAt: number | undefined;
 
   constructor(
     private readonly deps: LocalSessionDeps,
@@ -81,6 +86,7 @@ export class LocalVoiceSession implements VoiceSession {
       onSpeechStart: () => this.bargeIn(),
       onUtterance: (pcm, startMs, endMs) => this.heard(pcm, startMs, endMs),
     });
+    this.tools = new LocalVoiceTools(config.tools);
     this.usageTimer = setInterval(() => this.reportUsage(), deps.tuning.usageIntervalMs);
     this.usageTimer.unref();
   }
@@ -116,7 +122,15 @@ export class LocalVoiceSession implements VoiceSession {
     const delegation = delegationId == null ? undefined : this.delegations.get(delegationId);
     if (delegation !== undefined && delegationId != null) this.delegations.delete(delegationId);
     const spoken = delegation === undefined ? text : spokenAnswer(text, delegation.question);
+    if (delegation !== undefined) this.tools.said(spoken);
     this.say(spoken, delegation?.endOfSpeechAt);
+  }
+
+  /** The outputs of the tool calls this session asked Parley to make; once all are in, their answer is spoken. */
+  sendToBackend(command: VoiceBackendCommand): void {
+    if (this.state !== 'connected') return;
+    const answer = this.tools.command(command);
+    if (answer !== undefined) this.say(answer, this.toolQuestionAt);
   }
 
   close(): Promise<VoiceSessionClosed> {
@@ -182,6 +196,7 @@ export class LocalVoiceSession implements VoiceSession {
   }
 
   private answer(question: string, offsetMs: number, endOfSpeechAt: number): void {
+    if (this.askTools(question, endOfSpeechAt)) return;
     if (this.config.delegation?.type !== 'client') {
       this.say(NO_DELEGATION_REPLY, endOfSpeechAt);
       return;
@@ -191,6 +206,23 @@ export class LocalVoiceSession implements VoiceSession {
     // An answer that never comes is forgotten (bounded memory); the caller can ask again.
     setTimeout(() => this.delegations.delete(id), this.deps.tuning.answerTimeoutMs).unref();
     this.handlers.onDelegation?.({ id, target: 'client', offsetMs });
+  }
+
+  /** A question one of the owner's tools answers (by its examples): its call is handed to Parley, or a value asked. */
+  private askTools(question: string, endOfSpeechAt: number): boolean {
+    const onFunctionCall = this.handlers.onFunctionCall;
+    if (onFunctionCall === undefined) return false;
+    const step = this.tools.step(question);
+    if (step.kind === 'none') return false;
+    if (step.kind === 'text') {
+      this.say(step.text, endOfSpeechAt);
+      return true;
+    }
+    this.toolQuestionAt = endOfSpeechAt;
+    const responseId = `resp_${step.call.id}`;
+    onFunctionCall({ callId: step.call.id, name: step.call.name, arguments: step.call.arguments, responseId });
+    this.handlers.onBackendResponseDone?.(responseId);
+    return true;
   }
 
   /** Speaks after whatever is being said now (answers never talk over each other). */

@@ -37,6 +37,8 @@ export type Conversation = Body<'/api/v1/conversations/{conversationId}', 'get'>
 export type ConversationDetail = Body<'/api/v1/conversations/{conversationId}', 'get'>;
 export type Message = ConversationDetail['messages'][number];
 export type Analytics = Body<'/api/v1/analytics', 'get'>;
+export type Tool = Body<'/api/v1/assistants/{assistantId}/tools/{toolId}', 'get'>['tool'];
+export type ToolTestResult = SuccessBody<Operation<'/api/v1/assistants/{assistantId}/tools/{toolId}/test', 'post'>>;
 export type ChatSource = Message['sources'][number];
 
 /** A readable line for any failure: the server's sentence, its code and the request id to quote. */

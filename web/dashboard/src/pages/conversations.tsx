@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { v1, type Assistant, type Conversation, type ConversationDetail } from '../api/client.js';
 import { CallTimelinePicture } from '../ui/call-timeline.js';
 import { AnalysisPanel } from './conversation-analysis.js';
-import { ConfirmButton, Empty, ErrorBox, Loaded, SourceList, Table, useAction, useLoad } from '../ui/components.js';
+import { ConfirmButton, Empty, ErrorBox, Loaded, Table, useAction, useLoad } from '../ui/components.js';
+import { TranscriptList } from './transcript-items.js';
 import { count, dateTime, dollars } from '../ui/format.js';
 import { href, navigate } from '../router.js';
 
@@ -295,7 +296,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
       </p>
       <h2 id="tr-h">Transcript</h2>
       <Loaded load={load} label="Loading the transcript…">
-        {({ conversation, messages, recordings, voiceCalls, analysis }) => (
+        {({ conversation, messages, recordings, voiceCalls, analysis, toolCalls }) => (
           <>
             <p class="muted">
               {conversation.source === 'phone' ? 'Phone call' : conversation.channel === 'voice' ? 'Voice' : 'Chat'}
@@ -367,26 +368,7 @@ function Transcript({ assistant, conversationId }: { assistant: Assistant; conve
                 <p>No messages in this conversation.</p>
               </Empty>
             ) : (
-              <ol class="transcript">
-                {messages.map((m, i) => (
-                  <li class={`bubble ${m.role}`}>
-                    <span class="bubble-who">{m.role === 'user' ? 'Visitor' : 'Assistant'}</span>
-                    <p class="bubble-text">{m.content}</p>
-                    <p class="muted small">
-                      {dateTime(m.createdAt)}
-                      {m.role === 'assistant' && ` · ${m.outcome ?? 'no outcome'} · ${dollars(m.costMicros)}`}
-                      {/* A question the next message does not answer (the caller asked again, or the call ended). */}
-                      {m.role === 'user' && messages[i + 1]?.role !== 'assistant' && (
-                        <strong class="unanswered"> · Not answered</strong>
-                      )}
-                    </p>
-                    {m.feedback && (
-                      <p class="small">Feedback: {m.feedback === 'positive' ? 'helpful' : 'not helpful'}</p>
-                    )}
-                    <SourceList sources={m.sources} />
-                  </li>
-                ))}
-              </ol>
+              <TranscriptList messages={messages} toolCalls={toolCalls} />
             )}
           </>
         )}
