@@ -3,7 +3,7 @@ import { SimulatedCarrier, type Callee } from '../../sdk/src/cli/phone/carrier-r
 import { postWebhook } from '../../sdk/src/cli/phone/carrier.js';
 import { Meter, reserveVoiceSeconds, settleVoiceSeconds } from '../../src/metering/index.js';
 import type { TestApp } from '../helpers/app.js';
-import { createOwner, type TestOwner } from '../helpers/identity.js';
+import { createOwner, dashboardHeaders, login, type TestOwner } from '../helpers/identity.js';
 import { captureLogger } from '../helpers/log.js';
 import { ACCOUNT_SID, AUTH_TOKEN, addNumber } from '../telephony/carrier.js';
 import { voiceAssistant, waitFor } from '../voice/helpers.js';
@@ -246,4 +246,28 @@ t.test('the plan refuses before the carrier is asked: concurrent calls, then voi
   t.equal(carrier.calls.size, asked, 'and the carrier was not asked');
   const listed = await api(app.url, 'GET', '/api/v1/calls', free.secret);
   t.equal(listed.body.calls.length, 1, 'no call was stored for the refusals');
+});
+
+t.test('a used-up budget refuses before the carrier is asked', async (t) => {
+  const capped = await createOwner(app.database.sql);
+  await app.database.sql`update hosting_accounts set plan_code = 'pro' where account_id = ${capped.accountId}`;
+  const assistant = await voiceAssistant(app, capped);
+  const number = (await addNumber(app, capped, assistant)).phoneNumber;
+  // The owner caps the period at nothing in the dashboard: the budget is used up.
+  const budget = await fetch(`${app.url}/api/v1/account/budget`, {
+    method: 'PUT',
+    headers: dashboardHeaders(app.url, await login(app.url, capped.email, capped.password)),
+    body: JSON.stringify({ hardLimitMicros: 0 }),
+  });
+  t.equal(budget.status, 200, await budget.text());
+  const asked = carrier.calls.size;
+  const refused = await api(app.url, 'POST', '/api/v1/calls', capped.secret, {
+    assistantId: assistant.publicId,
+    from: number,
+    to: '+15557000001',
+  });
+  t.match(refused, { status: 402, body: { code: 'USAGE_LIMIT_REACHED' } }, 'the budget refuses the call');
+  t.equal(carrier.calls.size, asked, 'and the carrier was not asked');
+  const listed = await api(app.url, 'GET', '/api/v1/calls', capped.secret);
+  t.equal(listed.body.calls.length, 0, 'no call was stored');
 });
