@@ -79,9 +79,15 @@ export interface VoiceFunctionCall {
   delegationId?: string | undefined;
 }
 
-/** What Parley tells the session's backend model (Live protocol: `response.item.create`, `response.create`). */
+/**
+ * What Parley tells the session's backend model (Live protocol: `response.item.create`, `response.create`). A message
+ * that brings an async call's late result also names it (`toolResult`: the function call it answers, with the output
+ * as `function_output` would carry it), for a provider with no model to read the text (the local voice states it).
+ */
 export type VoiceBackendCommand =
-  { type: 'function_output'; callId: string; output: string } | { type: 'message'; text: string } | { type: 'respond' };
+  | { type: 'function_output'; callId: string; output: string }
+  | { type: 'message'; text: string; toolResult?: { callId: string; name: string; output: string } | undefined }
+  | { type: 'respond' };
 
 /**
  * Link state for supervision. `reconnecting` maps to the heartbeat's `degraded`; `lost` means the provider link is

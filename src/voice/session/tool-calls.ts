@@ -203,7 +203,7 @@ export class VoiceToolCalls {
     // An invalid call never reaches the owner: the model is told what was wrong and may try again.
     if (issues.length > 0)
       return { error: `invalid arguments: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}` };
-    return tool.mode === 'async' ? this.startAsync(tool, args) : this.runSync(tool, args);
+    return tool.mode === 'async' ? this.startAsync(tool, args, call.callId) : this.runSync(tool, args);
   }
 
   /** The assistant hangs up: the call ends `assistant_ended` (no fault) once its goodbye had time to be heard. */
@@ -284,7 +284,7 @@ export class VoiceToolCalls {
   }
 
   /** An async tool: "started" for the model at once; its result is given to it when it arrives. */
-  private startAsync(tool: RuntimeTool, args: unknown): Output {
+  private startAsync(tool: RuntimeTool, args: unknown, callId: string): Output {
     const id = this.runtime.newCallId();
     this.session.timeline.record('tool_called', { name: tool.name, toolCallId: id, mode: 'async' });
     const stored = this.store({
@@ -302,11 +302,15 @@ export class VoiceToolCalls {
       );
       if (this.session.status !== 'active') return;
       const said = outcome.status === 'succeeded' ? { result: outcome.result } : { error: outcome.error };
+      // A failure's `failed` message is said here: the output says so (`message`), as a sync call's does.
+      const failed = tool.messages.failed ?? FAILED;
+      const output = outcome.status === 'succeeded' ? said : { ...said, message: failed };
       this.session.provider.sendToBackend?.({
         type: 'message',
         text: `The result of ${tool.name} (call ${id}) arrived: ${JSON.stringify(said)}`,
+        toolResult: { callId, name: tool.name, output: JSON.stringify(output) },
       });
-      if (outcome.status === 'failed') this.say(tool.messages.failed ?? FAILED);
+      if (outcome.status === 'failed') this.say(failed);
       this.goOn();
     });
     return { status: 'started', toolCallId: id };

@@ -3,6 +3,7 @@ import { spokenAnswer, speakable } from '../../../src/providers/voice/local/answ
 import { Resampler, decodeFrame, encodeSamples } from '../../../src/providers/voice/local/audio.js';
 import { arpaBigram, numberWords, spokenWords, withDigits } from '../../../src/providers/voice/local/language-model.js';
 import { ProcessLimiter, parseRecognition } from '../../../src/providers/voice/local/recognizer.js';
+import { LocalVoiceTools } from '../../../src/providers/voice/local/tools.js';
 import { EndOfSpeech, LOCAL_VOICE_DEFAULTS } from '../../../src/providers/voice/local/vad.js';
 
 t.test('numbers and prices are spelt as a speaker says them', async (t) => {
@@ -153,3 +154,44 @@ t.test('the process limiter bounds running and waiting work', async (t) => {
   await first;
   t.equal(await second, 'second');
 });
+
+t.test(
+  "an async tool's late result is stated once when it arrives; a failure already said is not said again",
+  async (t) => {
+    const tools = new LocalVoiceTools([
+      {
+        name: 'order_status',
+        description: 'Looks up an order.',
+        parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        examples: ['status of order {orderId}'],
+      },
+    ]);
+    const ask = () => {
+      const step = tools.step('what is the status of order one two three');
+      if (step.kind !== 'call') throw new Error(`expected a call, got ${step.kind}`);
+      return step.call;
+    };
+    const first = ask();
+    t.same(JSON.parse(first.arguments), { orderId: '123' });
+    tools.command({ type: 'function_output', callId: first.id, output: '{"status":"started","toolCallId":"tcall_1"}' });
+    t.equal(tools.command({ type: 'respond' }), 'Order status has started; the result will follow.');
+    const late = (callId: string, output: string) =>
+      tools.command({ type: 'message', text: 'arrived', toolResult: { callId, name: 'order_status', output } });
+    t.equal(late('call_unknown', '{"result":{"status":"lost"}}'), undefined);
+    t.equal(tools.command({ type: 'respond' }), undefined, 'a result of a call it never made is not said');
+    late(first.id, '{"result":{"status":"delivered"}}');
+    t.equal(tools.command({ type: 'respond' }), 'Order status: status delivered.');
+    late(first.id, '{"result":{"status":"delivered"}}');
+    t.equal(tools.command({ type: 'respond' }), undefined, 'said once');
+
+    const second = ask();
+    tools.command({
+      type: 'function_output',
+      callId: second.id,
+      output: '{"status":"started","toolCallId":"tcall_2"}',
+    });
+    tools.command({ type: 'respond' });
+    late(second.id, '{"error":"HTTP 500","message":"I could not reach the order system."}');
+    t.equal(tools.command({ type: 'respond' }), undefined, 'the failed message was said by the call');
+  },
+);

@@ -126,11 +126,17 @@ export class LocalVoiceSession implements VoiceSession {
     this.say(spoken, delegation?.endOfSpeechAt);
   }
 
-  /** The outputs of the tool calls this session asked Parley to make; once all are in, their answer is spoken. */
+  /**
+   * The outputs of the tool calls this session asked Parley to make; once all are in, their answer is spoken. An
+   * async call's late result is spoken when it arrives, after whatever is being said (a call that ended says nothing).
+   */
   sendToBackend(command: VoiceBackendCommand): void {
     if (this.state !== 'connected') return;
     const answer = this.tools.command(command);
-    if (answer !== undefined) this.say(answer, this.toolQuestionAt);
+    if (answer === undefined) return;
+    this.say(answer, this.toolQuestionAt);
+    // A late result answers no question just asked: it is no answer latency.
+    this.toolQuestionAt = undefined;
   }
 
   close(): Promise<VoiceSessionClosed> {

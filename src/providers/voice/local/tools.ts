@@ -7,8 +7,12 @@ import { withDigits } from './language-model.js';
  * the local chat engine does, by the tools' `examples` (the chat engine's matching, `localToolStep`, run on what the
  * recognizer heard, its spoken numbers as digits). Its calls go out as a backend's function calls would
  * (`onFunctionCall`), Parley makes them (the same request, checks and records as every voice call), and their outputs
- * come back through `sendToBackend`; once all are answered, the engine's sentence stating them is spoken.
+ * come back through `sendToBackend`; once all are answered, the engine's sentence stating them is spoken. An async
+ * call's output says it started (that is said); its result comes later in a message (`toolResult`) and is stated the
+ * same way when Parley asks to go on.
  */
+
+type ToolTurn = Extract<ChatTurn, { role: 'tool' }>;
 
 /** Turns kept for the engine (it reads back at most the question, its own ask and the reply). */
 const MAX_TURNS = 12;
@@ -20,6 +24,10 @@ export class LocalVoiceTools {
   private history: ChatTurn[] = [];
   /** Outputs of the calls being made, by call id, in the order they were asked for. */
   private readonly open = new Map<string, { name: string; output?: string }>();
+  /** Async calls said to have started, by call id: their results are still to come. */
+  private readonly started = new Map<string, string>();
+  /** Results of async calls that arrived, not said yet. */
+  private arrived: ToolTurn[] = [];
 
   constructor(tools: readonly VoiceFunctionTool[] = []) {
     this.specs = tools
@@ -70,21 +78,32 @@ export class LocalVoiceTools {
     if (this.any) this.remember({ role: 'assistant', content: text });
   }
 
-  /** A command for the backend: the sentence to speak once every call is answered, else undefined. */
+  /**
+   * A command for the backend: the sentence to speak once every call is answered (and any async results that
+   * arrived meanwhile), else undefined.
+   */
   command(command: VoiceBackendCommand): string | undefined {
     if (command.type === 'function_output') {
       const call = this.open.get(command.callId);
       if (call !== undefined) call.output = command.output;
       return undefined;
     }
-    if (command.type !== 'respond' || this.open.size === 0) return undefined;
+    if (command.type === 'message') {
+      const late = command.toolResult;
+      if (late !== undefined && this.started.delete(late.callId))
+        this.arrived.push({ role: 'tool', toolCallId: late.callId, name: late.name, content: late.output });
+      return undefined;
+    }
+    if (this.open.size === 0 && this.arrived.length === 0) return undefined;
     const answered = [...this.open].filter(([, c]) => c.output !== undefined);
     if (answered.length < this.open.size) return undefined;
     this.open.clear();
+    for (const [id, c] of answered) if (hasStarted(c.output!)) this.started.set(id, c.name);
     // A failure whose owner's `failed` message was already said (the call said it) is not said twice.
-    const results = answered
-      .filter(([, c]) => !saidAlready(c.output!))
-      .map(([id, c]): ChatTurn => ({ role: 'tool', toolCallId: id, name: c.name, content: c.output! }));
+    const results = [
+      ...answered.map(([id, c]): ToolTurn => ({ role: 'tool', toolCallId: id, name: c.name, content: c.output! })),
+      ...this.arrived.splice(0),
+    ].filter((r) => !saidAlready(r.content));
     for (const r of results) this.remember(r);
     if (results.length === 0) return undefined;
     const step = localToolStep({
@@ -106,10 +125,20 @@ export class LocalVoiceTools {
   }
 }
 
-function saidAlready(output: string): boolean {
+function parsed(output: string): { message?: unknown; status?: unknown } {
   try {
-    return typeof (JSON.parse(output) as { message?: unknown }).message === 'string';
+    const value: unknown = JSON.parse(output);
+    return value !== null && typeof value === 'object' ? value : {};
   } catch {
-    return false;
+    return {};
   }
+}
+
+function saidAlready(output: string): boolean {
+  return typeof parsed(output).message === 'string';
+}
+
+/** An async call's output: it started, its result comes later. */
+function hasStarted(output: string): boolean {
+  return parsed(output).status === 'started';
 }
