@@ -1,18 +1,7 @@
 import t from 'tap';
-import type { VoiceAudioFormat } from '../../src/providers/voice/index.js';
-import { loadPronunciations } from '../../src/providers/voice/local/engines.js';
-import { prepareSessionModel, recognizeUtterance } from '../../src/providers/voice/local/recognizer.js';
-import {
-  callAudioToWav,
-  framesOf,
-  localEngines,
-  silence,
-  spoken,
-  wavSamples,
-} from '../providers/voice/local-helpers.js';
-import { mediaUrl, openMedia, type MediaClient } from '../voice/media-client.js';
-import { endWithKey, mintWithKey, ownerWithVoice, startVoiceApp, voiceAssistant, waitFor } from '../voice/helpers.js';
-import { api, orderStatusTool, startToolReceiver } from './helpers.js';
+import { endWithKey, startVoiceApp, waitFor } from '../voice/helpers.js';
+import { api, startToolReceiver } from './helpers.js';
+import { askOrderStatusAloud, recognizedAudio, said } from './local-voice-helpers.js';
 
 /**
  * An async tool on the local voice (no model, no network): the caller hears that it started at once, and when the
@@ -21,16 +10,7 @@ import { api, orderStatusTool, startToolReceiver } from './helpers.js';
  */
 const RECEIVER_DELAY_MS = 1500;
 
-function said(media: MediaClient, role: 'user' | 'assistant'): string {
-  return media
-    .texts('transcript')
-    .filter((e) => e.role === role)
-    .map((e) => e.text as string)
-    .join(' ');
-}
-
 t.test('an async tool on the local voice: "started" at once, the result spoken when it arrives', async (t) => {
-  const engines = localEngines();
   const app = await startVoiceApp(t, { env: { VOICE_PROVIDER: 'local', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
   const receiver = await startToolReceiver(t);
   let answeredAt: number | undefined;
@@ -45,23 +25,10 @@ t.test('an async tool on the local voice: "started" at once, the result spoken w
       }, RECEIVER_DELAY_MS),
     );
   };
-  const owner = await ownerWithVoice(app);
-  const assistant = await voiceAssistant(app, owner);
-  const created = await api(
-    app.url,
-    'POST',
-    `/api/v1/assistants/${assistant.publicId}/tools`,
-    owner.secret,
-    orderStatusTool(receiver.url, { mode: 'async', timeoutMs: 20_000 }),
-  );
-  t.equal(created.status, 201, created.text);
-
-  const audio: VoiceAudioFormat = { format: 'pcm16', sampleRateHz: 24000 };
-  const minted = await mintWithKey(app, owner, assistant);
-  const media = await openMedia(mediaUrl(app, minted));
-  t.teardown(() => media.ws.close());
-  const question = framesOf(spoken('What is the status of order 1 2 3 4 5', audio), audio);
-  for (const frame of [...silence(200, audio), ...question, ...silence(1000, audio)]) media.send(frame);
+  const { owner, minted, media } = await askOrderStatusAloud(t, app, receiver.url, {
+    mode: 'async',
+    timeoutMs: 20_000,
+  });
 
   const trace = () =>
     `heard: ${said(media, 'user')} / said: ${said(media, 'assistant')} / requests: ${receiver.received.length}`;
@@ -88,22 +55,11 @@ t.test('an async tool on the local voice: "started" at once, the result spoken w
   t.equal(receiver.received.length, 1, 'the receiver was asked once');
   t.match(receiver.received[0]!.json, { tool: 'order_status', arguments: { orderId: '12345' } });
 
-  // What Parley actually sent, recognized back: the result is in the audio, not only in the captions.
-  const sent = Buffer.concat(media.events.filter((e) => e.kind === 'binary').map((e) => e.data));
-  const model = await prepareSessionModel(
+  const heard = await recognizedAudio(
+    t,
+    media,
     'Order status has started; the result will follow. Order status: status delivered, eta 2026-12-01.',
-    await loadPronunciations(engines.dictionary),
   );
-  t.teardown(() => model.dispose());
-  const heard = (
-    await recognizeUtterance(wavSamples(callAudioToWav(sent, audio)), {
-      engines,
-      model,
-      signal: new AbortController().signal,
-    })
-  )
-    .map((w) => w.word)
-    .join(' ');
   t.match(heard, /delivered/, `the audio says the result ("${heard}")`);
 
   media.ws.close();
@@ -133,23 +89,10 @@ t.test('an async tool whose result arrives after the call ended: nothing is spok
       res.end(JSON.stringify({ result: { status: 'delivered' } }));
     };
   };
-  const owner = await ownerWithVoice(app);
-  const assistant = await voiceAssistant(app, owner);
-  const created = await api(
-    app.url,
-    'POST',
-    `/api/v1/assistants/${assistant.publicId}/tools`,
-    owner.secret,
-    orderStatusTool(receiver.url, { mode: 'async', timeoutMs: 20_000 }),
-  );
-  t.equal(created.status, 201, created.text);
-
-  const audio: VoiceAudioFormat = { format: 'pcm16', sampleRateHz: 24000 };
-  const minted = await mintWithKey(app, owner, assistant);
-  const media = await openMedia(mediaUrl(app, minted));
-  t.teardown(() => media.ws.close());
-  const question = framesOf(spoken('What is the status of order 1 2 3 4 5', audio), audio);
-  for (const frame of [...silence(200, audio), ...question, ...silence(1000, audio)]) media.send(frame);
+  const { owner, minted, media } = await askOrderStatusAloud(t, app, receiver.url, {
+    mode: 'async',
+    timeoutMs: 20_000,
+  });
   await waitFor(() => said(media, 'assistant').includes('started'), 'the started answer', 30_000);
   t.ok(answer, 'the request is on its way, unanswered');
 
