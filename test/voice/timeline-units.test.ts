@@ -56,6 +56,20 @@ t.test('a plain turn: held audio, the provider, the gate, the write', async (t) 
   t.equal(c.timeline.snapshot().turns.length, 1, 'more answer audio is the same turn');
 });
 
+t.test('an answer the provider plays itself (WebRTC): nothing is held after the gate', async (t) => {
+  const c = timelineAt();
+  const clock = c.timeline.turnClock;
+  c.clock.now = 1300;
+  clock.callerSpeech(200);
+  c.clock.now = 1700;
+  clock.providerAudio(true); // the sideband's copy of the answer's first audio, the gate open
+  c.clock.now = 1706; // Parley's own work on the copy (its listeners, the recorder)
+  clock.assistantAudioPlayedByProvider();
+  const [turn] = c.timeline.snapshot().turns;
+  t.equal(turn!.parts.find((p) => p.name === 'answer_audio_held')?.ms, 0, "Parley's work on the copy is no wait");
+  t.equal(turn!.firstAudioAtMs, 700, 'the turn ends at the audio the gate let through');
+});
+
 t.test('grounding is cut out of the provider wait and the gate hold it overlapped', async (t) => {
   const c = timelineAt();
   frames(c, 10, 0);

@@ -132,6 +132,16 @@ export class TurnClock {
     this.finish(this.sink.now());
   }
 
+  /**
+   * The provider plays the answer to the caller itself (WebRTC: Parley sees a copy on the sideband): the turn ends at
+   * the audio the gate let through, since nothing stands between it and the caller (Parley's own work on the copy,
+   * its listeners and recorder, is not the caller's wait).
+   */
+  assistantAudioPlayedByProvider(): void {
+    if (!this.awaiting || this.passAt === 0) return;
+    this.finish(this.passAt);
+  }
+
   // ---- per transcript fragment ----------------------------------------------------------------------------------
 
   /** The provider heard the caller speak until `endMs` on its audio timeline: a turn waits for its answer. */

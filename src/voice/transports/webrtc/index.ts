@@ -85,7 +85,7 @@ export function webrtcTransport(options: WebRtcTransportOptions = {}): DirectMed
           session.handlers.onOutputAudio?.(pcm);
           // The provider sends the answer to the caller itself: its first audio on the sideband (with the gate open,
           // so the widget plays it) ends the turn. Nothing is held by Parley, so the relay's parts are 0.
-          if (open) clock.assistantAudioWritten();
+          if (open) clock.assistantAudioPlayedByProvider();
         },
       };
     },
