@@ -60,6 +60,8 @@ export class LocalVoiceSession implements VoiceSession {
   private readonly usageTimer: NodeJS.Timeout;
   private speaker: Speaker | undefined;
   private speaking: Promise<void> = Promise.resolve();
+  /** The last utterance's recognition, reported or failed: the next one is reported after it, in the order spoken. */
+  private reported: Promise<void> = Promise.resolve();
   private muted = false;
   private closing: Promise<VoiceSessionClosed> | undefined;
   private readonly tools: LocalVoiceTools;
@@ -180,25 +182,33 @@ export class LocalVoiceSession implements VoiceSession {
     this.utterances.push({ audioMs: endMs - startMs, words: 0 });
     if (this.utterances.length > MAX_KEPT) this.utterances.shift();
     const record = this.utterances.at(-1)!;
-    this.deps.limiter
+    // Utterances are recognized side by side (a short one can finish first) and reported in the order they were
+    // spoken: the caller's questions, their transcripts and the answers stay in the caller's order.
+    const recognition = this.deps.limiter
       .run(() =>
         recognizeUtterance(bytesOf(pcm), { engines: this.deps.engines, model: this.model, signal: this.abort.signal }),
       )
       .then(
-        (words) => {
-          if (this.state !== 'connected' || words.length === 0) return;
-          record.words = words.length;
-          for (const w of words) {
-            const delta = { text: w.word, startMs: startMs + w.startMs, endMs: Math.min(endMs, startMs + w.endMs) };
-            this.handlers.onInputTranscript?.({ ...delta, startMs: Math.min(delta.startMs, delta.endMs) });
-          }
-          this.answer(words.map((w) => w.word).join(' '), endMs, endOfSpeechAt);
-        },
-        (err: unknown) => {
-          if (this.state === 'connected')
-            this.log?.warn({ err: { message: (err as Error).message } }, 'recognition failed');
-        },
+        (words) => ({ words, err: undefined }),
+        (err: unknown) => ({ words: undefined, err: err as Error }),
       );
+    this.reported = this.reported
+      .then(() => recognition)
+      .then(({ words, err }) => {
+        if (this.state !== 'connected') return;
+        if (err !== undefined) {
+          this.log?.warn({ err: { message: err.message } }, 'recognition failed');
+          return;
+        }
+        if (words === undefined || words.length === 0) return;
+        record.words = words.length;
+        for (const w of words) {
+          const delta = { text: w.word, startMs: startMs + w.startMs, endMs: Math.min(endMs, startMs + w.endMs) };
+          this.handlers.onInputTranscript?.({ ...delta, startMs: Math.min(delta.startMs, delta.endMs) });
+        }
+        this.answer(words.map((w) => w.word).join(' '), endMs, endOfSpeechAt);
+      })
+      .catch((err: unknown) => this.log?.warn({ err: { message: (err as Error).message } }, 'answering failed'));
   }
 
   private answer(question: string, offsetMs: number, endOfSpeechAt: number): void {
